@@ -1,0 +1,80 @@
+package main
+
+import "fmt"
+
+// version is syq's release; builds may override it with -ldflags -X.
+var version = "0.1.0-dev"
+
+// versionText is what --version / -V prints (with a trailing newline).
+func versionText() string {
+	return fmt.Sprintf("syq rsync-compatible %s, protocol-compatible with rsync 3.x command lines\n", version)
+}
+
+// helpText is what --help (or a lone -h) prints. It lists only what syq
+// implements; every other rsync option is recognised and refused with an
+// error rather than silently ignored.
+const helpText = `syq rsync: copy files with rsync's command line, faster.
+
+Usage: syq rsync [OPTION]... SRC [SRC]... DEST
+  or   syq rsync [OPTION]... SRC            (list SRC, copy nothing)
+
+A trailing slash on SRC means "the contents of SRC", as in rsync. Remote
+operands (HOST:PATH, USER@HOST:PATH, HOST::MODULE, rsync://HOST/MODULE) are
+recognised, but remote transfers are not built yet. rsync options syq does
+not implement yet are refused with an error instead of being ignored.
+
+Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
+ -v, --verbose           print more about what is happening; repeat for more
+ -q, --quiet             print errors only
+ -a, --archive           shorthand for -rlptgoD
+ -r, --recursive         descend into directories
+ -l, --links             recreate symlinks as symlinks
+ -H, --hard-links        keep hard-linked files hard-linked
+ -p, --perms             copy permission bits
+ -t, --times             copy modification times
+ -O, --omit-dir-times    do not copy modification times of directories
+ -o, --owner             copy file owners (needs root)
+ -g, --group             copy file groups
+     --devices           recreate device nodes (needs root)
+     --specials          recreate fifos and sockets
+ -D                      both --devices and --specials
+     --numeric-ids       keep numeric uid/gid, do not map by name
+ -c, --checksum          compare file contents, not size and mtime
+     --size-only         compare sizes only
+ -I, --ignore-times      copy even files whose size and mtime match
+ -u, --update            leave alone files that are newer at the destination
+     --existing          only update files that already exist at DEST
+                         (same as --ignore-non-existing)
+     --ignore-existing   never touch files that already exist at DEST
+ -W, --whole-file        send whole files (the default for local copies)
+     --no-whole-file     use the delta algorithm (also --no-W)
+     --inplace           write into destination files directly
+     --partial           keep a partly copied file if interrupted
+ -S, --sparse            write runs of zero bytes as holes
+     --fsync             flush each written file to disk
+     --mkpath            create missing directories on the DEST path
+ -n, --dry-run           show what would happen, change nothing
+     --delete            remove destination files absent from the source
+     --del, --delete-during  the same as --delete
+     --max-delete=NUM    remove at most NUM files (0: report, remove none)
+     --ignore-errors     delete even after I/O errors
+ -x, --one-file-system   stay on the source file system (-xx: also skip
+                         the mount-point directories)
+ -h, --human-readable    print sizes with K/M/G units (-hh: powers of 1024)
+     --stats             print transfer statistics at the end
+ -i, --itemize-changes   print a change line per item (-ii: unchanged too)
+     --progress          show progress while copying (--no-progress: never)
+ -P                      both --partial and --progress
+     --list-only         list the sources instead of copying
+ -e, --rsh=COMMAND       remote shell command (kept for remote mode)
+     --rsync-path=PATH   program to run on the remote side (kept for remote mode)
+     --no-OPTION         switch off OPTION, e.g. --no-perms, --no-p, --no-D
+ -V, --version           print syq's version and exit
+     --help              print this help and exit (-h does too, when alone)
+
+syq-only options
+     --syq-workers=N     parallel copy workers (0 picks a number itself)
+     --syq-rails=N       remote mode: number of parallel data lanes
+     --syq-no-rails      remote mode: use a single data lane
+     --syq-no-bootstrap  remote mode: do not install syq on the remote host
+`

@@ -1,0 +1,255 @@
+// Command syq is a fast drop-in for rsync -a / rsync -rt. Invoked as
+// `syq rsync [options] SRC... DEST`, or through a link named rsync, it
+// parses rsync's command line and wires a sender and a receiver together.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"syq/receiver"
+	"syq/sender"
+	"syq/tuner"
+	"syq/wire"
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// run is main without the exit, for tests.
+func run(argv []string, stdout, stderr io.Writer) int {
+	args := argv[1:]
+	if filepath.Base(argv[0]) != "rsync" {
+		if len(args) == 0 {
+			fmt.Fprint(stderr, "usage: syq rsync [rsync options] SRC... [DEST]\n       syq version\n")
+			return wire.ExitSyntax
+		}
+		switch args[0] {
+		case "rsync":
+			args = args[1:]
+		case "version", "--version", "-V":
+			fmt.Fprint(stdout, versionText())
+			return 0
+		case "help", "--help", "-h":
+			fmt.Fprint(stdout, helpText)
+			return 0
+		default:
+			fmt.Fprintf(stderr, "syq: unknown command %q (did you mean `syq rsync %s`?)\n", args[0], strings.Join(args, " "))
+			return wire.ExitSyntax
+		}
+	}
+	inv, err := parseRsyncArgs(args)
+	if err != nil {
+		var ue *UsageError
+		switch {
+		case errors.As(err, &ue) && ue.ShowUsage:
+			fmt.Fprint(stderr, helpText)
+		case errors.As(err, &ue) && ue.NoPrefix:
+			fmt.Fprintln(stderr, err)
+		default:
+			fmt.Fprintf(stderr, "syq: %v\n", err)
+		}
+		fmt.Fprintf(stderr, "syq error: syntax or usage error (code %d)\n", wire.ExitSyntax)
+		return wire.ExitSyntax
+	}
+	if inv.ShowHelp {
+		fmt.Fprint(stdout, helpText)
+		return 0
+	}
+	if inv.ShowVersion {
+		fmt.Fprint(stdout, versionText())
+		return 0
+	}
+	return transferLocal(inv, stdout, stderr)
+}
+
+// problems gathers per-file problems from both halves and turns them into
+// rsync's exit code.
+type problems struct {
+	mu                          sync.Mutex
+	stdout, stderr              io.Writer
+	general, vanished, delLimit bool
+}
+
+func (p *problems) report(side string) func(int, string) {
+	return func(class int, msg string) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		switch class {
+		case wire.ProblemInfo:
+			fmt.Fprintln(p.stdout, msg)
+			return
+		case wire.ProblemGeneral:
+			p.general = true
+		case wire.ProblemVanished:
+			p.vanished = true
+			fmt.Fprintf(p.stderr, "%s\n", msg)
+			return
+		case wire.ProblemDelLimit:
+			p.delLimit = true
+		}
+		fmt.Fprintf(p.stderr, "syq: [%s] %s\n", side, msg)
+	}
+}
+
+func (p *problems) exitCode() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.general:
+		return wire.ExitPartial
+	case p.vanished:
+		return wire.ExitVanished
+	case p.delLimit:
+		return wire.ExitDelLimit
+	}
+	return wire.ExitOK
+}
+
+// transferLocal runs a copy on this machine: sender and receiver are the
+// same halves as in remote mode, joined by an in-memory connection.
+func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
+	opts := &inv.Opts
+	if inv.Dest == "" {
+		return listLocal(inv, stdout, stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sconn, rconn := wire.Pipe(256)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var interrupted sync.Once
+	gotSignal := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			interrupted.Do(func() { close(gotSignal) })
+			cancel()
+			// Closing the connection unblocks both halves; the receiver
+			// removes its temporary files on the way out.
+			sconn.Close()
+			rconn.Close()
+		case <-ctx.Done():
+		}
+	}()
+
+	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Dest: inv.Dest, Sources: inv.Sources, Workers: opts.Workers})
+	debugf("tuner: %s", plan.Why)
+
+	probs := &problems{stdout: stdout, stderr: stderr}
+	start := time.Now()
+	if opts.Verbose > 0 && !opts.Quiet {
+		fmt.Fprintln(stdout, "sending incremental file list")
+	}
+
+	var sendErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, sendErr = sender.Run(ctx, sender.Config{
+			Opts: opts, Operands: inv.Sources,
+			Walkers: plan.Walkers, Readers: plan.Readers,
+			Report: probs.report("sender"),
+		}, sconn)
+		if sendErr != nil {
+			sconn.Close()
+		}
+	}()
+	out := stdout
+	if opts.Quiet {
+		out = io.Discard
+	}
+	stats, recvErr := receiver.Run(ctx, receiver.Config{
+		Opts: opts, Dest: inv.Dest,
+		DirWorkers: plan.DirWorkers, Writers: plan.Writers,
+		Out: out, Report: probs.report("receiver"),
+	}, rconn)
+	if recvErr != nil {
+		rconn.Close()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+
+	select {
+	case <-gotSignal:
+		fmt.Fprintf(stderr, "syq error: received SIGINT, SIGTERM, or SIGHUP (code %d)\n", wire.ExitSignal)
+		return wire.ExitSignal
+	default:
+	}
+	code := probs.exitCode()
+	if fe := fatal(recvErr, sendErr); fe != nil {
+		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
+		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
+		return fe.Code
+	}
+	printSummary(inv, stats, elapsed, stdout)
+	if code != 0 {
+		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
+	}
+	return code
+}
+
+// fatal picks the error that stopped the transfer, preferring one that
+// carries an exit code.
+func fatal(errs ...error) *wire.FatalError {
+	var first *wire.FatalError
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		fe, ok := err.(*wire.FatalError)
+		if !ok {
+			fe = &wire.FatalError{Code: wire.ExitPartial, Err: err}
+			if first == nil {
+				first = fe
+			}
+			continue
+		}
+		if first == nil || first.Code == wire.ExitPartial {
+			first = fe
+		}
+	}
+	return first
+}
+
+func exitText(code int) string {
+	switch code {
+	case wire.ExitSyntax:
+		return "syntax or usage error"
+	case wire.ExitProtocol:
+		return "protocol incompatibility"
+	case wire.ExitFileSel:
+		return "errors selecting input/output files, dirs"
+	case wire.ExitFileIO:
+		return "error in file IO"
+	case wire.ExitStreamIO:
+		return "error in rsync protocol data stream"
+	case wire.ExitSignal:
+		return "received SIGINT, SIGTERM, or SIGHUP"
+	case wire.ExitPartial:
+		return "some files/attrs were not transferred (see previous errors)"
+	case wire.ExitVanished:
+		return "some files vanished before they could be transferred"
+	case wire.ExitDelLimit:
+		return "the --max-delete limit stopped deletions"
+	}
+	return "error"
+}
+
+func debugf(format string, args ...any) {
+	if os.Getenv("SYQ_DEBUG") != "" {
+		fmt.Fprintf(os.Stderr, "syq debug: "+format+"\n", args...)
+	}
+}

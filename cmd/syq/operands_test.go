@@ -1,0 +1,210 @@
+package main
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// Remote detection follows rsync's hostspec rules. The local/remote
+// verdicts below were checked by running rsync 3.5.0 with -e false: a
+// remote operand makes it start the (failing) shell, exit 12 or 14; a
+// local one copies or fails on the file system.
+func TestOperandIsRemote(t *testing.T) {
+	tests := []struct {
+		op     string
+		remote bool
+	}{
+		{"host:path", true},
+		{"host:/abs/path", true},
+		{"user@host:p", true},
+		{"@h:p", true},
+		{"h@:p", true},
+		{"[::1]:p", true},
+		{"[fe80::1]:x", true},
+		{"user@[::1]:x", true},
+		{"c:", true},        // host "c", empty path
+		{":x", true},        // empty host (rsync still runs the remote shell)
+		{":", true},         // likewise
+		{"::mod", true},     // daemon, empty host
+		{"host::mod", true}, // daemon
+		{"host::", true},
+		{"h1:a:b", true},
+		{"rsync://host/mod/path", true},
+		{"rsync://host", true},
+		{"RSYNC://h/m", true}, // the scheme is case-insensitive
+		{"rsync://user@host:873/mod", true},
+		{"rsync://[::1]:873/mod", true},
+		{"a/b:c", false},
+		{"./x:y", false},
+		{"/x/a:b", false},
+		{"/abs", false},
+		{"plain", false},
+		{"", false},
+		{"-", false},
+		{"[fe80::1]x:y", false}, // ']' must be followed by ':' or '/'
+		{"[fe80::1", false},
+		{"[]:x", false},
+		{"a[b]:c", false}, // '[' must start the host
+		{"src/co:lon", false},
+	}
+	for _, tc := range tests {
+		if got := isRemote(tc.op); got != tc.remote {
+			t.Errorf("isRemote(%q) = %v, want %v", tc.op, got, tc.remote)
+		}
+	}
+}
+
+func TestOperandSplitRemote(t *testing.T) {
+	tests := []struct {
+		op               string
+		user, host, path string
+		ok               bool
+	}{
+		{"host:path", "", "host", "path", true},
+		{"user@host:/p/q", "user", "host", "/p/q", true},
+		{"a@b@host:p", "a@b", "host", "p", true}, // the host starts after the last '@'
+		{"[::1]:p", "", "::1", "p", true},
+		{"me@[fe80::1]:x", "me", "fe80::1", "x", true},
+		{"c:", "", "c", "", true},
+		{":x", "", "", "x", true},
+		{"::mod", "", "", "mod", true},
+		{"host::mod/sub", "", "host", "mod/sub", true},
+		{"rsync://u@h:873/mod/x", "u", "h", "mod/x", true},
+		{"rsync://h", "", "h", "", true},
+		{"rsync://[::1]/m", "", "::1", "m", true},
+		{"rsync://h:12x/m", "", "rsync", "//h:12x/m", true}, // bad URL: rsync reads it as HOST:PATH
+		{"./x:y", "", "", "", false},
+		{"/abs", "", "", "", false},
+	}
+	for _, tc := range tests {
+		user, host, path, ok := splitRemote(tc.op)
+		if user != tc.user || host != tc.host || path != tc.path || ok != tc.ok {
+			t.Errorf("splitRemote(%q) = %q, %q, %q, %v; want %q, %q, %q, %v",
+				tc.op, user, host, path, ok, tc.user, tc.host, tc.path, tc.ok)
+		}
+	}
+}
+
+func TestOperandRemoteSpecPorts(t *testing.T) {
+	tests := []struct {
+		op   string
+		port int
+	}{
+		{"h:p", 0},
+		{"h::m", -1},
+		{"rsync://h/m", -1},
+		{"rsync://h:8730/m", 8730},
+		{"rsync://h:/m", -1},
+	}
+	for _, tc := range tests {
+		spec, ok := parseRemoteSpec(tc.op, 0)
+		if !ok || spec.port != tc.port {
+			t.Errorf("parseRemoteSpec(%q) = %+v, %v; want port %d", tc.op, spec, ok, tc.port)
+		}
+	}
+}
+
+// Error texts and precedence checked against rsync 3.5.0 (rsync -e false
+// ARGS), which prints these lines without a program-name prefix and exits 1.
+func TestOperandRemoteErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"h1:a", "h2:b"}, "The source and destination cannot both be remote."},
+		{[]string{"h1:a", "h1:b"}, "The source and destination cannot both be remote."},
+		{[]string{"h1:a", "b", "h2:c"}, "The source and destination cannot both be remote."},
+		{[]string{"a:b", "c:d", "e:f"}, "The source and destination cannot both be remote."},
+		{[]string{"rsync://h/m/a", "h2:b"}, "The source and destination cannot both be remote."},
+		{[]string{"h1::m", "rsync://h/x"}, "The source and destination cannot both be remote."},
+		{[]string{"a", "h1:b", "h2:c"}, "Unexpected remote arg: h1:b"},
+		{[]string{"a", "h1:b", "c"}, "Unexpected remote arg: h1:b"},
+		{[]string{"h1:a", "b", "c"}, "Unexpected local arg: b\nIf arg is a remote file/dir, prefix it with a colon (:)."},
+		{[]string{"h1:a", "h2:b", "loc"}, "All source args must come from the same machine."},
+		{[]string{"h1:a", "user@h1:b", "loc"}, "All source args must come from the same machine."},
+		{[]string{"h1::m/a", "h1:b", "loc"}, "All source args must use the same hostspec format."},
+		{[]string{"h1::m/a", ":b", "loc"}, "All source args must use the same hostspec format."},
+		{[]string{"h1:a", "rsync://h1/m", "loc"}, "All source args must use the same hostspec format."},
+		{[]string{"rsync://h1:1/m", "rsync://h1:2/n", "loc"}, "All source args must use the same port number."},
+	}
+	for _, tc := range tests {
+		inv, err := parseRsyncArgs(tc.args)
+		var ue *UsageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%q: got %v, %v; want a usage error", tc.args, inv, err)
+			continue
+		}
+		if ue.Msg != tc.msg || !ue.NoPrefix || err.Error() != tc.msg || ue.ExitCode() != 1 {
+			t.Errorf("%q: got %q (NoPrefix=%v), want %q", tc.args, ue.Msg, ue.NoPrefix, tc.msg)
+		}
+	}
+}
+
+func TestOperandRemoteNotBuilt(t *testing.T) {
+	tests := []struct {
+		args    []string
+		operand string
+		sources []string
+		dest    string
+	}{
+		{[]string{"-a", "src/", "host:dst/"}, "host:dst/", []string{"src/"}, "host:dst/"},
+		{[]string{"-a", "s1", "s2", "user@[::1]:d"}, "user@[::1]:d", []string{"s1", "s2"}, "user@[::1]:d"},
+		{[]string{"host:src/", "dst/"}, "host:src/", []string{"host:src/"}, "dst/"},
+		{[]string{"host:src/"}, "host:src/", []string{"host:src/"}, ""},
+		{[]string{"h1:a", "h1:b", "loc"}, "h1:a", []string{"h1:a", "h1:b"}, "loc"},
+		{[]string{"h1:a", ":b", "loc"}, "h1:a", []string{"h1:a", ":b"}, "loc"},
+		{[]string{"h1::m/a", "::b", "loc"}, "h1::m/a", []string{"h1::m/a", "::b"}, "loc"},
+		{[]string{"rsync://h1/m/a", "::b", "loc"}, "rsync://h1/m/a", []string{"rsync://h1/m/a", "::b"}, "loc"},
+		// a last operand starting with ':' is another source, not the destination
+		{[]string{"h1:a", ":b"}, "h1:a", []string{"h1:a", ":b"}, ""},
+		{[]string{"src", "::mod"}, "::mod", []string{"src"}, "::mod"},
+		{[]string{"src", "rsync://h1"}, "rsync://h1", []string{"src"}, "rsync://h1"},
+	}
+	for _, tc := range tests {
+		inv, err := parseRsyncArgs(tc.args)
+		var rn *RemoteNotBuiltError
+		if !errors.As(err, &rn) {
+			t.Errorf("%q: got %v; want *RemoteNotBuiltError", tc.args, err)
+			continue
+		}
+		want := "syq: remote transfers (host:path) are not built yet: " + tc.operand
+		if rn.Operand != tc.operand || "syq: "+err.Error() != want || rn.ExitCode() != 1 {
+			t.Errorf("%q: got %q", tc.args, err.Error())
+		}
+		if inv == nil || !reflect.DeepEqual(inv.Sources, tc.sources) || inv.Dest != tc.dest {
+			t.Errorf("%q: Invocation %+v; want Sources=%q Dest=%q", tc.args, inv, tc.sources, tc.dest)
+		} else if inv.Opts.ListOnly != (tc.dest == "") {
+			t.Errorf("%q: ListOnly=%v", tc.args, inv.Opts.ListOnly)
+		}
+	}
+}
+
+func TestOperandLocal(t *testing.T) {
+	tests := []struct {
+		args     []string
+		sources  []string
+		dest     string
+		listOnly bool
+	}{
+		{[]string{"src/"}, []string{"src/"}, "", true},
+		{[]string{"src", "dst"}, []string{"src"}, "dst", false},
+		{[]string{"a", "b", "c", "dst/"}, []string{"a", "b", "c"}, "dst/", false},
+		{[]string{"./src/co:lon", "dst/"}, []string{"./src/co:lon"}, "dst/", false},
+		{[]string{"src", "a/b:c"}, []string{"src"}, "a/b:c", false},
+		{[]string{"[fe80::1]x:y", "d"}, []string{"[fe80::1]x:y"}, "d", false},
+	}
+	for _, tc := range tests {
+		inv := mustParse(t, tc.args...)
+		if !reflect.DeepEqual(inv.Sources, tc.sources) || inv.Dest != tc.dest || inv.Opts.ListOnly != tc.listOnly {
+			t.Errorf("%q: Sources=%q Dest=%q ListOnly=%v", tc.args, inv.Sources, inv.Dest, inv.Opts.ListOnly)
+		}
+	}
+	// Sources must not alias the caller's slice.
+	args := []string{"a", "b", "d"}
+	inv := mustParse(t, args...)
+	inv.Sources = append(inv.Sources, "x")
+	if args[2] != "d" {
+		t.Error("Sources aliases the argument slice")
+	}
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"syq/receiver"
+	"syq/sender"
+	"syq/wire"
+)
+
+// printSummary prints --stats and the closing lines of -v, in rsync's
+// shape. syq moves no protocol bytes locally; "sent" counts the data and
+// file-list bytes a remote transfer would carry.
+func printSummary(inv *Invocation, st wire.Stats, elapsed time.Duration, w io.Writer) {
+	opts := &inv.Opts
+	if opts.Quiet || (!opts.Stats && opts.Verbose == 0) {
+		return
+	}
+	num := func(n int64) string { return humanNum(n, opts.HumanReadable) }
+	sent := st.LiteralData + st.Files*32
+	received := st.TransferredFiles*8 + 32
+	if opts.Stats {
+		fmt.Fprintf(w, "\nNumber of files: %s%s\n", num(st.Files), kinds(st.RegFiles, st.Dirs, st.Links, st.Devices, st.Specials, num))
+		fmt.Fprintf(w, "Number of created files: %s%s\n", num(st.CreatedFiles), kinds(st.CreatedReg, st.CreatedDirs, st.CreatedLinks, st.CreatedDevices, st.CreatedSpecials, num))
+		fmt.Fprintf(w, "Number of deleted files: %s%s\n", num(st.DeletedFiles), kinds(st.DeletedReg, st.DeletedDirs, 0, 0, 0, num))
+		fmt.Fprintf(w, "Number of regular files transferred: %s\n", num(st.TransferredFiles))
+		fmt.Fprintf(w, "Total file size: %s bytes\n", num(st.TotalSize))
+		fmt.Fprintf(w, "Total transferred file size: %s bytes\n", num(st.TransferredSize))
+		fmt.Fprintf(w, "Literal data: %s bytes\n", num(st.TransferredSize))
+		fmt.Fprintf(w, "Matched data: %s bytes\n", num(0))
+		fmt.Fprintf(w, "File list size: %s\n", num(st.Files*32))
+		fmt.Fprintf(w, "File list generation time: %.3f seconds\n", 0.0)
+		fmt.Fprintf(w, "File list transfer time: %.3f seconds\n", 0.0)
+		fmt.Fprintf(w, "Total bytes sent: %s\n", num(sent))
+		fmt.Fprintf(w, "Total bytes received: %s\n", num(received))
+	}
+	secs := elapsed.Seconds()
+	if secs < 0.001 {
+		secs = 0.001
+	}
+	speedup := 0.0
+	if sent+received > 0 {
+		speedup = float64(st.TotalSize) / float64(sent+received)
+	}
+	fmt.Fprintf(w, "\nsent %s bytes  received %s bytes  %s bytes/sec\n", num(sent), num(received), humanRate(float64(sent+received)/secs, opts.HumanReadable))
+	fmt.Fprintf(w, "total size is %s  speedup is %.2f%s\n", num(st.TotalSize), speedup, dryRunNote(opts))
+}
+
+func dryRunNote(opts *wire.Options) string {
+	if opts.DryRun {
+		return " (DRY RUN)"
+	}
+	return ""
+}
+
+func kinds(reg, dir, link, dev, special int64, num func(int64) string) string {
+	var parts []string
+	add := func(n int64, label string) {
+		if n > 0 {
+			parts = append(parts, label+": "+num(n))
+		}
+	}
+	add(reg, "reg")
+	add(dir, "dir")
+	add(link, "link")
+	add(dev, "dev")
+	add(special, "special")
+	if len(parts) == 0 {
+		return ""
+	}
+	s := " ("
+	for i, p := range parts {
+		if i > 0 {
+			s += ", "
+		}
+		s += p
+	}
+	return s + ")"
+}
+
+// humanNum prints a count as rsync does: with separators, or scaled with -h.
+func humanNum(n int64, human int) string {
+	if human > 0 && n >= 1000 {
+		units := "KMGTPE"
+		base := 1000.0
+		if human > 1 {
+			base = 1024
+		}
+		v := float64(n)
+		i := -1
+		for v >= base && i < len(units)-1 {
+			v /= base
+			i++
+		}
+		return fmt.Sprintf("%.2f%c", v, units[i])
+	}
+	return receiver.Commas(n)
+}
+
+func humanRate(r float64, human int) string {
+	if human > 0 {
+		return humanNum(int64(r), human)
+	}
+	s := receiver.Commas(int64(r))
+	return fmt.Sprintf("%s.%02d", s, int((r-float64(int64(r)))*100))
+}
+
+// listLocal prints the source as rsync does when no destination is given.
+func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
+	opts := inv.Opts
+	if !opts.Recursive {
+		opts.Dirs = true
+	}
+	probs := &problems{stdout: stdout, stderr: stderr}
+	sconn, rconn := wire.Pipe(64)
+	var sendErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, sendErr = sender.Run(context.Background(), sender.Config{Opts: &opts, Operands: inv.Sources, Report: probs.report("sender")}, sconn)
+		if sendErr != nil {
+			sconn.Close()
+		}
+	}()
+	listErr := receiver.List(context.Background(), rconn, stdout)
+	if listErr != nil {
+		rconn.Close()
+	}
+	wg.Wait()
+	if fe := fatal(listErr, sendErr); fe != nil {
+		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
+		return fe.Code
+	}
+	return probs.exitCode()
+}

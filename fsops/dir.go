@@ -1,0 +1,612 @@
+// Package fsops owns every system call syq makes on a filesystem: directory
+// handles that confine each operation beneath a root, stat, temp files and
+// atomic rename, links, special files, ownership, modes, times, and the data
+// copy chain (reflink, copy_file_range, sparse and plain copies).
+//
+// Every name passed to a Dir method is a single path component. Paths with
+// several components are resolved only by OpenBeneath, which refuses to
+// follow symlinks or leave the root, so a hostile or confused peer cannot
+// make syq touch anything outside the destination.
+package fsops
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Stat is the part of struct stat that syq uses.
+type Stat struct {
+	Mode      uint32 // st_mode, type bits included
+	Size      int64
+	MtimeSec  int64
+	MtimeNsec int64
+	Uid, Gid  uint32
+	Nlink     uint64
+	Ino, Dev  uint64
+	Rdev      uint64
+	Blocks    int64
+}
+
+// Type bits, re-exported so callers need not import unix.
+const (
+	TypeMask = unix.S_IFMT
+	TypeReg  = unix.S_IFREG
+	TypeDir  = unix.S_IFDIR
+	TypeLnk  = unix.S_IFLNK
+	TypeChr  = unix.S_IFCHR
+	TypeBlk  = unix.S_IFBLK
+	TypeFifo = unix.S_IFIFO
+	TypeSock = unix.S_IFSOCK
+)
+
+// IsDir, IsReg and IsLink report the file type.
+func (s *Stat) IsDir() bool  { return s.Mode&TypeMask == TypeDir }
+func (s *Stat) IsReg() bool  { return s.Mode&TypeMask == TypeReg }
+func (s *Stat) IsLink() bool { return s.Mode&TypeMask == TypeLnk }
+
+func fromUnix(st *unix.Stat_t) Stat {
+	return Stat{
+		Mode: st.Mode, Size: st.Size,
+		MtimeSec: st.Mtim.Sec, MtimeNsec: st.Mtim.Nsec,
+		Uid: st.Uid, Gid: st.Gid, Nlink: st.Nlink,
+		Ino: st.Ino, Dev: st.Dev, Rdev: st.Rdev, Blocks: st.Blocks,
+	}
+}
+
+// Dir is an open directory. Its methods act on entries of that directory
+// only; they never follow a symlink in the final component unless a method
+// says so.
+type Dir struct {
+	fd   int
+	path string // for error messages only
+}
+
+// Path is the directory's path as it was opened (for messages).
+func (d *Dir) Path() string { return d.path }
+
+// Join returns the path of name inside d, for messages.
+func (d *Dir) Join(name string) string {
+	if d.path == "" || d.path == "." {
+		return name
+	}
+	if strings.HasSuffix(d.path, "/") {
+		return d.path + name
+	}
+	return d.path + "/" + name
+}
+
+// Close releases the directory handle.
+func (d *Dir) Close() error {
+	if d == nil || d.fd < 0 {
+		return nil
+	}
+	err := unix.Close(d.fd)
+	d.fd = -1
+	return err
+}
+
+// OpenDirPath opens a directory named by the user, following symlinks as
+// the shell would. It is for operands only.
+func OpenDirPath(path string) (*Dir, error) {
+	fd, err := openRetry(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "opendir", Path: path, Err: err}
+	}
+	return &Dir{fd: fd, path: path}, nil
+}
+
+// LstatPath stats an operand named by the user without following a final
+// symlink.
+func LstatPath(path string) (Stat, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return Stat{}, &os.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	return fromUnix(&st), nil
+}
+
+// StatPath stats an operand named by the user, following symlinks.
+func StatPath(path string) (Stat, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return Stat{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return fromUnix(&st), nil
+}
+
+// MkdirPath creates a directory named by the user; with parents it creates
+// the missing ancestors too, as mkdir -p.
+func MkdirPath(path string, parents bool) error {
+	if parents {
+		return os.MkdirAll(path, 0o777)
+	}
+	if err := unix.Mkdir(path, 0o777); err != nil {
+		return &os.PathError{Op: "mkdir", Path: path, Err: err}
+	}
+	return nil
+}
+
+var noOpenat2 atomic.Bool
+
+// OpenBeneath opens the directory rel (slash-separated, relative) below d
+// without following any symlink and without leaving d. With allowLinks,
+// symlinks that stay beneath d are followed (rsync's --keep-dirlinks).
+func (d *Dir) OpenBeneath(rel string, allowLinks bool) (*Dir, error) {
+	if rel == "" || rel == "." {
+		return d.Dup()
+	}
+	if err := CheckRelPath(rel); err != nil {
+		return nil, err
+	}
+	if !noOpenat2.Load() {
+		how := unix.OpenHow{
+			Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+		}
+		if !allowLinks {
+			how.Resolve |= unix.RESOLVE_NO_SYMLINKS
+		}
+		for {
+			fd, err := unix.Openat2(d.fd, rel, &how)
+			if err == unix.EINTR {
+				continue
+			}
+			if err == unix.ENOSYS {
+				noOpenat2.Store(true)
+				break
+			}
+			if err != nil {
+				return nil, &os.PathError{Op: "open", Path: d.Join(rel), Err: err}
+			}
+			return &Dir{fd: fd, path: d.Join(rel)}, nil
+		}
+	}
+	// Fallback: walk one component at a time with O_NOFOLLOW.
+	cur, err := d.Dup()
+	if err != nil {
+		return nil, err
+	}
+	for _, comp := range strings.Split(rel, "/") {
+		next, err := cur.OpenDir(comp)
+		cur.Close()
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	cur.path = d.Join(rel)
+	return cur, nil
+}
+
+// Dup returns a second handle on the same directory.
+func (d *Dir) Dup() (*Dir, error) {
+	fd, err := unix.FcntlInt(uintptr(d.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "dup", Path: d.path, Err: err}
+	}
+	return &Dir{fd: fd, path: d.path}, nil
+}
+
+// OpenDir opens the subdirectory name, refusing a symlink.
+func (d *Dir) OpenDir(name string) (*Dir, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	fd, err := openRetry(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "opendir", Path: d.Join(name), Err: err}
+	}
+	return &Dir{fd: fd, path: d.Join(name)}, nil
+}
+
+// Stat returns the directory's own attributes.
+func (d *Dir) Stat() (Stat, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return Stat{}, &os.PathError{Op: "fstat", Path: d.path, Err: err}
+	}
+	return fromUnix(&st), nil
+}
+
+// Lstat stats the entry name without following a symlink.
+func (d *Dir) Lstat(name string) (Stat, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return Stat{}, &os.PathError{Op: "lstat", Path: d.Join(name), Err: err}
+		}
+		return fromUnix(&st), nil
+	}
+}
+
+// Names reads all entry names of the directory except "." and "..".
+func (d *Dir) Names() ([]string, error) {
+	if _, err := unix.Seek(d.fd, 0, 0); err != nil {
+		return nil, &os.PathError{Op: "readdir", Path: d.path, Err: err}
+	}
+	buf := make([]byte, 32<<10)
+	var names []string
+	for {
+		n, err := unix.Getdents(d.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "readdir", Path: d.path, Err: err}
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
+}
+
+// Readlink returns the target of the symlink name.
+func (d *Dir) Readlink(name string) (string, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(d.fd, name, buf)
+		if err != nil {
+			return "", &os.PathError{Op: "readlink", Path: d.Join(name), Err: err}
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		buf = make([]byte, len(buf)*2)
+	}
+}
+
+// OpenRead opens the regular file name for reading, refusing a symlink.
+func (d *Dir) OpenRead(name string) (*os.File, error) {
+	fd, err := openRetry(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: d.Join(name), Err: err}
+	}
+	// O_NONBLOCK only guards against a FIFO swapped in for a file; regular
+	// files ignore it, and clearing it keeps the runtime poller out.
+	unix.SetNonblock(fd, false)
+	return os.NewFile(uintptr(fd), d.Join(name)), nil
+}
+
+// OpenWrite opens the existing regular file name for writing in place
+// (--inplace), refusing a symlink.
+func (d *Dir) OpenWrite(name string) (*os.File, error) {
+	fd, err := openRetry(d.fd, name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: d.Join(name), Err: err}
+	}
+	return os.NewFile(uintptr(fd), d.Join(name)), nil
+}
+
+// CreateExcl creates the regular file name, which must not exist.
+func (d *Dir) CreateExcl(name string, perm uint32) (*os.File, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	fd, err := openRetry(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	if err != nil {
+		return nil, &os.PathError{Op: "create", Path: d.Join(name), Err: err}
+	}
+	return os.NewFile(uintptr(fd), d.Join(name)), nil
+}
+
+var tempSeq atomic.Uint64
+
+// TempName returns a hidden temporary name next to final, in rsync's
+// ".final.XXXXXX" shape, shortened so it fits in NAME_MAX.
+func TempName(final string) string {
+	n := tempSeq.Add(1) ^ uint64(os.Getpid())<<20
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	var suffix [6]byte
+	for i := range suffix {
+		suffix[i] = alphabet[n%uint64(len(alphabet))]
+		n /= uint64(len(alphabet))
+	}
+	base := final
+	if max := 255 - 8; len(base) > max {
+		base = base[:max]
+	}
+	return "." + base + "." + string(suffix[:])
+}
+
+// CreateTemp creates a new hidden temporary file beside final. The caller
+// renames it over final when complete, or removes it.
+func (d *Dir) CreateTemp(final string, perm uint32) (*os.File, string, error) {
+	for range 100 {
+		name := TempName(final)
+		f, err := d.CreateExcl(name, perm)
+		if err == nil {
+			return f, name, nil
+		}
+		if !errors.Is(err, unix.EEXIST) {
+			return nil, "", err
+		}
+	}
+	return nil, "", fmt.Errorf("create temp for %s: too many collisions", d.Join(final))
+}
+
+// Rename renames old in d to new in dst, replacing a non-directory at new.
+func (d *Dir) Rename(old string, dst *Dir, new string) error {
+	if err := checkName(new); err != nil {
+		return err
+	}
+	if err := unix.Renameat(d.fd, old, dst.fd, new); err != nil {
+		return &os.PathError{Op: "rename", Path: dst.Join(new), Err: err}
+	}
+	return nil
+}
+
+// Mkdir creates the subdirectory name.
+func (d *Dir) Mkdir(name string, perm uint32) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := unix.Mkdirat(d.fd, name, perm); err != nil {
+		return &os.PathError{Op: "mkdir", Path: d.Join(name), Err: err}
+	}
+	return nil
+}
+
+// Symlink creates name as a symlink to target (which is never resolved).
+func (d *Dir) Symlink(target, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := unix.Symlinkat(target, d.fd, name); err != nil {
+		return &os.PathError{Op: "symlink", Path: d.Join(name), Err: err}
+	}
+	return nil
+}
+
+// Mknod creates a device, FIFO or socket node.
+func (d *Dir) Mknod(name string, mode uint32, rdev uint64) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := unix.Mknodat(d.fd, name, mode, int(rdev)); err != nil {
+		return &os.PathError{Op: "mknod", Path: d.Join(name), Err: err}
+	}
+	return nil
+}
+
+// Link makes name in d a hard link to oldName in oldDir (no symlink follow).
+func (d *Dir) Link(oldDir *Dir, oldName, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := unix.Linkat(oldDir.fd, oldName, d.fd, name, 0); err != nil {
+		return &os.PathError{Op: "link", Path: d.Join(name), Err: err}
+	}
+	return nil
+}
+
+// Unlink removes the non-directory name.
+func (d *Dir) Unlink(name string) error {
+	if err := unix.Unlinkat(d.fd, name, 0); err != nil {
+		return &os.PathError{Op: "unlink", Path: d.Join(name), Err: err}
+	}
+	return nil
+}
+
+// Rmdir removes the empty directory name.
+func (d *Dir) Rmdir(name string) error {
+	if err := unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR); err != nil {
+		return &os.PathError{Op: "rmdir", Path: d.Join(name), Err: err}
+	}
+	return nil
+}
+
+// RemoveAll removes name and, if it is a directory, everything below it,
+// never following a symlink. visit, if not nil, is told each path removed
+// (relative to d, children before their directory).
+func (d *Dir) RemoveAll(name string, visit func(rel string, isDir bool)) error {
+	st, err := d.Lstat(name)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	if !st.IsDir() {
+		if err := d.Unlink(name); err != nil {
+			return err
+		}
+		if visit != nil {
+			visit(name, false)
+		}
+		return nil
+	}
+	sub, err := d.OpenDir(name)
+	if err != nil {
+		return err
+	}
+	names, err := sub.Names()
+	if err == nil {
+		for _, n := range names {
+			var childVisit func(string, bool)
+			if visit != nil {
+				childVisit = func(rel string, isDir bool) { visit(name+"/"+rel, isDir) }
+			}
+			if err = sub.RemoveAll(n, childVisit); err != nil {
+				break
+			}
+		}
+	}
+	sub.Close()
+	if err != nil {
+		return err
+	}
+	if err := d.Rmdir(name); err != nil {
+		return err
+	}
+	if visit != nil {
+		visit(name, true)
+	}
+	return nil
+}
+
+// Lchown sets owner and group of name without following a symlink; -1
+// leaves a value unchanged.
+func (d *Dir) Lchown(name string, uid, gid int) error {
+	if err := unix.Fchownat(d.fd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "lchown", Path: d.Join(name), Err: err}
+	}
+	return nil
+}
+
+// Chmod sets the permission bits of name, which must not be a symlink
+// (Linux cannot chmod a symlink; callers check the type they created).
+func (d *Dir) Chmod(name string, mode uint32) error {
+	if err := unix.Fchmodat(d.fd, name, mode&0o7777, 0); err != nil {
+		return &os.PathError{Op: "chmod", Path: d.Join(name), Err: err}
+	}
+	return nil
+}
+
+// SetMtime sets the modification time of name (not following a symlink)
+// and leaves the access time as it is.
+func (d *Dir) SetMtime(name string, sec, nsec int64) error {
+	ts := []unix.Timespec{{Sec: 0, Nsec: unix.UTIME_OMIT}, {Sec: sec, Nsec: nsec}}
+	if err := unix.UtimesNanoAt(d.fd, name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "utimes", Path: d.Join(name), Err: err}
+	}
+	return nil
+}
+
+// Fchown, Fchmod and FsetMtime act on an open file (cheaper than by name).
+func Fchown(f *os.File, uid, gid int) error {
+	if err := unix.Fchown(int(f.Fd()), uid, gid); err != nil {
+		return &os.PathError{Op: "chown", Path: f.Name(), Err: err}
+	}
+	return nil
+}
+
+func Fchmod(f *os.File, mode uint32) error {
+	if err := unix.Fchmod(int(f.Fd()), mode&0o7777); err != nil {
+		return &os.PathError{Op: "chmod", Path: f.Name(), Err: err}
+	}
+	return nil
+}
+
+func FsetMtime(f *os.File, sec, nsec int64) error {
+	ts := []unix.Timespec{{Sec: 0, Nsec: unix.UTIME_OMIT}, {Sec: sec, Nsec: nsec}}
+	if err := unix.UtimesNanoAt(int(f.Fd()), "", ts, unix.AT_EMPTY_PATH); err != nil {
+		return &os.PathError{Op: "utimes", Path: f.Name(), Err: err}
+	}
+	return nil
+}
+
+// Fchown, Fchmod and FsetMtime on a Dir act on the directory itself.
+func (d *Dir) Fchown(uid, gid int) error {
+	if err := unix.Fchown(d.fd, uid, gid); err != nil {
+		return &os.PathError{Op: "chown", Path: d.path, Err: err}
+	}
+	return nil
+}
+
+func (d *Dir) Fchmod(mode uint32) error {
+	if err := unix.Fchmod(d.fd, mode&0o7777); err != nil {
+		return &os.PathError{Op: "chmod", Path: d.path, Err: err}
+	}
+	return nil
+}
+
+func (d *Dir) FsetMtime(sec, nsec int64) error {
+	ts := []unix.Timespec{{Sec: 0, Nsec: unix.UTIME_OMIT}, {Sec: sec, Nsec: nsec}}
+	if err := unix.UtimesNanoAt(d.fd, "", ts, unix.AT_EMPTY_PATH); err != nil {
+		return &os.PathError{Op: "utimes", Path: d.path, Err: err}
+	}
+	return nil
+}
+
+// Fstat stats an open file.
+func Fstat(f *os.File) (Stat, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return Stat{}, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	return fromUnix(&st), nil
+}
+
+// Truncate sets an open file's size.
+func Truncate(f *os.File, size int64) error {
+	if err := unix.Ftruncate(int(f.Fd()), size); err != nil {
+		return &os.PathError{Op: "truncate", Path: f.Name(), Err: err}
+	}
+	return nil
+}
+
+// Umask returns the process umask.
+func Umask() uint32 {
+	old := unix.Umask(0o022)
+	unix.Umask(old)
+	return uint32(old)
+}
+
+// Geteuid reports the effective user id (ownership is only set as root).
+func Geteuid() int { return unix.Geteuid() }
+
+func openRetry(dirfd int, name string, flags int, perm uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flags, perm)
+		if err == unix.EINTR {
+			continue
+		}
+		return fd, err
+	}
+}
+
+// ErrBadName is returned for a name that is not one plain path component.
+var ErrBadName = errors.New("invalid file name")
+
+func checkName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return fmt.Errorf("%w: %q", ErrBadName, name)
+	}
+	return nil
+}
+
+// CheckRelPath validates a relative, slash-separated path from a peer: no
+// empty, ".", or ".." components, not absolute, no NUL.
+func CheckRelPath(rel string) error {
+	if rel == "" || strings.HasPrefix(rel, "/") || strings.ContainsRune(rel, 0) {
+		return fmt.Errorf("%w: %q", ErrBadName, rel)
+	}
+	for _, c := range strings.Split(rel, "/") {
+		if c == "" || c == "." || c == ".." {
+			return fmt.Errorf("%w: %q", ErrBadName, rel)
+		}
+	}
+	return nil
+}
+
+// ErrText words an error the way rsync does, "No such file or directory
+// (2)", for messages that already name the path.
+func ErrText(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		msg := errno.Error()
+		if msg != "" {
+			msg = strings.ToUpper(msg[:1]) + msg[1:]
+		}
+		return fmt.Sprintf("%s (%d)", msg, int(errno))
+	}
+	return err.Error()
+}
+
+// IsNotExist, IsExist and IsDirErr classify errors from this package.
+func IsNotExist(err error) bool { return errors.Is(err, unix.ENOENT) }
+func IsExist(err error) bool    { return errors.Is(err, unix.EEXIST) }
+func IsIOError(err error) bool  { return errors.Is(err, unix.EIO) }
+func IsNoSpace(err error) bool {
+	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)
+}

@@ -1,0 +1,8 @@
+module syq
+
+go 1.26.8
+
+require (
+	github.com/spf13/pflag v1.1.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)

@@ -1,0 +1,404 @@
+package receiver
+
+import (
+	"syq/fsops"
+	"syq/wire"
+)
+
+// decideRootDir handles the "." entry: the destination directory itself.
+func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
+	if r.root == nil { // dry run into a destination that does not exist
+		r.signal(".", false)
+		return append(lines, r.itemLine(newItem('c', e), "./", e))
+	}
+	st, err := r.root.Stat()
+	if err != nil {
+		r.problem(wire.ProblemGeneral, "stat %q failed: %s", r.destPath("."), fsops.ErrText(err))
+		r.signal(".", true)
+		return lines
+	}
+	flags := r.attrChanges(e, &st)
+	if flags.any() {
+		r.recordDir(".", e, false)
+	}
+	r.signal(".", true)
+	if flags.any() || r.opts.Verbose > 1 {
+		lines = append(lines, r.itemLine(item{update: '.', flags: flags}, "./", e))
+	}
+	return lines
+}
+
+// decideDir makes sure a directory exists (replacing a non-directory in
+// its way) and records its metadata for the end of the transfer.
+func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, lines []string) []string {
+	if old != nil && old.IsDir() {
+		flags := r.attrChanges(e, old)
+		if flags.any() {
+			r.recordDir(rel, e, false)
+		}
+		r.signal(rel, true)
+		if flags.any() || r.opts.Verbose > 1 {
+			lines = append(lines, r.itemLine(item{update: '.', flags: flags}, rel+"/", e))
+		}
+		r.countEntry(e)
+		return lines
+	}
+	if r.opts.DryRun || b.dir == nil {
+		r.signal(rel, false)
+		r.countEntry(e)
+		r.countCreated(e)
+		return append(lines, r.itemLine(newItem('c', e), rel+"/", e))
+	}
+	if old != nil {
+		// A file, link or special file is in the way.
+		if err := b.dir.Unlink(e.Name); err != nil && !fsops.IsNotExist(err) {
+			r.problem(wire.ProblemGeneral, "delete_file: unlink %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+			r.signal(rel, false)
+			return lines
+		}
+	}
+	if err := b.dir.Mkdir(e.Name, 0o700); err != nil {
+		r.problem(wire.ProblemGeneral, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+		r.cfg.Report(wire.ProblemInfo, "*** Skipping any contents from this failed directory ***")
+		r.signal(rel, false)
+		return lines
+	}
+	r.recordDir(rel, e, true)
+	r.signal(rel, true)
+	r.countEntry(e)
+	r.countCreated(e)
+	return append(lines, r.itemLine(newItem('c', e), rel+"/", e))
+}
+
+// decideFile decides whether a regular file needs its data. An unchanged
+// file only gets its metadata fixed.
+func (r *Receiver) decideFile(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, lines []string) (bool, []string) {
+	opts := r.opts
+	r.countEntry(e)
+	if old == nil && opts.Existing {
+		return false, lines
+	}
+	if old != nil && opts.IgnoreExisting {
+		return false, lines
+	}
+	if e.LinkGroup != 0 && !e.LinkLeader {
+		r.linkMu.Lock()
+		r.followers = append(r.followers, follower{rel: rel, group: e.LinkGroup, e: *e})
+		r.linkMu.Unlock()
+		return false, lines
+	}
+	if e.LinkLeader {
+		r.linkMu.Lock()
+		r.leaders[e.LinkGroup] = rel
+		r.linkMu.Unlock()
+	}
+	if old != nil && old.IsDir() {
+		if !r.makeWay(b, e, rel, old, "regular file") {
+			return false, lines
+		}
+		old = nil
+	}
+	if old != nil && old.IsReg() {
+		if opts.Update && mtimeNewer(old, e) {
+			return false, lines
+		}
+		if r.unchanged(b, e, old) {
+			flags := r.attrChanges(e, old)
+			if flags.any() && !opts.DryRun {
+				r.fixAttrs(b.dir, e.Name, rel, e, old)
+			}
+			if flags.any() || opts.Verbose > 1 {
+				lines = append(lines, r.itemLine(item{update: '.', flags: flags}, rel, e))
+			}
+			return false, lines
+		}
+	}
+	it := newItem('>', e)
+	if old != nil && old.IsReg() {
+		it = item{update: '>', flags: r.attrChanges(e, old)}
+		if old.Size != e.Size {
+			it.flags |= flagSize
+		}
+		if opts.Checksum {
+			it.flags |= flagSum
+		}
+		if !r.opts.Times {
+			it.flags |= flagTime
+		}
+	}
+	lines = append(lines, r.itemLine(it, rel, e))
+	r.stats.add(func(s *wire.Stats) {
+		s.TransferredFiles++
+		s.TransferredSize += e.Size
+		if old == nil {
+			s.CreatedFiles++
+			s.CreatedReg++
+		}
+	})
+	if opts.DryRun {
+		return false, lines
+	}
+	return true, lines
+}
+
+// decideOther handles symlinks, devices and special files: they are
+// created directly (under a temporary name, then renamed into place).
+func (r *Receiver) decideOther(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, lines []string) []string {
+	opts := r.opts
+	r.countEntry(e)
+	if old == nil && opts.Existing || old != nil && opts.IgnoreExisting {
+		return lines
+	}
+	display := rel
+	if e.Type() == wire.TypeLnk {
+		display = rel + " -> " + e.Link
+	}
+	if old != nil && old.Mode&fsops.TypeMask == e.Type() {
+		same := true
+		switch e.Type() {
+		case wire.TypeLnk:
+			if b.dir != nil {
+				target, err := b.dir.Readlink(e.Name)
+				same = err == nil && target == e.Link
+			}
+		case wire.TypeChr, wire.TypeBlk:
+			same = old.Rdev == e.Rdev
+		}
+		if same {
+			flags := r.attrChanges(e, old)
+			if flags.any() && !opts.DryRun {
+				r.fixAttrs(b.dir, e.Name, rel, e, old)
+			}
+			if flags.any() || opts.Verbose > 1 {
+				lines = append(lines, r.itemLine(item{update: '.', flags: flags}, display, e))
+			}
+			return lines
+		}
+	}
+	if old != nil && old.IsDir() {
+		if !r.makeWay(b, e, rel, old, kindName(e)) {
+			return lines
+		}
+		old = nil
+	}
+	it := newItem('c', e)
+	if old != nil {
+		it = item{update: 'c', flags: r.attrChanges(e, old)}
+		if e.Type() == wire.TypeLnk {
+			it.flags |= flagSum
+		}
+	}
+	lines = append(lines, r.itemLine(it, display, e))
+	if old == nil {
+		r.countCreated(e)
+	}
+	if opts.DryRun || b.dir == nil {
+		return lines
+	}
+	r.createSpecial(b.dir, e, rel)
+	return lines
+}
+
+// makeWay removes a directory that stands where a non-directory must go:
+// an empty one always, a full one only with --delete (rsync's --force).
+func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, kind string) bool {
+	if r.opts.DryRun {
+		return true
+	}
+	err := b.dir.Rmdir(e.Name)
+	if err == nil {
+		r.countDelete(true)
+		return true
+	}
+	if r.opts.Delete {
+		if err := b.dir.RemoveAll(e.Name, func(_ string, isDir bool) { r.countDelete(isDir) }); err == nil {
+			return true
+		}
+	}
+	r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
+	r.problem(wire.ProblemGeneral, "could not make way for new %s: %s", kind, rel)
+	return false
+}
+
+func kindName(e *wire.Entry) string {
+	switch e.Type() {
+	case wire.TypeLnk:
+		return "symlink"
+	case wire.TypeChr, wire.TypeBlk:
+		return "device"
+	default:
+		return "special file"
+	}
+}
+
+// createSpecial makes a symlink, device, FIFO or socket under a temporary
+// name, sets its metadata and renames it over whatever was there.
+func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string) {
+	tmp := fsops.TempName(e.Name)
+	var err error
+	if e.Type() == wire.TypeLnk {
+		err = dir.Symlink(e.Link, tmp)
+	} else {
+		err = dir.Mknod(tmp, e.Type()|0o600, e.Rdev)
+	}
+	if err != nil {
+		what := "symlink"
+		if e.Type() != wire.TypeLnk {
+			what = "mknod"
+		}
+		r.problem(wire.ProblemGeneral, "%s %q failed: %s", what, r.destPath(rel), fsops.ErrText(err))
+		return
+	}
+	r.fixAttrs(dir, tmp, rel, e, nil)
+	if err := dir.Rename(tmp, dir, e.Name); err != nil {
+		dir.Unlink(tmp)
+		r.problem(wire.ProblemGeneral, "rename %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+	}
+}
+
+// unchanged is rsync's quick check (or the check -c, --size-only and -I
+// ask for instead).
+func (r *Receiver) unchanged(b *batchState, e *wire.Entry, old *fsops.Stat) bool {
+	opts := r.opts
+	switch {
+	case opts.IgnoreTimes:
+		return false
+	case old.Size != e.Size:
+		return false
+	case opts.SizeOnly:
+		return true
+	case opts.Checksum:
+		return r.sameChecksum(b, e)
+	}
+	return sameMtime(old, e, opts.ModifyWindowSec)
+}
+
+func sameMtime(old *fsops.Stat, e *wire.Entry, window int64) bool {
+	if window > 0 {
+		d := old.MtimeSec - e.MtimeSec
+		return d <= window && d >= -window
+	}
+	return old.MtimeSec == e.MtimeSec && old.MtimeNsec == e.MtimeNsec
+}
+
+func mtimeNewer(old *fsops.Stat, e *wire.Entry) bool {
+	if old.MtimeSec != e.MtimeSec {
+		return old.MtimeSec > e.MtimeSec
+	}
+	return old.MtimeNsec > e.MtimeNsec
+}
+
+// finalPerm is the permission a file or directory gets: the sender's with
+// -p; otherwise an existing file keeps its own and a new one gets the
+// sender's masked by the umask, without set-id bits.
+func (r *Receiver) finalPerm(e *wire.Entry, old *fsops.Stat) uint32 {
+	if r.opts.Perms {
+		return e.Mode & 0o7777
+	}
+	if old != nil && old.Mode&fsops.TypeMask == e.Type() {
+		return old.Mode & 0o7777
+	}
+	return e.Mode & 0o777 &^ r.umask
+}
+
+// owner returns the uid and gid to set (-1 for "leave it").
+func (r *Receiver) owner(e *wire.Entry) (int, int) {
+	uid, gid := -1, -1
+	if r.opts.Owner && r.asRoot {
+		uid = int(e.Uid)
+	}
+	if r.opts.Group {
+		gid = int(e.Gid)
+	}
+	return uid, gid
+}
+
+// attrChanges lists the metadata that differs between an entry and what
+// the destination has, for the attributes being preserved.
+func (r *Receiver) attrChanges(e *wire.Entry, old *fsops.Stat) itemFlags {
+	var f itemFlags
+	if r.opts.Times && !(e.IsDir() && r.opts.OmitDirTimes) && e.Type() != wire.TypeLnk || e.Type() == wire.TypeLnk && r.opts.Times {
+		if !sameMtime(old, e, r.opts.ModifyWindowSec) {
+			f |= flagTime
+		}
+	}
+	if r.opts.Perms && e.Type() != wire.TypeLnk && old.Mode&0o7777 != e.Mode&0o7777 {
+		f |= flagPerm
+	}
+	if r.opts.Owner && r.asRoot && old.Uid != e.Uid {
+		f |= flagOwner
+	}
+	if r.opts.Group && old.Gid != e.Gid {
+		f |= flagGroup
+	}
+	return f
+}
+
+// fixAttrs sets owner, permissions and mtime of an existing entry by name.
+func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old *fsops.Stat) {
+	uid, gid := r.owner(e)
+	if uid >= 0 || gid >= 0 {
+		if old == nil || uid >= 0 && uint32(uid) != old.Uid || gid >= 0 && uint32(gid) != old.Gid {
+			if err := dir.Lchown(name, uid, gid); err != nil {
+				r.problem(wire.ProblemGeneral, "chown %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+			}
+		}
+	}
+	if e.Type() != wire.TypeLnk {
+		perm := r.finalPerm(e, old)
+		if old == nil || old.Mode&0o7777 != perm || uid >= 0 || gid >= 0 {
+			if err := dir.Chmod(name, perm); err != nil {
+				r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+			}
+		}
+	}
+	if r.opts.Times && (old == nil || !sameMtime(old, e, 0)) {
+		if err := dir.SetMtime(name, e.MtimeSec, e.MtimeNsec); err != nil {
+			r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(rel), fsops.ErrText(err))
+		}
+	}
+}
+
+func (r *Receiver) recordDir(rel string, e *wire.Entry, created bool) {
+	r.dirsMu.Lock()
+	r.dirAttrs = append(r.dirAttrs, dirAttr{rel: rel, e: *e, created: created})
+	r.dirsMu.Unlock()
+}
+
+func (r *Receiver) countEntry(e *wire.Entry) {
+	r.stats.add(func(s *wire.Stats) {
+		s.Files++
+		switch e.Type() {
+		case wire.TypeReg:
+			s.RegFiles++
+			s.TotalSize += e.Size
+		case wire.TypeDir:
+			s.Dirs++
+		case wire.TypeLnk:
+			s.Links++
+			s.TotalSize += e.Size
+		case wire.TypeChr, wire.TypeBlk:
+			s.Devices++
+		default:
+			s.Specials++
+		}
+	})
+}
+
+func (r *Receiver) countCreated(e *wire.Entry) {
+	r.stats.add(func(s *wire.Stats) {
+		s.CreatedFiles++
+		switch e.Type() {
+		case wire.TypeReg:
+			s.CreatedReg++
+		case wire.TypeDir:
+			s.CreatedDirs++
+		case wire.TypeLnk:
+			s.CreatedLinks++
+		case wire.TypeChr, wire.TypeBlk:
+			s.CreatedDevices++
+		default:
+			s.CreatedSpecials++
+		}
+	})
+}

@@ -1,0 +1,120 @@
+package receiver
+
+import (
+	"sort"
+	"strings"
+
+	"syq/fsops"
+	"syq/wire"
+)
+
+// linkFollowers makes the hard links of -H once every leader is written.
+func (r *Receiver) linkFollowers() {
+	for _, f := range r.followers {
+		leader, ok := r.leaders[f.group]
+		if !ok {
+			r.problem(wire.ProblemGeneral, "hard link %q has no transferred original", r.destPath(f.rel))
+			continue
+		}
+		line := r.itemLine(newItem('h', &f.e), f.rel+" => "+leader, &f.e)
+		if r.opts.DryRun {
+			r.out.now(line, true)
+			continue
+		}
+		dstDir, err := r.root.OpenBeneath(parentRel(f.rel), false)
+		if err != nil {
+			r.problem(wire.ProblemGeneral, "link %q failed: %s", r.destPath(f.rel), fsops.ErrText(err))
+			continue
+		}
+		srcDir, err := r.root.OpenBeneath(parentRel(leader), false)
+		if err != nil {
+			dstDir.Close()
+			r.problem(wire.ProblemGeneral, "link %q failed: %s", r.destPath(f.rel), fsops.ErrText(err))
+			continue
+		}
+		name, lname := baseRel(f.rel), baseRel(leader)
+		ls, lerr := srcDir.Lstat(lname)
+		fs, ferr := dstDir.Lstat(name)
+		if lerr == nil && ferr == nil && ls.Ino == fs.Ino && ls.Dev == fs.Dev {
+			srcDir.Close()
+			dstDir.Close()
+			continue // already linked
+		}
+		if ferr == nil && fs.IsDir() {
+			if err := dstDir.RemoveAll(name, nil); err != nil {
+				r.problem(wire.ProblemGeneral, "could not make way for hard link %q: %s", r.destPath(f.rel), fsops.ErrText(err))
+				srcDir.Close()
+				dstDir.Close()
+				continue
+			}
+		}
+		tmp := fsops.TempName(name)
+		err = dstDir.Link(srcDir, lname, tmp)
+		if err == nil {
+			err = dstDir.Rename(tmp, dstDir, name)
+			if err != nil {
+				dstDir.Unlink(tmp)
+			}
+		}
+		if err != nil {
+			r.problem(wire.ProblemGeneral, "link %q => %s failed: %s", r.destPath(f.rel), leader, fsops.ErrText(err))
+		} else {
+			r.out.now(line, true)
+		}
+		srcDir.Close()
+		dstDir.Close()
+	}
+}
+
+// setDirAttrs sets directory metadata after everything inside them is
+// written, deepest first so a read-only directory is locked last.
+func (r *Receiver) setDirAttrs() {
+	if r.opts.DryRun || r.root == nil {
+		return
+	}
+	dirs := r.dirAttrs
+	sort.SliceStable(dirs, func(a, b int) bool {
+		return strings.Count(dirs[a].rel, "/") > strings.Count(dirs[b].rel, "/")
+	})
+	for _, da := range dirs {
+		d, err := r.root.OpenBeneath(da.rel, false)
+		if err != nil {
+			r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
+			continue
+		}
+		st, err := d.Stat()
+		if err == nil {
+			var old *fsops.Stat
+			if !da.created {
+				old = &st
+			}
+			e := &da.e
+			uid, gid := r.owner(e)
+			if uid >= 0 && uint32(uid) != st.Uid || gid >= 0 && uint32(gid) != st.Gid {
+				if err := d.Fchown(uid, gid); err != nil {
+					r.problem(wire.ProblemGeneral, "chown %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
+				}
+			}
+			if perm := r.finalPerm(e, old); perm != st.Mode&0o7777 {
+				if err := d.Fchmod(perm); err != nil {
+					r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
+				}
+			}
+			if r.opts.Times && !r.opts.OmitDirTimes {
+				if err := d.FsetMtime(e.MtimeSec, e.MtimeNsec); err != nil {
+					r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
+				}
+			}
+		}
+		d.Close()
+	}
+}
+
+func baseRel(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[i+1:]
+	}
+	return rel
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,124 @@
+package receiver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"syq/wire"
+)
+
+// List is the receiving half of --list-only: it prints each entry the
+// sender lists, in rsync's format, and asks for no data.
+func List(ctx context.Context, conn wire.Conn, out io.Writer) error {
+	for {
+		m, err := conn.Recv()
+		if err != nil {
+			return &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("sender went away: %w", err)}
+		}
+		switch m := m.(type) {
+		case *wire.FileBatch:
+			for i := range m.Entries {
+				e := &m.Entries[i]
+				name := e.Name
+				if m.Dir != "" && m.Dir != "." {
+					name = m.Dir + "/" + e.Name
+				}
+				fmt.Fprintln(out, ListLine(e, name))
+			}
+			if err := conn.Send(&wire.Wants{Seq: m.Seq}); err != nil {
+				return err
+			}
+		case *wire.ListEnd:
+		case *wire.DataEnd:
+			return conn.Send(&wire.Done{})
+		default:
+			return &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("protocol error: unexpected %T from sender", m)}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// ListLine formats one entry as rsync's --list-only does.
+func ListLine(e *wire.Entry, name string) string {
+	if e.Type() == wire.TypeLnk && e.Link != "" {
+		name += " -> " + e.Link
+	}
+	size := e.Size
+	if e.Type() == wire.TypeDir {
+		size = 4096
+	}
+	var sizeText string
+	if e.Type() == wire.TypeChr || e.Type() == wire.TypeBlk {
+		sizeText = fmt.Sprintf("%d,%d", (e.Rdev>>8)&0xfff|(e.Rdev>>32)&^0xfff, e.Rdev&0xff|(e.Rdev>>12)&^0xff)
+	} else {
+		sizeText = Commas(size)
+	}
+	t := time.Unix(e.MtimeSec, 0).Format("2006/01/02 15:04:05")
+	return fmt.Sprintf("%s %14s %s %s", ModeString(e.Mode), sizeText, t, name)
+}
+
+// ModeString renders st_mode as ls does ("drwxr-xr-x").
+func ModeString(mode uint32) string {
+	var b [10]byte
+	switch mode & wire.TypeMask {
+	case wire.TypeDir:
+		b[0] = 'd'
+	case wire.TypeLnk:
+		b[0] = 'l'
+	case wire.TypeChr:
+		b[0] = 'c'
+	case wire.TypeBlk:
+		b[0] = 'b'
+	case wire.TypeFifo:
+		b[0] = 'p'
+	case wire.TypeSock:
+		b[0] = 's'
+	default:
+		b[0] = '-'
+	}
+	const rwx = "rwxrwxrwx"
+	for i := 0; i < 9; i++ {
+		if mode&(1<<(8-i)) != 0 {
+			b[i+1] = rwx[i]
+		} else {
+			b[i+1] = '-'
+		}
+	}
+	special := func(bit uint32, pos int, set, unsetExec byte) {
+		if mode&bit != 0 {
+			if b[pos] == 'x' {
+				b[pos] = set
+			} else {
+				b[pos] = unsetExec
+			}
+		}
+	}
+	special(0o4000, 3, 's', 'S')
+	special(0o2000, 6, 's', 'S')
+	special(0o1000, 9, 't', 'T')
+	return string(b[:])
+}
+
+// Commas formats n with thousands separators, as rsync prints sizes.
+func Commas(n int64) string {
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	s := fmt.Sprintf("%d", n)
+	var out []byte
+	for i, c := range []byte(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, c)
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}

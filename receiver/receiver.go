@@ -1,0 +1,387 @@
+// Package receiver owns the receiving half of a transfer: it compares the
+// sender's entries with the destination, decides what it needs, creates,
+// replaces and deletes through fsops (never outside the destination), and
+// sets metadata last (directory times after their contents).
+//
+// Directory batches are worked on by several goroutines at once; file data
+// is written by a second pool as it arrives.
+package receiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"syq/fsops"
+	"syq/wire"
+)
+
+// Config tells the receiver where and how to write.
+type Config struct {
+	Opts *wire.Options
+	Dest string
+	// DirWorkers is how many directory batches are decided at once;
+	// Writers how many files are written at once.
+	DirWorkers, Writers int
+	// Out receives -v and -i lines (rsync's stdout); Report every
+	// problem, already worded.
+	Out    io.Writer
+	Report func(class int, msg string)
+}
+
+// Receiver is one receiving half of a transfer.
+type Receiver struct {
+	cfg  Config
+	opts *wire.Options
+	conn wire.Conn
+
+	root     *fsops.Dir // the destination directory (or the parent of a destination file)
+	rootPath string     // for messages
+	fileMode string     // non-empty: the single top-level file is written under this name
+	topNames map[string]bool
+	umask    uint32
+	asRoot   bool
+
+	sendMu sync.Mutex
+
+	readyMu sync.Mutex
+	ready   map[string]*dirReady
+
+	pendMu  sync.Mutex
+	pending map[pendKey]*fileJob
+	files   sync.WaitGroup
+
+	dirsMu   sync.Mutex
+	dirAttrs []dirAttr // every directory whose metadata is set at the end
+
+	linkMu    sync.Mutex
+	leaders   map[uint64]string // hard-link group -> destination path of its leader
+	followers []follower
+
+	out *orderedOutput
+
+	stats          statsCounter
+	deletes        atomic.Int64
+	skippedDeletes atomic.Int64
+	ioErrorSender  atomic.Bool
+	failed         atomic.Bool
+	fatalMu        sync.Mutex
+	fatal          error
+	cancel         context.CancelFunc
+}
+
+type pendKey struct {
+	seq uint64
+	idx int32
+}
+
+// dirReady is closed when a directory exists in the destination (or is
+// known not to), so its batch can start.
+type dirReady struct {
+	ch     chan struct{}
+	exists bool // false in a dry run for a directory not yet created, or after a failure
+	failed bool
+}
+
+type dirAttr struct {
+	rel     string
+	e       wire.Entry
+	created bool
+}
+
+type follower struct {
+	rel   string
+	group uint64
+	e     wire.Entry
+}
+
+// Run receives a transfer into cfg.Dest. It returns the totals, and an
+// error only for failures that stop the whole transfer; per-file problems
+// go to cfg.Report.
+func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
+	if cfg.DirWorkers <= 0 {
+		cfg.DirWorkers = 4
+	}
+	if cfg.Writers <= 0 {
+		cfg.Writers = 4
+	}
+	if cfg.Report == nil {
+		cfg.Report = func(int, string) {}
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	r := &Receiver{
+		cfg:     cfg,
+		opts:    cfg.Opts,
+		conn:    conn,
+		ready:   map[string]*dirReady{},
+		pending: map[pendKey]*fileJob{},
+		leaders: map[uint64]string{},
+		umask:   fsops.Umask(),
+		asRoot:  fsops.Geteuid() == 0,
+		out:     newOrderedOutput(cfg.Out),
+	}
+	ctx, r.cancel = context.WithCancel(ctx)
+	defer r.cancel()
+	err := r.run(ctx)
+	if r.root != nil {
+		r.root.Close()
+	}
+	st := r.stats.snapshot()
+	if err != nil {
+		return st, err
+	}
+	if ferr := r.fatalErr(); ferr != nil {
+		return st, ferr
+	}
+	return st, nil
+}
+
+func (r *Receiver) run(ctx context.Context) error {
+	m, err := r.conn.Recv()
+	if err != nil {
+		return &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("sender went away before the file list: %w", err)}
+	}
+	top, ok := m.(*wire.FileBatch)
+	if !ok || top.Dir != "" {
+		return &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("protocol error: expected the top-level file list, got %T", m)}
+	}
+	if err := r.openDestination(top); err != nil {
+		r.send(&wire.Wants{Seq: top.Seq})
+		r.drain()
+		return err
+	}
+
+	batches := make(chan *wire.FileBatch, 64)
+	data := make(chan *wire.Data, 256)
+	var batchWG, writerWG sync.WaitGroup
+	for range r.cfg.DirWorkers {
+		batchWG.Add(1)
+		go func(batches <-chan *wire.FileBatch) {
+			defer batchWG.Done()
+			for b := range batches {
+				r.processBatch(ctx, b)
+			}
+		}(batches)
+	}
+	for range r.cfg.Writers {
+		writerWG.Add(1)
+		go func() {
+			defer writerWG.Done()
+			for d := range data {
+				r.receiveData(ctx, d)
+			}
+		}()
+	}
+
+	// The top-level batch is decided before any other, so that "." and the
+	// operands exist before their contents arrive.
+	r.topNames = map[string]bool{}
+	for _, e := range top.Entries {
+		r.topNames[e.Name] = true
+	}
+	r.processBatch(ctx, top)
+
+	var loopErr error
+loop:
+	for {
+		m, err := r.conn.Recv()
+		if err != nil {
+			loopErr = &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("sender went away: %w", err)}
+			break
+		}
+		switch m := m.(type) {
+		case *wire.FileBatch:
+			if m.Dir == "" {
+				loopErr = &wire.FatalError{Code: wire.ExitProtocol, Err: errors.New("protocol error: second top-level file list")}
+				break loop
+			}
+			batches <- m
+		case *wire.ListEnd:
+			if m.IOError {
+				r.ioErrorSender.Store(true)
+			}
+			close(batches)
+			batches = nil
+		case *wire.Data:
+			data <- m
+		case *wire.DataEnd:
+			break loop
+		default:
+			loopErr = &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("protocol error: unexpected %T from sender", m)}
+			break loop
+		}
+	}
+	if batches != nil {
+		close(batches)
+	}
+	batchWG.Wait()
+	close(data)
+	writerWG.Wait()
+	if loopErr != nil {
+		r.abortPending()
+		return loopErr
+	}
+	if ctx.Err() == nil && r.fatalErr() == nil {
+		r.linkFollowers()
+		r.setDirAttrs()
+	}
+	if n := r.skippedDeletes.Load(); n > 0 {
+		r.cfg.Report(wire.ProblemDelLimit, fmt.Sprintf("Deletions stopped due to --max-delete limit (%d skipped)", n))
+	}
+	r.out.flushAll()
+	r.send(&wire.Done{Stats: r.stats.snapshot()})
+	return nil
+}
+
+// drain reads and discards the sender's messages after a failure that
+// stops the transfer, so the sender is not left blocked.
+func (r *Receiver) drain() {
+	for {
+		m, err := r.conn.Recv()
+		if err != nil {
+			return
+		}
+		switch m := m.(type) {
+		case *wire.FileBatch:
+			r.send(&wire.Wants{Seq: m.Seq})
+		case *wire.Data:
+			if m.File != nil {
+				m.File.Close()
+			}
+		case *wire.DataEnd:
+			r.send(&wire.Done{Stats: r.stats.snapshot()})
+			return
+		}
+	}
+}
+
+func (r *Receiver) send(m wire.Message) error {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	return r.conn.Send(m)
+}
+
+// problem reports a per-file problem.
+func (r *Receiver) problem(class int, format string, args ...any) {
+	if class == wire.ProblemGeneral {
+		r.failed.Store(true)
+	}
+	r.cfg.Report(class, fmt.Sprintf(format, args...))
+}
+
+// setFatal records the first error that stops the transfer and cancels
+// the rest.
+func (r *Receiver) setFatal(err error) {
+	r.fatalMu.Lock()
+	if r.fatal == nil {
+		r.fatal = err
+	}
+	r.fatalMu.Unlock()
+	r.cancel()
+}
+
+func (r *Receiver) fatalErr() error {
+	r.fatalMu.Lock()
+	defer r.fatalMu.Unlock()
+	return r.fatal
+}
+
+// openDestination decides, as rsync does after it has the file list,
+// whether the destination is a directory or the name of a single file, and
+// creates it when needed.
+func (r *Receiver) openDestination(top *wire.FileBatch) error {
+	dest := r.cfg.Dest
+	slash := strings.HasSuffix(dest, "/")
+	st, statErr := fsops.StatPath(dest)
+	isDir := statErr == nil && st.IsDir()
+	if len(top.Entries) == 1 && !top.Entries[0].IsDir() && !isDir && !slash {
+		// One file to a name that is not a directory: copy it to that name.
+		parent, base := splitDest(dest)
+		if r.opts.MkPath && !r.opts.DryRun {
+			if _, err := fsops.StatPath(parent); fsops.IsNotExist(err) {
+				if err := fsops.MkdirPath(parent, true); err != nil {
+					return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("mkdir %q failed: %s", absPath(parent), fsops.ErrText(err))}
+				}
+			}
+		}
+		d, err := fsops.OpenDirPath(parent)
+		if err != nil {
+			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(parent), fsops.ErrText(err))}
+		}
+		r.root, r.rootPath, r.fileMode = d, parent, base
+		return nil
+	}
+	if statErr != nil && !fsops.IsNotExist(statErr) {
+		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("stat %q failed: %s", absPath(dest), fsops.ErrText(statErr))}
+	}
+	if statErr == nil && !isDir {
+		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("ERROR: destination must be a directory when copying more than 1 file")}
+	}
+	if statErr != nil { // does not exist
+		if len(top.Entries) == 0 {
+			return nil
+		}
+		if r.opts.DryRun {
+			r.out.now(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")), r.opts.Verbose > 0 || r.opts.Itemize)
+			r.rootPath = dest
+			return nil
+		}
+		if err := fsops.MkdirPath(dest, r.opts.MkPath); err != nil {
+			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("mkdir %q failed: %s", absPath(strings.TrimSuffix(dest, "/")), fsops.ErrText(err))}
+		}
+		r.out.now(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")), r.opts.Verbose > 0 || r.opts.Itemize)
+	}
+	d, err := fsops.OpenDirPath(dest)
+	if err != nil {
+		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
+	}
+	r.root, r.rootPath = d, dest
+	return nil
+}
+
+func splitDest(dest string) (parent, base string) {
+	i := strings.LastIndexByte(dest, '/')
+	switch {
+	case i < 0:
+		return ".", dest
+	case i == 0:
+		return "/", dest[1:]
+	default:
+		return dest[:i], dest[i+1:]
+	}
+}
+
+// abortPending forgets files whose data will not come.
+func (r *Receiver) abortPending() {
+	r.pendMu.Lock()
+	defer r.pendMu.Unlock()
+	for k, j := range r.pending {
+		delete(r.pending, k)
+		j.batch.release()
+		r.files.Done()
+	}
+}
+
+// statsCounter accumulates wire.Stats from many goroutines.
+type statsCounter struct {
+	mu sync.Mutex
+	s  wire.Stats
+}
+
+func (c *statsCounter) add(f func(s *wire.Stats)) {
+	c.mu.Lock()
+	f(&c.s)
+	c.mu.Unlock()
+}
+
+func (c *statsCounter) snapshot() wire.Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.s
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Benchmark entry point: builds scripts/bench once and runs it as root.
+#
+#   scripts/bench.sh --scale small                 # smoke run, a few minutes
+#   scripts/bench.sh --scale full                  # the real numbers (quiet machine!)
+#   scripts/bench.sh --cells small,noop --reps 5
+#   scripts/bench.sh --syq /path/to/syq --out /tmp/results
+#
+# Flags: see `scripts/bench.sh -h`. Needs: rsync, rclone, cp, tar, mkfs.ext4,
+# mkfs.xfs, losetup. Images and mount points live in /var/tmp/syq-bench
+# (override with --workdir); the images are kept between runs on purpose.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+tmp="$(mktemp -d /tmp/syq-bench-build.XXXXXX)"
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/bench" ./scripts/bench
+"$tmp/bench" --repo "$repo" "$@"

@@ -1,0 +1,296 @@
+// Command bench times syq against rsync, cp, rclone and tar on local copies,
+// following shared/METHOD.md: alternating arm order, median [min-max],
+// loadavg per run, every destination verified (treecheck + guards), a
+// verifier self-test at start, stated cache state with a proven evictor, and
+// purpose-made file systems (own tmpfs, ext4 and XFS-reflink loop images).
+//
+// Run it through scripts/bench.sh (needs root: mount, losetup, drop_caches).
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	scale       string
+	reps        int
+	cells       string
+	syq         string
+	out         string
+	workdir     string
+	repo        string
+	cache       string
+	calmShare   float64
+	calmTimeout time.Duration
+	scenario    string
+}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.scenario, "scenario", "local", "scenario (only \"local\" so far)")
+	flag.StringVar(&cfg.scale, "scale", "small", "small (a few minutes) | full (20k small files, 2 GiB, 1M entries)")
+	flag.IntVar(&cfg.reps, "reps", 0, "repetitions per cell (0 = per-cell default: full 5 cheap / 3 large; small 2)")
+	flag.StringVar(&cfg.cells, "cells", "all", "comma-separated cells or prefixes: small-tmpfs,small-ext4,large-reflink,large-ext4,mixed,noop,memory-dry,memory-copy (small, large, memory select both)")
+	flag.StringVar(&cfg.syq, "syq", "", "syq binary (default: go build ./cmd/syq into a temp dir)")
+	flag.StringVar(&cfg.out, "out", "", "directory for raw JSON (default WORKDIR/results/TIMESTAMP)")
+	flag.StringVar(&cfg.workdir, "workdir", "/var/tmp/syq-bench", "mount points and the kept loop images (on the root fs)")
+	flag.StringVar(&cfg.repo, "repo", ".", "repository root (for building cmd/syq)")
+	flag.StringVar(&cfg.cache, "cache", "cold", "cold (drop_caches before every run) | warm (source pre-read); tmpfs cells are always in RAM")
+	flag.Float64Var(&cfg.calmShare, "calm", 0.05, "wait before each run until the I/O stall share over 250 ms is below this")
+	flag.DurationVar(&cfg.calmTimeout, "calm-timeout", 0, "give up waiting for calm after this; the run is then marked noisy (default: small 5s, full 30s; tmpfs cells never wait)")
+	flag.Parse()
+	if cfg.calmTimeout == 0 {
+		cfg.calmTimeout = 5 * time.Second
+		if cfg.scale == "full" {
+			cfg.calmTimeout = 30 * time.Second
+		}
+	}
+	if err := run(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(cfg config) error {
+	if cfg.scenario != "local" {
+		return fmt.Errorf("unknown scenario %q", cfg.scenario)
+	}
+	if cfg.scale != "small" && cfg.scale != "full" {
+		return fmt.Errorf("--scale must be small or full")
+	}
+	if cfg.cache != "cold" && cfg.cache != "warm" {
+		return fmt.Errorf("--cache must be cold or warm")
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("needs root (mount, losetup, drop_caches)")
+	}
+	cells, err := selectCells(cellsFor(cfg.scale), cfg.cells)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.workdir, 0o755); err != nil {
+		return err
+	}
+	if cfg.out == "" {
+		cfg.out = filepath.Join(cfg.workdir, "results", time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+		return err
+	}
+	b := &bench{cfg: cfg, fss: map[string]*filesys{}, env: map[string]any{}}
+
+	// File systems, sized for the largest selected cell of each kind.
+	sizes := map[string]int64{}
+	for _, c := range cells {
+		sizes[c.fs] = max(sizes[c.fs], need(c))
+	}
+	for kind, size := range sizes {
+		f := &filesys{kind: kind, dir: filepath.Join(cfg.workdir, "mnt", kind), size: size}
+		if kind == fsTmpfs {
+			f.size = min(size, 12<<30)
+		} else {
+			f.img = filepath.Join(cfg.workdir, "img", kind+".img")
+		}
+		b.fss[kind] = f
+	}
+	// The self-test runs on a tmpfs of its own.
+	selfFS := &filesys{kind: fsTmpfs, dir: filepath.Join(cfg.workdir, "mnt", "selftest"), size: 256 << 20}
+	cleanup := func() {
+		selfFS.unmount()
+		for _, f := range b.fss {
+			f.unmount()
+		}
+	}
+	defer cleanup()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		fmt.Fprintf(os.Stderr, "\nbench: %v: unmounting and exiting\n", s)
+		time.Sleep(200 * time.Millisecond) // let the child see the signal first
+		cleanup()
+		os.Exit(130)
+	}()
+
+	// syq.
+	if err := b.findSyq(); err != nil {
+		fmt.Printf("syq: UNAVAILABLE (%v); its arms are left out\n", err)
+	}
+	b.collectEnv(cells)
+	fmt.Printf("syq bench, scenario local, scale %s, cells %s, cache %s; results -> %s\n", cfg.scale, cfg.cells, cfg.cache, cfg.out)
+	for _, k := range []string{"syq", "rsync", "rclone", "cp", "tar", "kernel"} {
+		fmt.Printf("  %-7s %v\n", k, b.env["version_"+k])
+	}
+	fmt.Printf("  rclone arms run with --metadata --links --create-empty-src-dirs (--links: without it symlinks are skipped)\n")
+
+	// Verifier self-test: must pass a true copy and fail the broken ones.
+	if err := selfFS.prepare(); err != nil {
+		return fmt.Errorf("self-test tmpfs: %w", err)
+	}
+	tests, err := selfTestVerifier(filepath.Join(selfFS.dir, "t"))
+	selfFS.unmount()
+	if err != nil {
+		return fmt.Errorf("verifier self-test: %w", err)
+	}
+	b.env["verifier_selftest"] = tests
+	fmt.Println("verifier self-test:")
+	allOK := true
+	for _, t := range tests {
+		verdict := "PASS"
+		if t.Failed {
+			verdict = "FAIL"
+		}
+		want := "expected PASS"
+		if t.WantFail {
+			want = "expected FAIL"
+		}
+		mark := "ok"
+		if !t.OK {
+			mark = "SELF-TEST BROKEN"
+			allOK = false
+		}
+		fmt.Printf("  %-40s %s (%s) %s %s\n", t.Case, verdict, want, mark, tailTrunc(t.Reason, 90))
+	}
+	if !allOK {
+		return fmt.Errorf("verifier self-test did not behave: aborting")
+	}
+
+	runs, err := os.Create(filepath.Join(cfg.out, "runs.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer runs.Close()
+	b.runs = runs
+	writeJSON(filepath.Join(cfg.out, "env.json"), b.env)
+
+	start := time.Now()
+	var failed []string
+	for _, c := range cells {
+		if err := b.runCell(c); err != nil {
+			fmt.Printf("  CELL %s FAILED: %v\n", c.name, err)
+			failed = append(failed, c.name+": "+err.Error())
+		}
+		writeJSON(filepath.Join(cfg.out, "summary.json"), map[string]any{"cells": b.summary, "failed_cells": failed})
+	}
+	fmt.Printf("\n==== all cells (scale %s, %.0fs) ====\n", cfg.scale, time.Since(start).Seconds())
+	for _, s := range b.summary {
+		printTable(os.Stdout, s)
+	}
+	for _, f := range failed {
+		fmt.Println("FAILED CELL:", f)
+	}
+	fmt.Printf("\nraw runs: %s/runs.jsonl; summary: %s/summary.json; env: %s/env.json\n", cfg.out, cfg.out, cfg.out)
+	if len(failed) > 0 {
+		return fmt.Errorf("%d cell(s) failed", len(failed))
+	}
+	return nil
+}
+
+func (b *bench) findSyq() error {
+	if b.cfg.syq != "" {
+		p, err := filepath.Abs(b.cfg.syq)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(p); err != nil {
+			return err
+		}
+		b.syq = p
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "syq-bench-bin-")
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(dir, "syq")
+	cmd := exec.Command("go", "build", "-o", p, "./cmd/syq")
+	cmd.Dir = b.cfg.repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/syq: %v: %s", err, trunc(strings.TrimSpace(string(out)), 300))
+	}
+	b.syq = p
+	return nil
+}
+
+func (b *bench) collectEnv(cells []cell) {
+	v := func(name string, args ...string) string {
+		out, err := exec.Command(name, args...).CombinedOutput()
+		if err != nil && len(out) == 0 {
+			return "unavailable: " + err.Error()
+		}
+		return firstLine(string(out))
+	}
+	b.env["version_rsync"] = v("rsync", "--version")
+	b.env["version_rclone"] = v("rclone", "version")
+	b.env["version_cp"] = v("cp", "--version")
+	b.env["version_tar"] = v("tar", "--version")
+	k, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	b.env["version_kernel"] = strings.TrimSpace(string(k))
+	if b.syq != "" {
+		b.env["version_syq"] = v(b.syq, "--version") + " (" + b.syq + ", sha256 " + fileSHA(b.syq) + ")"
+	} else {
+		b.env["version_syq"] = "unavailable"
+	}
+	b.env["go"] = runtime.Version()
+	b.env["cpus"] = runtime.NumCPU()
+	b.env["scale"] = b.cfg.scale
+	b.env["cache"] = b.cfg.cache
+	b.env["cells"] = b.cfg.cells
+	b.env["start"] = time.Now()
+	b.env["loadavg"], _ = os.ReadFile("/proc/loadavg")
+	if out, err := exec.Command("git", "-C", b.cfg.repo, "rev-parse", "HEAD").Output(); err == nil {
+		b.env["repo_head"] = strings.TrimSpace(string(out))
+	} else {
+		b.env["repo_head"] = "none (no commit)"
+	}
+	if mi, err := os.ReadFile("/proc/meminfo"); err == nil {
+		b.env["memtotal"] = firstLine(string(mi))
+	}
+	var names []string
+	for _, c := range cells {
+		names = append(names, c.name)
+	}
+	b.env["selected_cells"] = names
+	b.env["argv"] = os.Args
+}
+
+func fileSHA(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	h := sha256.New()
+	io.Copy(h, f)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func writeJSON(path string, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err == nil {
+		err = os.WriteFile(path, b, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: writing", path, err)
+	}
+}
+
+func tailTrunc(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}

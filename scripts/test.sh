@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every syq test on a fresh Debian machine: installs what the tests
+# need (rsync as the reference, xfsprogs/btrfs-progs for the reflink tests,
+# util-linux for unprivileged scenarios) when missing, then runs the Go
+# tests with the race detector, plus vet and gofmt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v rsync >/dev/null || need+=(rsync)
+command -v mkfs.xfs >/dev/null || need+=(xfsprogs)
+command -v mkfs.btrfs >/dev/null || need+=(btrfs-progs)
+command -v filefrag >/dev/null || need+=(e2fsprogs)
+command -v setpriv >/dev/null || need+=(util-linux)
+if [ ${#need[@]} -gt 0 ]; then
+	if [ "$(id -u)" = 0 ]; then
+		echo "installing test dependencies: ${need[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		apt-get install -y -qq "${need[@]}" >/dev/null
+	else
+		echo "missing test dependencies (run as root to install): ${need[*]}" >&2
+		exit 1
+	fi
+fi
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt needed on: $unformatted" >&2
+	exit 1
+fi
+go vet ./...
+go test -race -count=1 -timeout 20m ./... "$@"

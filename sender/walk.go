@@ -1,0 +1,380 @@
+package sender
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"syq/fsops"
+	"syq/wire"
+)
+
+// A source directory whose contents go into one destination directory.
+type srcDir struct {
+	root *fsops.Dir // the operand's directory handle
+	rel  string     // path below root ("" for root itself)
+	dev  uint64     // the operand's device, for -x
+}
+
+// dirJob is the listing of one destination directory, read by a walker
+// goroutine ahead of the emitter that sends it.
+type dirJob struct {
+	rel  string
+	srcs []srcDir
+	done chan struct{}
+
+	// Results, valid once done is closed.
+	dirs     []*fsops.Dir
+	entries  []wire.Entry
+	from     []uint8
+	subdirs  []*dirJob
+	complete bool
+	started  bool
+}
+
+// prefetch is how many directories, beyond the one being sent, are listed
+// ahead. It bounds the memory and open handles of the walk.
+const prefetch = 64
+
+// walk lists the operands and then every directory in preorder, sending a
+// FileBatch for each. Directories are read by cfg.Walkers goroutines in
+// parallel; the emitter sends them in order so the list is deterministic.
+func (s *Sender) walk(ctx context.Context) error {
+	top, roots, jobs := s.walkOperands()
+	defer func() {
+		for _, r := range roots {
+			r.Close()
+		}
+	}()
+	var seq uint64
+	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs}); err != nil {
+		return err
+	}
+
+	queue := make(chan *dirJob, prefetch)
+	for range s.cfg.Walkers {
+		go func() {
+			for j := range queue {
+				s.list(j)
+				close(j.done)
+			}
+		}()
+	}
+	defer close(queue)
+
+	// stack holds directories still to send, the next one on top.
+	stack := make([]*dirJob, 0, len(jobs))
+	for i := len(jobs) - 1; i >= 0; i-- {
+		stack = append(stack, jobs[i])
+	}
+	start := func() {
+		// Start listing the next few directories in send order.
+		for i, n := len(stack)-1, 0; i >= 0 && n < prefetch; i, n = i-1, n+1 {
+			if j := stack[i]; !j.started {
+				j.started = true
+				select {
+				case queue <- j:
+				default:
+					return // walkers busy; try again after the next send
+				}
+			}
+		}
+	}
+	for len(stack) > 0 {
+		start()
+		j := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !j.started {
+			j.started = true
+			s.list(j)
+			close(j.done)
+		}
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		for i := len(j.subdirs) - 1; i >= 0; i-- {
+			stack = append(stack, j.subdirs[i])
+		}
+		j.subdirs = nil
+		if err := s.emit(ctx, &seq, j); err != nil {
+			return err
+		}
+	}
+	s.ioMu.Lock()
+	ioErr := s.ioError
+	s.ioMu.Unlock()
+	if err := s.send(&wire.ListEnd{IOError: ioErr}); err != nil {
+		return err
+	}
+	s.listEnded()
+	return nil
+}
+
+// emit assigns hard-link groups in send order and sends one batch.
+func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
+	if s.cfg.Opts.HardLinks {
+		for i := range j.entries {
+			e := &j.entries[i]
+			if e.LinkGroup == 0 {
+				continue
+			}
+			key := [2]uint64{e.LinkGroup, uint64(e.Rdev)}
+			e.Rdev = 0
+			if g, ok := s.linkGroups[key]; ok {
+				e.LinkGroup = g
+			} else {
+				g = uint64(len(s.linkGroups) + 1)
+				s.linkGroups[key] = g
+				e.LinkGroup = g
+				e.LinkLeader = true
+			}
+		}
+	}
+	rec := &batchRecord{srcs: j.dirs, from: j.from, entries: j.entries}
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	s.mu.Lock()
+	s.inflight[*seq] = rec
+	s.mu.Unlock()
+	b := &wire.FileBatch{Seq: *seq, Dir: j.rel, Entries: j.entries, Complete: j.complete}
+	*seq++
+	j.dirs, j.entries, j.from = nil, nil, nil
+	return s.send(b)
+}
+
+// topLevel is the batch of the operands themselves.
+type topLevel struct {
+	dirs    []*fsops.Dir
+	entries []wire.Entry
+	from    []uint8
+}
+
+// walkOperands stats the operands and builds the top-level batch and the
+// first directory jobs. It returns the operand handles to close at the end.
+func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
+	opts := s.cfg.Opts
+	var top topLevel
+	var roots []*fsops.Dir
+	jobsByName := map[string]*dirJob{}
+	var jobs []*dirJob
+	parents := map[string]int{} // parent dir path -> index in top.dirs
+	for _, op := range s.cfg.Operands {
+		name, contents := operandName(op)
+		var st fsops.Stat
+		var err error
+		if contents || !opts.Links {
+			st, err = fsops.StatPath(op)
+		} else {
+			st, err = fsops.LstatPath(op)
+		}
+		if err != nil {
+			s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(op), fsops.ErrText(err))
+			continue
+		}
+		if contents && !st.IsDir() {
+			s.problem(wire.ProblemGeneral, "change_dir %q failed: not a directory", absPath(op))
+			continue
+		}
+		if st.IsDir() && !opts.Recursive && !opts.Dirs {
+			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping directory %s", name))
+			continue
+		}
+		// Top-level entries are opened through their parent directory.
+		parent := parentOf(op)
+		pi, ok := parents[parent]
+		if !ok {
+			d, err := fsops.OpenDirPath(parent)
+			if err != nil {
+				s.problem(wire.ProblemGeneral, "opendir %q failed: %v", absPath(parent), fsops.ErrText(err))
+				continue
+			}
+			pi = len(top.dirs)
+			parents[parent] = pi
+			top.dirs = append(top.dirs, d)
+		}
+		e, ok := s.entryFor(name, st, top.dirs[pi], baseName(op), name)
+		if !ok {
+			continue
+		}
+		top.entries = append(top.entries, e)
+		top.from = append(top.from, uint8(pi))
+		if !st.IsDir() || !(opts.Recursive || opts.Dirs && contents) {
+			continue
+		}
+		root, err := fsops.OpenDirPath(op)
+		if err != nil {
+			s.problem(wire.ProblemGeneral, "opendir %q failed: %v", absPath(op), fsops.ErrText(err))
+			continue
+		}
+		roots = append(roots, root)
+		j := jobsByName[name]
+		if j == nil {
+			j = &dirJob{rel: name, done: make(chan struct{})}
+			jobsByName[name] = j
+			jobs = append(jobs, j)
+		}
+		j.srcs = append(j.srcs, srcDir{root: root, dev: st.Dev})
+	}
+	if len(top.dirs) > 255 {
+		// from is a uint8; more operand parents than that is exotic.
+		s.problem(wire.ProblemGeneral, "too many distinct source directories (%d)", len(top.dirs))
+	}
+	top.entries, top.from = sortEntries(top.entries, top.from)
+	sortJobs(jobs)
+	return top, roots, jobs
+}
+
+// list reads one directory job: its entries (sorted) and its subdirectory
+// jobs.
+func (s *Sender) list(j *dirJob) {
+	opts := s.cfg.Opts
+	j.complete = true
+	subByName := map[string]*dirJob{}
+	for _, src := range j.srcs {
+		d, err := src.root.OpenBeneath(src.rel, false)
+		if err != nil {
+			if fsops.IsNotExist(err) {
+				s.problem(wire.ProblemVanished, "file has vanished: %q", absPath(src.root.Join(src.rel)))
+			} else {
+				s.problem(wire.ProblemGeneral, "opendir %q failed: %v", absPath(src.root.Join(src.rel)), fsops.ErrText(err))
+			}
+			j.complete = false
+			continue
+		}
+		names, err := d.Names()
+		if err != nil {
+			s.problem(wire.ProblemGeneral, "readdir %q failed: %v", absPath(d.Path()), fsops.ErrText(err))
+			j.complete = false
+			d.Close()
+			continue
+		}
+		di := uint8(len(j.dirs))
+		j.dirs = append(j.dirs, d)
+		for _, name := range names {
+			st, err := d.Lstat(name)
+			if err != nil {
+				if fsops.IsNotExist(err) {
+					s.problem(wire.ProblemVanished, "file has vanished: %q", absPath(d.Join(name)))
+				} else {
+					s.problem(wire.ProblemGeneral, "readlink_stat %q failed: %v", absPath(d.Join(name)), fsops.ErrText(err))
+				}
+				continue
+			}
+			e, ok := s.entryFor(name, st, d, name, joinRel(j.rel, name))
+			if !ok {
+				continue
+			}
+			j.entries = append(j.entries, e)
+			j.from = append(j.from, di)
+			if st.IsDir() && opts.Recursive && (!opts.OneFileSys || st.Dev == src.dev) {
+				sub := subByName[name]
+				if sub == nil {
+					sub = &dirJob{rel: joinRel(j.rel, name), done: make(chan struct{})}
+					subByName[name] = sub
+					j.subdirs = append(j.subdirs, sub)
+				}
+				sub.srcs = append(sub.srcs, srcDir{root: src.root, rel: joinRel(src.rel, name), dev: src.dev})
+			}
+		}
+	}
+	j.entries, j.from = sortEntries(j.entries, j.from)
+	sortJobs(j.subdirs)
+}
+
+// entryFor turns a stat into a file-list entry, or reports why the file is
+// skipped. name is the entry's name in the destination, srcName its name
+// in dir.
+func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, display string) (wire.Entry, bool) {
+	opts := s.cfg.Opts
+	e := wire.Entry{
+		Name: name, Mode: st.Mode, MtimeSec: st.MtimeSec, MtimeNsec: st.MtimeNsec,
+		Uid: st.Uid, Gid: st.Gid,
+	}
+	switch st.Mode & fsops.TypeMask {
+	case fsops.TypeReg:
+		e.Size = st.Size
+		if opts.Checksum {
+			sum, err := fileSum(dir, srcName)
+			if err != nil {
+				s.problem(wire.ProblemGeneral, "checksum %q failed: %s", absPath(dir.Join(srcName)), fsops.ErrText(err))
+				return e, false
+			}
+			e.Sum = sum
+		}
+		if opts.HardLinks && st.Nlink > 1 {
+			// Dev and inode ride in LinkGroup/Rdev until emit numbers them.
+			e.LinkGroup, e.Rdev = st.Ino, st.Dev
+		}
+	case fsops.TypeDir:
+	case fsops.TypeLnk:
+		if !opts.Links {
+			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", display))
+			return e, false
+		}
+		target, err := dir.Readlink(srcName)
+		if err != nil {
+			s.problem(wire.ProblemGeneral, "readlink %q failed: %v", absPath(dir.Join(srcName)), fsops.ErrText(err))
+			return e, false
+		}
+		e.Link = target
+		e.Size = int64(len(target))
+	case fsops.TypeChr, fsops.TypeBlk:
+		if !opts.Devices {
+			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", display))
+			return e, false
+		}
+		e.Rdev = st.Rdev
+	case fsops.TypeFifo, fsops.TypeSock:
+		if !opts.Specials {
+			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", display))
+			return e, false
+		}
+	default:
+		return e, false
+	}
+	return e, true
+}
+
+func sortJobs(jobs []*dirJob) {
+	sort.Slice(jobs, func(a, b int) bool { return jobs[a].rel < jobs[b].rel })
+}
+
+func parentOf(op string) string {
+	op = strings.TrimRight(op, "/")
+	if op == "" {
+		return "/"
+	}
+	i := strings.LastIndexByte(op, '/')
+	switch {
+	case i < 0:
+		return "."
+	case i == 0:
+		return "/"
+	default:
+		return op[:i]
+	}
+}
+
+func baseName(op string) string {
+	op = strings.TrimRight(op, "/")
+	if i := strings.LastIndexByte(op, '/'); i >= 0 {
+		return op[i+1:]
+	}
+	return op
+}
+
+func fileSum(dir *fsops.Dir, name string) ([]byte, error) {
+	f, err := dir.OpenRead(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sum, err := fsops.HashFile(f)
+	return sum[:], err
+}

@@ -1,0 +1,184 @@
+// Package wire owns the syq protocol: the messages that flow between a
+// sender and a receiver, the transport interface they flow over, and (for
+// remote mode) their byte layouts. Local copies join the two halves with an
+// in-memory Conn that passes the same messages without encoding them.
+//
+// The conversation:
+//
+//	sender → receiver   FileBatch*   (one per directory, in preorder; then ListEnd)
+//	receiver → sender   Wants        (one per FileBatch: the entries it needs)
+//	sender → receiver   Data*        (per wanted file; a local Conn may pass an open file)
+//	receiver → sender   Done         (after the last Data; carries the receiver's stats)
+//
+// Directory batches let the receiver work on many directories at once and
+// delete extraneous files per directory without holding the whole list.
+package wire
+
+import (
+	"os"
+)
+
+// Entry describes one file in the transfer.
+type Entry struct {
+	Name      string // base name; "." for a transfer root directory
+	Mode      uint32 // st_mode, type bits included
+	Size      int64
+	MtimeSec  int64
+	MtimeNsec int64
+	Uid, Gid  uint32
+	User      string // owner name for mapping, "" if unknown or --numeric-ids
+	Group     string
+	Link      string // symlink target
+	Rdev      uint64
+	Sum       []byte // content checksum, sent only with -c
+	// LinkGroup is non-zero for a file with several hard links (-H); every
+	// entry of the same inode carries the same value. LinkLeader marks the
+	// first one sent, the one whose data is transferred.
+	LinkGroup  uint64
+	LinkLeader bool
+}
+
+// File type bits (the same values as st_mode).
+const (
+	TypeMask = 0o170000
+	TypeReg  = 0o100000
+	TypeDir  = 0o040000
+	TypeLnk  = 0o120000
+	TypeChr  = 0o020000
+	TypeBlk  = 0o060000
+	TypeFifo = 0o010000
+	TypeSock = 0o140000
+)
+
+// Type returns the file type bits of e.
+func (e *Entry) Type() uint32 { return e.Mode & TypeMask }
+
+// IsDir reports whether e is a directory.
+func (e *Entry) IsDir() bool { return e.Type() == TypeDir }
+
+// IsReg reports whether e is a regular file.
+func (e *Entry) IsReg() bool { return e.Type() == TypeReg }
+
+// Message is anything that travels over a Conn.
+type Message interface{ isMessage() }
+
+// FileBatch lists the entries of one directory of the transfer, sorted by
+// name. Dir is the directory's path relative to the destination root: ""
+// for the top level (the operands themselves), "." for the contents of
+// operands given with a trailing slash, otherwise a slash-separated path.
+// Complete means the batch lists everything the directory holds on the
+// sending side, so the receiver may delete what is not listed.
+type FileBatch struct {
+	Seq      uint64
+	Dir      string
+	Entries  []Entry
+	Complete bool
+}
+
+// ListEnd follows the last FileBatch. IOError reports that the sender could
+// not read part of the source, so the receiver must not delete (rsync's
+// io_error).
+type ListEnd struct {
+	IOError bool
+}
+
+// Wants answers one FileBatch with the indexes of the entries whose data
+// the receiver needs. Every FileBatch gets exactly one Wants, even when it
+// is empty, so the sender knows when it may release the batch.
+type Wants struct {
+	Seq     uint64
+	Indexes []int32
+}
+
+// Data carries the content of one wanted file. Locally the sender passes
+// the open source file (File) and the receiver copies from it with the
+// kernel's help (reflink, copy_file_range) and closes it; over a network
+// it carries bytes. Err reports that the sender could not read the file;
+// Vanished that it disappeared after it was listed.
+type Data struct {
+	Seq      uint64
+	Index    int32
+	File     *os.File
+	Bytes    []byte
+	Offset   int64
+	Last     bool
+	Err      string
+	Vanished bool
+}
+
+// DataEnd follows the last Data: the list has ended and every Wants has
+// been answered.
+type DataEnd struct{}
+
+// Done ends the conversation in one direction.
+type Done struct {
+	Stats Stats
+}
+
+// Stats are the totals that --stats and -v report.
+type Stats struct {
+	Files, RegFiles, Dirs, Links, Devices, Specials int64
+	CreatedFiles, CreatedReg, CreatedDirs           int64
+	CreatedLinks, CreatedDevices, CreatedSpecials   int64
+	DeletedFiles, DeletedReg, DeletedDirs           int64
+	TransferredFiles                                int64
+	TotalSize, TransferredSize                      int64
+	LiteralData, MatchedData                        int64
+	BytesSent, BytesReceived                        int64
+}
+
+func (*FileBatch) isMessage() {}
+func (*ListEnd) isMessage()   {}
+func (*Wants) isMessage()     {}
+func (*Data) isMessage()      {}
+func (*DataEnd) isMessage()   {}
+func (*Done) isMessage()      {}
+
+// Problem classes: what went wrong with one file, which decides the exit
+// code as rsync's io_error flags do (general beats vanished beats the
+// delete limit).
+const (
+	ProblemInfo     = iota // not a problem: a notice such as "skipping non-regular file"
+	ProblemGeneral         // a file could not be read or written (exit 23)
+	ProblemVanished        // a source file disappeared after it was listed (exit 24)
+	ProblemDelLimit        // --max-delete stopped deletions (exit 25)
+)
+
+// Exit codes shared with rsync.
+const (
+	ExitOK          = 0
+	ExitSyntax      = 1  // syntax or usage error
+	ExitProtocol    = 2  // protocol incompatibility
+	ExitFileSel     = 3  // errors selecting input/output files, dirs
+	ExitUnsupported = 4  // requested action not supported
+	ExitStartClient = 5  // error starting client-server protocol
+	ExitSocketIO    = 10 // error in socket I/O
+	ExitFileIO      = 11 // error in file I/O
+	ExitStreamIO    = 12 // error in rsync protocol data stream
+	ExitSignal      = 20 // received SIGUSR1 or SIGINT
+	ExitPartial     = 23 // some files/attrs were not transferred
+	ExitVanished    = 24 // some files vanished before they could be transferred
+	ExitDelLimit    = 25 // the --max-delete limit stopped deletions
+	ExitTimeout     = 30 // timeout in data send/receive
+	ExitConnTimeout = 35 // timeout waiting for daemon connection
+)
+
+// FatalError stops a transfer with an rsync exit code.
+type FatalError struct {
+	Code int
+	Err  error
+}
+
+func (e *FatalError) Error() string { return e.Err.Error() }
+func (e *FatalError) Unwrap() error { return e.Err }
+
+// Conn is one end of a transfer connection. Send and Recv may be called
+// from different goroutines; each is called by one goroutine at a time.
+type Conn interface {
+	Send(Message) error
+	Recv() (Message, error)
+	// PassesFiles reports whether Data may carry an open *os.File (true
+	// only when both ends are in one process).
+	PassesFiles() bool
+	Close() error
+}

@@ -1,0 +1,65 @@
+package wire
+
+// Options are the transfer settings that both halves of a transfer read.
+// cmd/syq fills them from the command line; in remote mode they travel to
+// the helper in the handshake, which is why they live here.
+type Options struct {
+	// What the sender walks and lists.
+	Recursive     bool // -r
+	Dirs          bool // -d: transfer directories without recursing
+	Links         bool // -l: copy symlinks as symlinks
+	HardLinks     bool // -H
+	Devices       bool // --devices (part of -D)
+	Specials      bool // --specials (part of -D)
+	OneFileSys    bool // -x: do not cross filesystem boundaries
+	SkipMountDirs bool // -xx: also leave out the mount-point directories themselves
+	CopyLinks     bool // -L: follow symlinks in the source (refused until built)
+	Relative      bool // -R (refused until built)
+	ImpliedDirs   bool // --implied-dirs (default true with -R)
+	ListOnly      bool // --list-only, or a single source without a destination
+	ExcludeGlobs  []string
+
+	// What the receiver preserves.
+	Perms        bool // -p
+	Times        bool // -t
+	OmitDirTimes bool // -O
+	Owner        bool // -o
+	Group        bool // -g
+	NumericIDs   bool // --numeric-ids
+
+	// How the receiver decides what to transfer.
+	Checksum        bool // -c
+	SizeOnly        bool // --size-only
+	IgnoreTimes     bool // -I
+	Update          bool // -u
+	Existing        bool // --existing
+	IgnoreExisting  bool // --ignore-existing
+	ModifyWindowSec int64
+
+	// How the receiver writes.
+	WholeFile bool // -W (always true locally unless --no-whole-file)
+	Inplace   bool // --inplace
+	Partial   bool // --partial
+	Sparse    bool // -S
+	Fsync     bool // --fsync
+	MkPath    bool // --mkpath
+	DryRun    bool // -n
+
+	// Deletion.
+	Delete       bool // --delete (during)
+	MaxDelete    int  // --max-delete; <0 means unlimited
+	IgnoreErrors bool // --ignore-errors
+	Force        bool // --force: delete a non-empty directory that a non-directory replaces
+
+	// Output.
+	Verbose          int  // -v count
+	Quiet            bool // -q
+	Itemize          bool // -i
+	ItemizeUnchanged bool // -ii: itemize unchanged items too
+	Stats            bool // --stats
+	HumanReadable    int  // -h count; -1 after --no-h (plain digits, no thousands separators)
+	Progress         bool // whole-transfer progress line on a terminal
+
+	// Tuning (syq-only).
+	Workers int // --syq-workers; 0 = automatic
+}

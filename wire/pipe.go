@@ -1,0 +1,67 @@
+package wire
+
+import (
+	"errors"
+	"io"
+	"sync"
+)
+
+// ErrClosed is returned by a Conn whose other end has gone away.
+var ErrClosed = errors.New("connection closed")
+
+// Pipe returns two connected in-memory Conns that pass messages without
+// encoding them, for a sender and receiver in one process. depth bounds
+// the number of messages in flight in each direction.
+func Pipe(depth int) (Conn, Conn) {
+	ab := make(chan Message, depth)
+	ba := make(chan Message, depth)
+	done := make(chan struct{})
+	once := new(sync.Once)
+	a := &pipeConn{in: ba, out: ab, done: done, once: once}
+	b := &pipeConn{in: ab, out: ba, done: done, once: once}
+	return a, b
+}
+
+type pipeConn struct {
+	in, out chan Message
+	done    chan struct{}
+	once    *sync.Once
+}
+
+func (p *pipeConn) Send(m Message) error {
+	select {
+	case <-p.done:
+		return ErrClosed
+	default:
+	}
+	select {
+	case p.out <- m:
+		return nil
+	case <-p.done:
+		return ErrClosed
+	}
+}
+
+func (p *pipeConn) Recv() (Message, error) {
+	select {
+	case m := <-p.in:
+		return m, nil
+	case <-p.done:
+		// Drain what was sent before the close.
+		select {
+		case m := <-p.in:
+			return m, nil
+		default:
+			return nil, io.EOF
+		}
+	}
+}
+
+func (p *pipeConn) PassesFiles() bool { return true }
+
+// Close ends both directions; pending Sends fail and Recv reports EOF
+// once the queue is drained.
+func (p *pipeConn) Close() error {
+	p.once.Do(func() { close(p.done) })
+	return nil
+}
