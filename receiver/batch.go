@@ -3,6 +3,7 @@ package receiver
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync/atomic"
 
 	"syq/fsops"
@@ -63,7 +64,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	var wants []int32
 	defer func() {
 		r.send(&wire.Wants{Seq: fb.Seq, Indexes: wants})
-		r.out.submit(fb.Seq, lines)
+		r.out.submit(fb.Seq, fb.Dir, lines)
 		b.release()
 	}()
 
@@ -112,10 +113,14 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		}
 	}
 	if r.fileMode != "" && fb.Dir == "" {
-		// The single top-level file takes the destination's name.
-		for i := range fb.Entries {
-			fb.Entries[i].Name = r.fileMode
+		// The single top-level file takes the destination's name. The
+		// batch is shared with the sender, so rename a copy.
+		renamed := *fb
+		renamed.Entries = append([]wire.Entry(nil), fb.Entries...)
+		for i := range renamed.Entries {
+			renamed.Entries[i].Name = r.fileMode
 		}
+		fb = &renamed
 	}
 
 	if fb.Complete && r.opts.Delete && b.dir != nil {
@@ -148,7 +153,12 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		var want bool
 		switch {
 		case e.IsDir():
-			lines = r.decideDir(b, e, rel, old, lines)
+			if r.opts.Recursive {
+				// Shown just before the directory's own contents.
+				r.out.hold(rel, r.lineOf(r.decideDir(b, e, rel, old, nil)))
+			} else {
+				lines = r.decideDir(b, e, rel, old, lines)
+			}
 		case e.IsReg():
 			want, lines = r.decideFile(b, e, rel, old, lines)
 		default:
@@ -178,7 +188,10 @@ func (r *Receiver) failChildren(fb *wire.FileBatch) {
 // deleteExtraneous removes what the destination directory has and the
 // sender does not (rsync's --delete, during the transfer).
 func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[string]bool, lines []string) []string {
-	if r.ioErrorSender.Load() && !r.opts.IgnoreErrors {
+	if fb.IOError && !r.opts.IgnoreErrors {
+		r.ioSkipOnce.Do(func() {
+			r.cfg.Report(wire.ProblemWarning, "IO error encountered -- skipping file deletion")
+		})
 		return lines
 	}
 	keep := make(map[string]bool, len(fb.Entries))
@@ -196,47 +209,69 @@ func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[
 			extra = append(extra, n)
 		}
 	}
-	sortStrings(extra)
-	// rsync deletes in reverse name order within a directory.
-	for i := len(extra) - 1; i >= 0; i-- {
-		lines = r.deleteOne(b.dir, extra[i], joinRel(fb.Dir, extra[i]), lines)
+	return r.deleteNames(b.dir, fb.Dir, extra, lines)
+}
+
+// deleteNames removes extraneous entries of one directory, in rsync's
+// order (the reverse of its file-list order: directories, then files,
+// each by descending name), recursing into directories and stopping at
+// --max-delete. dirRel is the directory's destination-relative path.
+func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, lines []string) []string {
+	type victim struct {
+		name string
+		st   fsops.Stat
+	}
+	victims := make([]victim, 0, len(names))
+	for _, n := range names {
+		st, err := dir.Lstat(n)
+		if err != nil {
+			if !fsops.IsNotExist(err) {
+				r.problem(wire.ProblemGeneral, "delete %q failed: %s", r.destPath(joinRel(dirRel, n)), fsops.ErrText(err))
+			}
+			continue
+		}
+		victims = append(victims, victim{n, st})
+	}
+	sort.Slice(victims, func(a, b int) bool {
+		if da, db := victims[a].st.IsDir(), victims[b].st.IsDir(); da != db {
+			return da
+		}
+		return victims[a].name > victims[b].name
+	})
+	for _, v := range victims {
+		lines = r.deleteOne(dir, v.name, joinRel(dirRel, v.name), v.st, lines)
 	}
 	return lines
 }
 
-// deleteOne removes one extraneous entry (recursively for a directory),
-// honouring --max-delete and -n.
-func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, lines []string) []string {
-	st, err := dir.Lstat(name)
-	if err != nil {
-		if !fsops.IsNotExist(err) {
-			r.problem(wire.ProblemGeneral, "delete %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+// deleteOne removes one extraneous entry, a directory after its contents,
+// honouring --max-delete (every entry counts) and -n.
+func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string) []string {
+	if st.IsDir() {
+		sub, err := dir.OpenDir(name)
+		if err != nil {
+			r.problem(wire.ProblemGeneral, "delete_file: opendir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+			return lines
 		}
-		return lines
+		children, err := sub.Names()
+		if err == nil {
+			lines = r.deleteNames(sub, rel, children, lines)
+		}
+		sub.Close()
 	}
 	if r.opts.MaxDelete >= 0 && r.deletes.Load() >= int64(r.opts.MaxDelete) {
 		r.skippedDeletes.Add(1)
 		return lines
 	}
-	if st.IsDir() && !r.opts.DryRun {
-		// Children are reported before their directory, as rsync does.
-		var inner []string
-		err := dir.RemoveAll(name, func(p string, isDir bool) {
-			r.countDelete(isDir)
-			if p != name {
-				inner = append(inner, r.deletedLine(joinRel(parentRel(rel), p), isDir))
-			}
-		})
-		lines = append(lines, inner...)
-		if err != nil {
-			r.problem(wire.ProblemGeneral, "delete_file: rmdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
-			return lines
-		}
-		return append(lines, r.deletedLine(rel, true))
-	}
 	if !r.opts.DryRun {
-		if err := dir.Unlink(name); err != nil {
-			r.problem(wire.ProblemGeneral, "delete_file: unlink %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+		var err error
+		if st.IsDir() {
+			err = dir.Rmdir(name)
+		} else {
+			err = dir.Unlink(name)
+		}
+		if err != nil {
+			r.problem(wire.ProblemGeneral, "delete_file: %s %q failed: %s", map[bool]string{true: "rmdir", false: "unlink"}[st.IsDir()], r.destPath(rel), fsops.ErrText(err))
 			return lines
 		}
 	}
@@ -281,3 +316,11 @@ func parentRel(rel string) string {
 }
 
 var _ = fmt.Sprintf
+
+// lineOf joins the (at most one) line a decision produced.
+func (r *Receiver) lineOf(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return lines[0]
+}

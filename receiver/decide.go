@@ -33,6 +33,14 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, lines []string) []string {
 	if old != nil && old.IsDir() {
 		flags := r.attrChanges(e, old)
+		if !r.asRoot && old.Mode&0o300 != 0o300 && !r.opts.DryRun && r.opts.Recursive {
+			// Not root: open up a directory we cannot write into while its
+			// contents arrive; its own mode comes back at the end.
+			if err := b.dir.Chmod(e.Name, old.Mode|0o700); err == nil {
+				r.recordDirMode(rel, e, old.Mode&0o7777)
+				flags = 0
+			}
+		}
 		if flags.any() {
 			r.recordDir(rel, e, false)
 		}
@@ -41,6 +49,10 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 			lines = append(lines, r.itemLine(item{update: '.', flags: flags}, rel+"/", e))
 		}
 		r.countEntry(e)
+		return lines
+	}
+	if old == nil && r.opts.Existing {
+		r.signal(rel, false) // --existing creates no new directories
 		return lines
 	}
 	if r.opts.DryRun || b.dir == nil {
@@ -362,6 +374,14 @@ func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old
 func (r *Receiver) recordDir(rel string, e *wire.Entry, created bool) {
 	r.dirsMu.Lock()
 	r.dirAttrs = append(r.dirAttrs, dirAttr{rel: rel, e: *e, created: created})
+	r.dirsMu.Unlock()
+}
+
+// recordDirMode records an existing directory whose mode was changed for
+// the transfer; origMode is what it had.
+func (r *Receiver) recordDirMode(rel string, e *wire.Entry, origMode uint32) {
+	r.dirsMu.Lock()
+	r.dirAttrs = append(r.dirAttrs, dirAttr{rel: rel, e: *e, origMode: origMode | fsops.TypeDir})
 	r.dirsMu.Unlock()
 }
 

@@ -86,7 +86,11 @@ func (r *Receiver) setDirAttrs() {
 		if err == nil {
 			var old *fsops.Stat
 			if !da.created {
-				old = &st
+				orig := st
+				if da.origMode != 0 {
+					orig.Mode = da.origMode
+				}
+				old = &orig
 			}
 			e := &da.e
 			uid, gid := r.owner(e)

@@ -10,8 +10,11 @@ import (
 )
 
 // List is the receiving half of --list-only: it prints each entry the
-// sender lists, in rsync's format, and asks for no data.
-func List(ctx context.Context, conn wire.Conn, out io.Writer) error {
+// sender lists, in rsync's format, and asks for no data. Symlink targets
+// are shown with showTargets (rsync's -l). With recursive, a directory is
+// printed just before its contents, as rsync orders its listing.
+func List(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recursive bool) error {
+	held := map[string]string{}
 	for {
 		m, err := conn.Recv()
 		if err != nil {
@@ -19,19 +22,31 @@ func List(ctx context.Context, conn wire.Conn, out io.Writer) error {
 		}
 		switch m := m.(type) {
 		case *wire.FileBatch:
+			if l, ok := held[m.Dir]; ok {
+				delete(held, m.Dir)
+				fmt.Fprintln(out, l)
+			}
 			for i := range m.Entries {
 				e := &m.Entries[i]
 				name := e.Name
 				if m.Dir != "" && m.Dir != "." {
 					name = m.Dir + "/" + e.Name
 				}
-				fmt.Fprintln(out, ListLine(e, name))
+				line := ListLine(e, name, showTargets)
+				if recursive && e.IsDir() && e.Name != "." {
+					held[name] = line
+					continue
+				}
+				fmt.Fprintln(out, line)
 			}
 			if err := conn.Send(&wire.Wants{Seq: m.Seq}); err != nil {
 				return err
 			}
 		case *wire.ListEnd:
 		case *wire.DataEnd:
+			for _, l := range held { // directories never listed (-x)
+				fmt.Fprintln(out, l)
+			}
 			return conn.Send(&wire.Done{})
 		default:
 			return &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("protocol error: unexpected %T from sender", m)}
@@ -43,20 +58,16 @@ func List(ctx context.Context, conn wire.Conn, out io.Writer) error {
 }
 
 // ListLine formats one entry as rsync's --list-only does.
-func ListLine(e *wire.Entry, name string) string {
-	if e.Type() == wire.TypeLnk && e.Link != "" {
-		name += " -> " + e.Link
+func ListLine(e *wire.Entry, name string, showTarget bool) string {
+	name = wire.DisplayName(name)
+	if e.Type() == wire.TypeLnk && e.Link != "" && showTarget {
+		name += " -> " + wire.DisplayName(e.Link)
 	}
 	size := e.Size
 	if e.Type() == wire.TypeDir {
 		size = 4096
 	}
-	var sizeText string
-	if e.Type() == wire.TypeChr || e.Type() == wire.TypeBlk {
-		sizeText = fmt.Sprintf("%d,%d", (e.Rdev>>8)&0xfff|(e.Rdev>>32)&^0xfff, e.Rdev&0xff|(e.Rdev>>12)&^0xff)
-	} else {
-		sizeText = Commas(size)
-	}
+	sizeText := Commas(size)
 	t := time.Unix(e.MtimeSec, 0).Format("2006/01/02 15:04:05")
 	return fmt.Sprintf("%s %14s %s %s", ModeString(e.Mode), sizeText, t, name)
 }

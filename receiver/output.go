@@ -34,6 +34,7 @@ func newItem(update byte, e *wire.Entry) item { return item{update: update, flag
 // itemLine formats a line for -i ("YXcstpoguax name") or -v ("name"); it
 // returns "" when neither is on.
 func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
+	name = wire.DisplayName(name)
 	if r.opts.Itemize {
 		var b [11]byte
 		b[0] = it.update
@@ -87,6 +88,7 @@ func typeChar(e *wire.Entry) byte {
 }
 
 func (r *Receiver) deletedLine(rel string, isDir bool) string {
+	rel = wire.DisplayName(rel)
 	if isDir {
 		rel += "/"
 	}
@@ -101,31 +103,59 @@ func (r *Receiver) deletedLine(rel string, isDir bool) string {
 
 // orderedOutput prints the lines of each batch in batch order, so -v and
 // -i output does not depend on which worker finished first.
+//
+// rsync shows a subdirectory's own line just before its contents, not
+// among its parent's files; hold keeps such a line until the batch of
+// that directory is printed.
 type orderedOutput struct {
 	mu      sync.Mutex
 	w       io.Writer
 	next    uint64
-	waiting map[uint64][]string
+	waiting map[uint64]batchLines
+	held    map[string]string
+}
+
+type batchLines struct {
+	dir   string
+	lines []string
 }
 
 func newOrderedOutput(w io.Writer) *orderedOutput {
-	return &orderedOutput{w: w, waiting: map[uint64][]string{}}
+	return &orderedOutput{w: w, waiting: map[uint64]batchLines{}, held: map[string]string{}}
 }
 
-// submit hands over the lines of batch seq.
-func (o *orderedOutput) submit(seq uint64, lines []string) {
+// hold keeps the line of directory rel until its own batch is printed.
+func (o *orderedOutput) hold(rel, line string) {
+	if line == "" {
+		return
+	}
+	o.mu.Lock()
+	o.held[rel] = line
+	o.mu.Unlock()
+}
+
+// submit hands over the lines of batch seq, the batch of directory dir.
+func (o *orderedOutput) submit(seq uint64, dir string, lines []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.waiting[seq] = lines
+	o.waiting[seq] = batchLines{dir, lines}
 	for {
-		l, ok := o.waiting[o.next]
+		b, ok := o.waiting[o.next]
 		if !ok {
 			return
 		}
 		delete(o.waiting, o.next)
 		o.next++
-		o.write(l)
+		o.writeBatch(b)
 	}
+}
+
+func (o *orderedOutput) writeBatch(b batchLines) {
+	if l, ok := o.held[b.dir]; ok {
+		delete(o.held, b.dir)
+		o.write([]string{l})
+	}
+	o.write(b.lines)
 }
 
 func (o *orderedOutput) write(lines []string) {
@@ -151,10 +181,19 @@ func (o *orderedOutput) flushAll() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for len(o.waiting) > 0 {
-		if l, ok := o.waiting[o.next]; ok {
-			o.write(l)
+		if b, ok := o.waiting[o.next]; ok {
+			o.writeBatch(b)
 			delete(o.waiting, o.next)
 		}
 		o.next++
 	}
+	rest := make([]string, 0, len(o.held))
+	for rel := range o.held {
+		rest = append(rest, rel)
+	}
+	sortStrings(rest)
+	for _, rel := range rest {
+		o.write([]string{o.held[rel]})
+	}
+	clear(o.held)
 }

@@ -68,6 +68,7 @@ type Receiver struct {
 	deletes        atomic.Int64
 	skippedDeletes atomic.Int64
 	ioErrorSender  atomic.Bool
+	ioSkipOnce     sync.Once
 	failed         atomic.Bool
 	fatalMu        sync.Mutex
 	fatal          error
@@ -88,9 +89,10 @@ type dirReady struct {
 }
 
 type dirAttr struct {
-	rel     string
-	e       wire.Entry
-	created bool
+	rel      string
+	e        wire.Entry
+	created  bool
+	origMode uint32 // non-zero: the mode the directory had before syq opened it up
 }
 
 type follower struct {
@@ -321,11 +323,11 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("stat %q failed: %s", absPath(dest), fsops.ErrText(statErr))}
 	}
 	if statErr == nil && !isDir {
-		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("ERROR: destination must be a directory when copying more than 1 file")}
+		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("ERROR: destination must be a directory when copying more than 1 file")}
 	}
 	if statErr != nil { // does not exist
-		if len(top.Entries) == 0 {
-			return nil
+		if len(top.Entries) == 0 && !slash {
+			return nil // nothing to copy: rsync creates only a "dir/" destination
 		}
 		if r.opts.DryRun {
 			r.out.now(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")), r.opts.Verbose > 0 || r.opts.Itemize)

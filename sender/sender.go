@@ -41,6 +41,8 @@ type Sender struct {
 	ioError    bool
 	ioMu       sync.Mutex
 
+	listIOError bool // emitter only: some batch so far had a read error
+
 	sendMu   sync.Mutex
 	walkDone bool // guarded by mu
 	endOnce  sync.Once

@@ -30,6 +30,7 @@ type dirJob struct {
 	from     []uint8
 	subdirs  []*dirJob
 	complete bool
+	ioError  bool // a general problem while reading this directory
 	started  bool
 }
 
@@ -48,7 +49,7 @@ func (s *Sender) walk(ctx context.Context) error {
 		}
 	}()
 	var seq uint64
-	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs}); err != nil {
+	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs, ioError: s.ioError}); err != nil {
 		return err
 	}
 
@@ -142,11 +143,17 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 	s.mu.Lock()
 	s.inflight[*seq] = rec
 	s.mu.Unlock()
-	b := &wire.FileBatch{Seq: *seq, Dir: j.rel, Entries: j.entries, Complete: j.complete}
+	// Once the sender has failed to read something, the receiver must not
+	// delete (rsync's io_error); the flag rides on every later batch.
+	s.listIOError = s.listIOError || j.ioError
+	b := &wire.FileBatch{Seq: *seq, Dir: j.rel, Entries: j.entries, Complete: j.complete, IOError: s.listIOError}
 	*seq++
 	j.dirs, j.entries, j.from = nil, nil, nil
 	return s.send(b)
 }
+
+// badEntry marks an entry skipped because of a read error (not by choice).
+const badEntry = ^uint32(0)
 
 // topLevel is the batch of the operands themselves.
 type topLevel struct {
@@ -244,7 +251,7 @@ func (s *Sender) list(j *dirJob) {
 			} else {
 				s.problem(wire.ProblemGeneral, "opendir %q failed: %v", absPath(src.root.Join(src.rel)), fsops.ErrText(err))
 			}
-			j.complete = false
+			j.ioError = true
 			continue
 		}
 		names, err := d.Names()
@@ -268,6 +275,9 @@ func (s *Sender) list(j *dirJob) {
 			}
 			e, ok := s.entryFor(name, st, d, name, joinRel(j.rel, name))
 			if !ok {
+				if e.Mode == badEntry {
+					j.ioError = true
+				}
 				continue
 			}
 			j.entries = append(j.entries, e)
@@ -303,7 +313,7 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 			sum, err := fileSum(dir, srcName)
 			if err != nil {
 				s.problem(wire.ProblemGeneral, "checksum %q failed: %s", absPath(dir.Join(srcName)), fsops.ErrText(err))
-				return e, false
+				return wire.Entry{Mode: badEntry}, false
 			}
 			e.Sum = sum
 		}

@@ -73,6 +73,10 @@ type FileBatch struct {
 	Dir      string
 	Entries  []Entry
 	Complete bool
+	// IOError says the sender has failed to read something so far (this
+	// directory or an earlier one); the receiver then deletes nothing
+	// unless --ignore-errors, as rsync does.
+	IOError bool
 }
 
 // ListEnd follows the last FileBatch. IOError reports that the sender could
@@ -142,6 +146,7 @@ const (
 	ProblemGeneral         // a file could not be read or written (exit 23)
 	ProblemVanished        // a source file disappeared after it was listed (exit 24)
 	ProblemDelLimit        // --max-delete stopped deletions (exit 25)
+	ProblemWarning         // printed on stderr, no effect on the exit code
 )
 
 // Exit codes shared with rsync.

@@ -95,6 +95,9 @@ func (p *problems) report(side string) func(int, string) {
 			p.vanished = true
 			fmt.Fprintf(p.stderr, "%s\n", msg)
 			return
+		case wire.ProblemWarning:
+			fmt.Fprintln(p.stderr, msg)
+			return
 		case wire.ProblemDelLimit:
 			p.delLimit = true
 		}

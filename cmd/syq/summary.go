@@ -115,6 +115,10 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	if !opts.Recursive {
 		opts.Dirs = true
 	}
+	// A listing shows every kind of file; -l only decides whether symlink
+	// targets are shown.
+	showTargets := opts.Links
+	opts.Links, opts.Devices, opts.Specials = true, true, true
 	probs := &problems{stdout: stdout, stderr: stderr}
 	sconn, rconn := wire.Pipe(64)
 	var sendErr error
@@ -127,7 +131,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 			sconn.Close()
 		}
 	}()
-	listErr := receiver.List(context.Background(), rconn, stdout)
+	listErr := receiver.List(context.Background(), rconn, stdout, showTargets, opts.Recursive)
 	if listErr != nil {
 		rconn.Close()
 	}

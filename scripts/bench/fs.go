@@ -195,3 +195,12 @@ func statfsType(dir string) string {
 	}
 	return fmt.Sprintf("0x%x", st.Type)
 }
+
+// fsUsed is the file system's used bytes (statfs blocks - free).
+func fsUsed(dir string) int64 {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0
+	}
+	return int64(st.Blocks-st.Bfree) * int64(st.Bsize)
+}

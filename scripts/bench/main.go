@@ -35,6 +35,7 @@ type config struct {
 	cache       string
 	calmShare   float64
 	calmTimeout time.Duration
+	runTimeout  time.Duration
 	scenario    string
 }
 
@@ -51,7 +52,14 @@ func main() {
 	flag.StringVar(&cfg.cache, "cache", "cold", "cold (drop_caches before every run) | warm (source pre-read); tmpfs cells are always in RAM")
 	flag.Float64Var(&cfg.calmShare, "calm", 0.05, "wait before each run until the I/O stall share over 250 ms is below this")
 	flag.DurationVar(&cfg.calmTimeout, "calm-timeout", 0, "give up waiting for calm after this; the run is then marked noisy (default: small 5s, full 30s; tmpfs cells never wait)")
+	flag.DurationVar(&cfg.runTimeout, "run-timeout", 0, "kill a timed tool (and its process group) after this; the run is invalid (default: small 2m, full 15m)")
 	flag.Parse()
+	if cfg.runTimeout == 0 {
+		cfg.runTimeout = 2 * time.Minute
+		if cfg.scale == "full" {
+			cfg.runTimeout = 15 * time.Minute
+		}
+	}
 	if cfg.calmTimeout == 0 {
 		cfg.calmTimeout = 5 * time.Second
 		if cfg.scale == "full" {
@@ -120,7 +128,10 @@ func run(cfg config) error {
 	go func() {
 		s := <-sigs
 		fmt.Fprintf(os.Stderr, "\nbench: %v: unmounting and exiting\n", s)
-		time.Sleep(200 * time.Millisecond) // let the child see the signal first
+		if pg := currentPgid.Load(); pg > 0 {
+			syscall.Kill(-int(pg), syscall.SIGKILL)
+			time.Sleep(200 * time.Millisecond)
+		}
 		cleanup()
 		os.Exit(130)
 	}()

@@ -20,6 +20,7 @@ type armSummary struct {
 	Ratio      float64   `json:"ratio_vs_base"` // median over reps of t(arm)/t(base) in the same rep
 	Ratios     []float64 `json:"ratios"`
 	SyncMedian float64   `json:"sync_after_median_s"`
+	AllocMB    float64   `json:"fs_used_delta_mb_median"`
 	MaxRSSKiB  int64     `json:"maxrss_kib_max"`
 	TreeHWMKiB int64     `json:"tree_hwm_kib_max"`
 	Load1      []float64 `json:"loadavg1"`
@@ -94,7 +95,7 @@ func summarize(c cell, armKeys []string, recs []runRecord, want *expected, fsDes
 	}
 	for _, k := range armKeys {
 		a := armSummary{Arm: k, Tool: arms[k].name, Min: 1e18}
-		var syncs []float64
+		var syncs, allocs []float64
 		meta := map[string]bool{}
 		for _, r := range recs {
 			if r.Arm != k {
@@ -108,6 +109,7 @@ func summarize(c cell, armKeys []string, recs []runRecord, want *expected, fsDes
 			a.Load1 = append(a.Load1, r.Load1)
 			a.Min, a.Max = min(a.Min, r.ElapsedS), max(a.Max, r.ElapsedS)
 			syncs = append(syncs, r.SyncS)
+			allocs = append(allocs, float64(r.FSUsedDelta)/1e6)
 			a.MaxRSSKiB = max(a.MaxRSSKiB, r.MaxRSSKiB)
 			a.TreeHWMKiB = max(a.TreeHWMKiB, r.TreeHWMKiB)
 			if r.Valid {
@@ -133,6 +135,7 @@ func summarize(c cell, armKeys []string, recs []runRecord, want *expected, fsDes
 		a.Median = median(a.Times)
 		a.Ratio = median(a.Ratios)
 		a.SyncMedian = median(syncs)
+		a.AllocMB = median(allocs)
 		if a.Median > 0 {
 			a.MBps = float64(s.Bytes) / 1e6 / a.Median
 			a.FilesPerS = float64(s.Files) / a.Median
@@ -173,7 +176,7 @@ func printTable(w io.Writer, s cellSummary) {
 		fmt.Fprintf(w, "   evictor: probe %d%% -> %d%% resident; sampled source files resident before runs: max %d bytes\n",
 			s.Evictor.ResidentBefore*100/s.Evictor.ProbeBytes, s.Evictor.ResidentAfter*100/s.Evictor.ProbeBytes, s.SrcResMax)
 	}
-	fmt.Fprintf(w, "   reps %d, arm order alternates (ABBA), loadavg1 %.2f-%.2f, ratio = median over reps of t(tool)/t(%s) in the same rep; io-noisy = runs started with I/O stall above --calm\n",
+	fmt.Fprintf(w, "   reps %d, arm order alternates (ABBA), loadavg1 %.2f-%.2f, ratio = median over reps of t(tool)/t(%s) in the same rep; io-noisy = runs started with I/O stall above --calm; fs +MB = space the copy took (statfs, after sync; ~0 = reflink)\n",
 		s.Reps, s.Load1Min, s.Load1Max, s.Base)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	rss := false
@@ -182,7 +185,7 @@ func printTable(w io.Writer, s cellSummary) {
 			rss = true
 		}
 	}
-	hdr := "   tool\tmedian [min-max] s\tMB/s\tfiles/s\tvs " + s.Base + "\t+sync s"
+	hdr := "   tool\tmedian [min-max] s\tMB/s\tfiles/s\tvs " + s.Base + "\t+sync s\tfs +MB"
 	if rss {
 		hdr += "\tmaxRSS MiB\ttree HWM MiB"
 	}
@@ -201,7 +204,7 @@ func printTable(w io.Writer, s cellSummary) {
 		if strings.HasPrefix(s.Durability, "none (tmpfs)") {
 			sync = "-"
 		}
-		line := fmt.Sprintf("   %s\t%.3f [%.3f-%.3f]\t%s\t%.0f\tx%.2f\t%s", a.Tool, a.Median, a.Min, a.Max, mbps, a.FilesPerS, a.Ratio, sync)
+		line := fmt.Sprintf("   %s\t%.3f [%.3f-%.3f]\t%s\t%.0f\tx%.2f\t%s\t%.1f", a.Tool, a.Median, a.Min, a.Max, mbps, a.FilesPerS, a.Ratio, sync, a.AllocMB)
 		if rss {
 			line += "\t" + mib(a.MaxRSSKiB) + "\t" + mib(a.TreeHWMKiB)
 		}

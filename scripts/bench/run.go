@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -14,39 +15,44 @@ import (
 )
 
 type runRecord struct {
-	Cell       string    `json:"cell"`
-	Arm        string    `json:"arm"`
-	Tool       string    `json:"tool"`
-	Rep        int       `json:"rep"`
-	Slot       int       `json:"slot"` // position within the rep (order alternates)
-	Argv       []string  `json:"argv"`
-	FS         string    `json:"fs"`
-	FSDesc     string    `json:"fs_desc"`
-	Mode       string    `json:"mode"`
-	Cache      string    `json:"cache"`
-	SrcRes     int64     `json:"src_sample_resident_bytes"` // mincore over sampled source files just before the run
-	SrcSampled int64     `json:"src_sample_bytes"`
-	Durability string    `json:"durability"`
-	Load1      float64   `json:"loadavg1"`
-	IOStall    float64   `json:"io_stall_share_before"` // share of a 250 ms window with some task stalled on I/O
-	IOAvg10    float64   `json:"io_some_avg10_before"`
-	CalmWaitS  float64   `json:"calm_wait_s"`
-	Noisy      bool      `json:"noisy"` // started while the I/O stall share was above --calm
-	Start      time.Time `json:"start"`
-	ElapsedS   float64   `json:"elapsed_s"`
-	SyncS      float64   `json:"sync_after_s"` // sync(2) right after, outside elapsed
-	UserS      float64   `json:"user_s"`
-	SysS       float64   `json:"sys_s"`
-	RC         int       `json:"rc"`
-	Stdout     string    `json:"stdout_tail,omitempty"`
-	StdoutN    int       `json:"stdout_lines"`
-	Stderr     string    `json:"stderr_tail,omitempty"`
-	MaxRSSKiB  int64     `json:"maxrss_kib,omitempty"` // /usr/bin/time %M: largest single process (memory cells)
-	TreeHWMKiB int64     `json:"tree_hwm_kib,omitempty"`
-	TreeProcs  int       `json:"tree_procs,omitempty"`
-	Verify     verdict   `json:"verify"`
-	Valid      bool      `json:"valid"`
+	Cell        string    `json:"cell"`
+	Arm         string    `json:"arm"`
+	Tool        string    `json:"tool"`
+	Rep         int       `json:"rep"`
+	Slot        int       `json:"slot"` // position within the rep (order alternates)
+	Argv        []string  `json:"argv"`
+	FS          string    `json:"fs"`
+	FSDesc      string    `json:"fs_desc"`
+	Mode        string    `json:"mode"`
+	Cache       string    `json:"cache"`
+	SrcRes      int64     `json:"src_sample_resident_bytes"` // mincore over sampled source files just before the run
+	SrcSampled  int64     `json:"src_sample_bytes"`
+	Durability  string    `json:"durability"`
+	Load1       float64   `json:"loadavg1"`
+	IOStall     float64   `json:"io_stall_share_before"` // share of a 250 ms window with some task stalled on I/O
+	IOAvg10     float64   `json:"io_some_avg10_before"`
+	CalmWaitS   float64   `json:"calm_wait_s"`
+	Noisy       bool      `json:"noisy"`     // started while the I/O stall share was above --calm
+	TimedOut    bool      `json:"timed_out"` // killed after --run-timeout
+	Start       time.Time `json:"start"`
+	ElapsedS    float64   `json:"elapsed_s"`
+	SyncS       float64   `json:"sync_after_s"`        // sync(2) right after, outside elapsed
+	FSUsedDelta int64     `json:"fs_used_delta_bytes"` // statfs used bytes after (and after the sync) minus before
+	UserS       float64   `json:"user_s"`
+	SysS        float64   `json:"sys_s"`
+	RC          int       `json:"rc"`
+	Stdout      string    `json:"stdout_tail,omitempty"`
+	StdoutN     int       `json:"stdout_lines"`
+	Stderr      string    `json:"stderr_tail,omitempty"`
+	MaxRSSKiB   int64     `json:"maxrss_kib,omitempty"` // /usr/bin/time %M: largest single process (memory cells)
+	TreeHWMKiB  int64     `json:"tree_hwm_kib,omitempty"`
+	TreeProcs   int       `json:"tree_procs,omitempty"`
+	Verify      verdict   `json:"verify"`
+	Valid       bool      `json:"valid"`
 }
+
+// currentPgid is the process group of the tool being timed (0 if none).
+var currentPgid atomic.Int64
 
 type bench struct {
 	cfg     config
@@ -267,12 +273,26 @@ func (b *bench) timedRun(c cell, f *filesys, want *expected, sample []string, ke
 			}
 		}
 	}
+	used0 := fsUsed(f.dir)
 	cmd := exec.Command(runArgv[0], runArgv[1:]...)
 	var stdout, stderr = &tailBuf{max: 4096}, &tailBuf{max: 4096}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// Own process group, so that a hung tool can be killed with its children.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	r.Start = time.Now()
 	t0 := time.Now()
 	err := cmd.Start()
+	var timer *time.Timer
+	var timedOut atomic.Bool
+	if err == nil {
+		pid := cmd.Process.Pid
+		currentPgid.Store(int64(pid))
+		defer currentPgid.Store(0)
+		timer = time.AfterFunc(b.cfg.runTimeout, func() {
+			timedOut.Store(true)
+			syscall.Kill(-pid, syscall.SIGKILL)
+		})
+	}
 	var hwm *hwmSampler
 	if err == nil && c.rss {
 		hwm = startHWM(cmd.Process.Pid, timeOut != "")
@@ -281,6 +301,10 @@ func (b *bench) timedRun(c cell, f *filesys, want *expected, sample []string, ke
 		err = cmd.Wait()
 	}
 	r.ElapsedS = time.Since(t0).Seconds()
+	if timer != nil {
+		timer.Stop()
+	}
+	r.TimedOut = timedOut.Load()
 	if hwm != nil {
 		r.TreeHWMKiB, r.TreeProcs = hwm.finish()
 	}
@@ -289,6 +313,7 @@ func (b *bench) timedRun(c cell, f *filesys, want *expected, sample []string, ke
 		syscall.Sync()
 		r.SyncS = time.Since(t1).Seconds()
 	}
+	r.FSUsedDelta = fsUsed(f.dir) - used0 // after the sync: what the copy allocated (≈0 for a reflink)
 	r.Stdout, r.StdoutN, r.Stderr = stdout.String(), stdout.lines, stderr.String()
 	if cmd.ProcessState != nil {
 		r.RC = cmd.ProcessState.ExitCode()
@@ -310,6 +335,10 @@ func (b *bench) timedRun(c cell, f *filesys, want *expected, sample []string, ke
 	} else {
 		r.Verify = verifyCopy(want, f.dst())
 	}
-	r.Valid = r.RC == 0 && r.Verify.OK
+	if r.TimedOut {
+		r.Verify.fail("killed after --run-timeout %v", b.cfg.runTimeout)
+		r.Verify.OK = false
+	}
+	r.Valid = r.RC == 0 && r.Verify.OK && !r.TimedOut
 	return r
 }
