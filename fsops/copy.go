@@ -100,7 +100,7 @@ func (c *copyCapState) strike(ctr *atomic.Int32, okBit, noBit uint32) {
 // empty regular file opened for writing. See CopyDataDev for the strategy.
 // It costs two fstat calls to learn the devices; callers that know them should
 // use CopyDataDev.
-func CopyData(dst, src *os.File, size int64, sparse bool) (CopyMethod, error) {
+func CopyData(dst Writer, src Reader, size int64, sparse bool) (CopyMethod, error) {
 	var srcSt, dstSt unix.Stat_t
 	if err := copyFstat(int(src.Fd()), &srcSt); err != nil {
 		return 0, &os.PathError{Op: "fstat", Path: src.Name(), Err: err}
@@ -132,7 +132,7 @@ func CopyData(dst, src *os.File, size int64, sparse bool) (CopyMethod, error) {
 // this hot path for no benefit. Fd() takes no reference, so the caller must
 // not Close the files concurrently (it owns them); KeepAlive guards against
 // the finalizer.
-func CopyDataDev(dst, src *os.File, srcDev, dstDev uint64, size int64, sparse bool) (CopyMethod, error) {
+func CopyDataDev(dst Writer, src Reader, srcDev, dstDev uint64, size int64, sparse bool) (CopyMethod, error) {
 	if size < 0 {
 		return 0, fmt.Errorf("copy %s -> %s: negative size %d", src.Name(), dst.Name(), size)
 	}
@@ -222,7 +222,7 @@ func copyCFRUnsupported(err error) bool {
 
 // copyCloneFixSize makes a whole-file clone exactly size bytes: FICLONE clones the
 // source as it is now, which may be longer (grew: cut) or shorter (shrank: error).
-func copyCloneFixSize(dst *os.File, dfd int, src *os.File, size int64) error {
+func copyCloneFixSize(dst Writer, dfd int, src Reader, size int64) error {
 	var st unix.Stat_t
 	if err := copyFstat(dfd, &st); err != nil {
 		return &os.PathError{Op: "fstat", Path: dst.Name(), Err: err}
@@ -240,7 +240,7 @@ func copyCloneFixSize(dst *os.File, dfd int, src *os.File, size int64) error {
 
 // copyReadWrite copies bytes [done, size) from the current position of src to
 // the current position of dst.
-func copyReadWrite(dst, src *os.File, done, size int64) error {
+func copyReadWrite(dst Writer, src Reader, done, size int64) error {
 	bp := copyBufPool.Get().(*[]byte)
 	defer copyBufPool.Put(bp)
 	buf := *bp
@@ -269,7 +269,7 @@ func copyReadWrite(dst, src *os.File, done, size int64) error {
 // (reading a hole is cheap; two lseeks per file are not), and the final
 // ftruncate is skipped when the last pwrite already ended at size (dst is
 // empty by contract), so a dense 4 KiB file costs one pread and one pwrite.
-func copySparse(dst, src *os.File, size int64) error {
+func copySparse(dst Writer, src Reader, size int64) error {
 	sfd := int(src.Fd())
 	defer runtime.KeepAlive(src)
 	bp := copyBufPool.Get().(*[]byte)
@@ -339,7 +339,7 @@ func copySparse(dst, src *os.File, size int64) error {
 		}
 	}
 	if written != size {
-		if err := dst.Truncate(size); err != nil {
+		if err := Truncate(dst, size); err != nil {
 			return copyErr("truncate", src, dst, err)
 		}
 	}
@@ -350,7 +350,7 @@ func copySparse(dst, src *os.File, size int64) error {
 // all-zero blocks aligned on absolute 4 KiB boundaries; adjacent non-zero
 // blocks go out in one pwrite. It returns the end offset of the last write
 // (0 if nothing was written).
-func copyWriteNonZero(dst *os.File, b []byte, off int64) (int64, error) {
+func copyWriteNonZero(dst Writer, b []byte, off int64) (int64, error) {
 	var last int64
 	runStart := -1
 	i := 0
@@ -379,7 +379,7 @@ func copyWriteNonZero(dst *os.File, b []byte, off int64) (int64, error) {
 }
 
 // Fsync flushes f to stable storage (fsync(2)), retrying on EINTR.
-func Fsync(f *os.File) error {
+func Fsync(f Handle) error {
 	err := copyNoEINTR(func() error { return unix.Fsync(int(f.Fd())) })
 	runtime.KeepAlive(f)
 	if err != nil {
@@ -388,11 +388,11 @@ func Fsync(f *os.File) error {
 	return nil
 }
 
-func copyShortErr(src *os.File, got, want int64) error {
+func copyShortErr(src Reader, got, want int64) error {
 	return fmt.Errorf("copy %s: source shrank (got %d of %d bytes): %w", src.Name(), got, want, io.ErrUnexpectedEOF)
 }
 
-func copyErr(op string, src, dst *os.File, err error) error {
+func copyErr(op string, src Reader, dst Writer, err error) error {
 	return fmt.Errorf("copy %s -> %s: %s: %w", src.Name(), dst.Name(), op, err)
 }
 

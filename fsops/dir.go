@@ -266,29 +266,28 @@ func (d *Dir) Readlink(name string) (string, error) {
 }
 
 // OpenRead opens the regular file name for reading, refusing a symlink.
-func (d *Dir) OpenRead(name string) (*os.File, error) {
+// O_NONBLOCK keeps a FIFO swapped in for a listed file from blocking the
+// open; regular files ignore the flag.
+func (d *Dir) OpenRead(name string) (*File, error) {
 	fd, err := openRetry(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: d.Join(name), Err: err}
 	}
-	// O_NONBLOCK only guards against a FIFO swapped in for a file; regular
-	// files ignore it, and clearing it keeps the runtime poller out.
-	unix.SetNonblock(fd, false)
-	return os.NewFile(uintptr(fd), d.Join(name)), nil
+	return newFile(fd, d.Join(name)), nil
 }
 
 // OpenWrite opens the existing regular file name for writing in place
 // (--inplace), refusing a symlink.
-func (d *Dir) OpenWrite(name string) (*os.File, error) {
+func (d *Dir) OpenWrite(name string) (*File, error) {
 	fd, err := openRetry(d.fd, name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: d.Join(name), Err: err}
 	}
-	return os.NewFile(uintptr(fd), d.Join(name)), nil
+	return newFile(fd, d.Join(name)), nil
 }
 
 // CreateExcl creates the regular file name, which must not exist.
-func (d *Dir) CreateExcl(name string, perm uint32) (*os.File, error) {
+func (d *Dir) CreateExcl(name string, perm uint32) (*File, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -296,15 +295,18 @@ func (d *Dir) CreateExcl(name string, perm uint32) (*os.File, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "create", Path: d.Join(name), Err: err}
 	}
-	return os.NewFile(uintptr(fd), d.Join(name)), nil
+	return newFile(fd, d.Join(name)), nil
 }
 
-var tempSeq atomic.Uint64
+var (
+	tempSeq atomic.Uint64
+	pid     = uint64(os.Getpid())
+)
 
 // TempName returns a hidden temporary name next to final, in rsync's
 // ".final.XXXXXX" shape, shortened so it fits in NAME_MAX.
 func TempName(final string) string {
-	n := tempSeq.Add(1) ^ uint64(os.Getpid())<<20
+	n := tempSeq.Add(1) ^ pid<<20
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 	var suffix [6]byte
 	for i := range suffix {
@@ -320,7 +322,7 @@ func TempName(final string) string {
 
 // CreateTemp creates a new hidden temporary file beside final. The caller
 // renames it over final when complete, or removes it.
-func (d *Dir) CreateTemp(final string, perm uint32) (*os.File, string, error) {
+func (d *Dir) CreateTemp(final string, perm uint32) (*File, string, error) {
 	for range 100 {
 		name := TempName(final)
 		f, err := d.CreateExcl(name, perm)
@@ -483,21 +485,21 @@ func (d *Dir) SetMtime(name string, sec, nsec int64) error {
 }
 
 // Fchown, Fchmod and FsetMtime act on an open file (cheaper than by name).
-func Fchown(f *os.File, uid, gid int) error {
+func Fchown(f Handle, uid, gid int) error {
 	if err := unix.Fchown(int(f.Fd()), uid, gid); err != nil {
 		return &os.PathError{Op: "chown", Path: f.Name(), Err: err}
 	}
 	return nil
 }
 
-func Fchmod(f *os.File, mode uint32) error {
+func Fchmod(f Handle, mode uint32) error {
 	if err := unix.Fchmod(int(f.Fd()), mode&0o7777); err != nil {
 		return &os.PathError{Op: "chmod", Path: f.Name(), Err: err}
 	}
 	return nil
 }
 
-func FsetMtime(f *os.File, sec, nsec int64) error {
+func FsetMtime(f Handle, sec, nsec int64) error {
 	ts := []unix.Timespec{{Sec: 0, Nsec: unix.UTIME_OMIT}, {Sec: sec, Nsec: nsec}}
 	if err := unix.UtimesNanoAt(int(f.Fd()), "", ts, unix.AT_EMPTY_PATH); err != nil {
 		return &os.PathError{Op: "utimes", Path: f.Name(), Err: err}
@@ -529,7 +531,7 @@ func (d *Dir) FsetMtime(sec, nsec int64) error {
 }
 
 // Fstat stats an open file.
-func Fstat(f *os.File) (Stat, error) {
+func Fstat(f Handle) (Stat, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return Stat{}, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
@@ -538,7 +540,7 @@ func Fstat(f *os.File) (Stat, error) {
 }
 
 // Truncate sets an open file's size.
-func Truncate(f *os.File, size int64) error {
+func Truncate(f Handle, size int64) error {
 	if err := unix.Ftruncate(int(f.Fd()), size); err != nil {
 		return &os.PathError{Op: "truncate", Path: f.Name(), Err: err}
 	}

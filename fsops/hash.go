@@ -11,7 +11,7 @@ const SumSize = sha256.Size
 
 // HashFile returns the checksum of f's content from offset 0, as -c
 // compares them.
-func HashFile(f *os.File) ([SumSize]byte, error) {
+func HashFile(f Reader) ([SumSize]byte, error) {
 	var sum [SumSize]byte
 	h := sha256.New()
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {

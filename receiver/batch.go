@@ -17,17 +17,26 @@ type batchState struct {
 	dir  *fsops.Dir // nil in a dry run for a directory that does not exist yet
 	own  bool       // dir is ours to close (not the root handle)
 	refs atomic.Int32
+	src  wire.SourceRef // set when the sender's Data arrives
+	dev  uint64         // st_dev of dir
 }
 
 func (b *batchState) release() {
-	if b.refs.Add(-1) == 0 && b.own {
+	if b.refs.Add(-1) != 0 {
+		return
+	}
+	if b.own {
 		b.dir.Close()
+	}
+	if b.src != nil {
+		b.src.Release()
 	}
 }
 
 // fileJob is a regular file waiting for its data.
 type fileJob struct {
 	batch *batchState
+	index int32
 	e     wire.Entry
 	name  string
 	rel   string
@@ -62,7 +71,13 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	b.refs.Store(1)
 	var lines []string
 	var wants []int32
+	var jobs []*fileJob
 	defer func() {
+		if len(jobs) > 0 {
+			r.pendMu.Lock()
+			r.pending[fb.Seq] = jobs
+			r.pendMu.Unlock()
+		}
 		r.send(&wire.Wants{Seq: fb.Seq, Indexes: wants})
 		r.out.submit(fb.Seq, fb.Dir, lines)
 		b.release()
@@ -103,6 +118,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	// What the destination directory holds now.
 	var have map[string]bool
 	if b.dir != nil {
+		if st, err := b.dir.Stat(); err == nil {
+			b.dev = st.Dev
+		}
 		names, err := b.dir.Names()
 		if err != nil {
 			r.problem(wire.ProblemGeneral, "readdir %q failed: %s", r.destPath(fb.Dir), fsops.ErrText(err))
@@ -165,11 +183,8 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			lines = r.decideOther(b, e, rel, old, lines)
 		}
 		if want {
-			r.files.Add(1)
 			b.refs.Add(1)
-			r.pendMu.Lock()
-			r.pending[pendKey{fb.Seq, int32(i)}] = &fileJob{batch: b, e: *e, name: e.Name, rel: rel, old: old}
-			r.pendMu.Unlock()
+			jobs = append(jobs, &fileJob{batch: b, index: int32(i), e: *e, name: e.Name, rel: rel, old: old})
 			wants = append(wants, int32(i))
 		}
 	}

@@ -31,6 +31,7 @@ type Config struct {
 	// problem, already worded.
 	Out    io.Writer
 	Report func(class int, msg string)
+	Debug  bool // report decisions (SYQ_DEBUG)
 }
 
 // Receiver is one receiving half of a transfer.
@@ -52,7 +53,7 @@ type Receiver struct {
 	ready   map[string]*dirReady
 
 	pendMu  sync.Mutex
-	pending map[pendKey]*fileJob
+	pending map[uint64][]*fileJob // by batch: files waiting for the sender's Data
 	files   sync.WaitGroup
 
 	dirsMu   sync.Mutex
@@ -64,6 +65,9 @@ type Receiver struct {
 
 	out *orderedOutput
 
+	debug        bool
+	loggedMethod atomic.Bool
+
 	stats          statsCounter
 	deletes        atomic.Int64
 	skippedDeletes atomic.Int64
@@ -73,11 +77,6 @@ type Receiver struct {
 	fatalMu        sync.Mutex
 	fatal          error
 	cancel         context.CancelFunc
-}
-
-type pendKey struct {
-	seq uint64
-	idx int32
 }
 
 // dirReady is closed when a directory exists in the destination (or is
@@ -122,11 +121,12 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		opts:    cfg.Opts,
 		conn:    conn,
 		ready:   map[string]*dirReady{},
-		pending: map[pendKey]*fileJob{},
+		pending: map[uint64][]*fileJob{},
 		leaders: map[uint64]string{},
 		umask:   fsops.Umask(),
 		asRoot:  fsops.Geteuid() == 0,
 		out:     newOrderedOutput(cfg.Out),
+		debug:   cfg.Debug,
 	}
 	ctx, r.cancel = context.WithCancel(ctx)
 	defer r.cancel()
@@ -160,7 +160,7 @@ func (r *Receiver) run(ctx context.Context) error {
 	}
 
 	batches := make(chan *wire.FileBatch, 64)
-	data := make(chan *wire.Data, 256)
+	data := make(chan *fileJob, 256)
 	var batchWG, writerWG sync.WaitGroup
 	for range r.cfg.DirWorkers {
 		batchWG.Add(1)
@@ -175,8 +175,8 @@ func (r *Receiver) run(ctx context.Context) error {
 		writerWG.Add(1)
 		go func() {
 			defer writerWG.Done()
-			for d := range data {
-				r.receiveData(ctx, d)
+			for j := range data {
+				r.writeFile(ctx, j)
 			}
 		}()
 	}
@@ -211,7 +211,14 @@ loop:
 			close(batches)
 			batches = nil
 		case *wire.Data:
-			data <- m
+			jobs, err := r.takePending(m)
+			if err != nil {
+				loopErr = err
+				break loop
+			}
+			for _, j := range jobs {
+				data <- j
+			}
 		case *wire.DataEnd:
 			break loop
 		default:
@@ -253,8 +260,8 @@ func (r *Receiver) drain() {
 		case *wire.FileBatch:
 			r.send(&wire.Wants{Seq: m.Seq})
 		case *wire.Data:
-			if m.File != nil {
-				m.File.Close()
+			if m.Ref != nil {
+				m.Ref.Release()
 			}
 		case *wire.DataEnd:
 			r.send(&wire.Done{Stats: r.stats.snapshot()})
@@ -363,10 +370,11 @@ func splitDest(dest string) (parent, base string) {
 func (r *Receiver) abortPending() {
 	r.pendMu.Lock()
 	defer r.pendMu.Unlock()
-	for k, j := range r.pending {
-		delete(r.pending, k)
-		j.batch.release()
-		r.files.Done()
+	for seq, jobs := range r.pending {
+		delete(r.pending, seq)
+		for _, j := range jobs {
+			j.batch.release()
+		}
 	}
 }
 

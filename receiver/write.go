@@ -5,49 +5,50 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"syq/fsops"
 	"syq/wire"
 )
 
-// receiveData writes one wanted file from its Data message. The file
-// appears under its final name only complete (temp file + rename), except
-// with --inplace.
-func (r *Receiver) receiveData(ctx context.Context, d *wire.Data) {
+// takePending matches the sender's Data with the files waiting for it.
+func (r *Receiver) takePending(d *wire.Data) ([]*fileJob, error) {
 	r.pendMu.Lock()
-	job := r.pending[pendKey{d.Seq, d.Index}]
-	delete(r.pending, pendKey{d.Seq, d.Index})
+	jobs, ok := r.pending[d.Seq]
+	delete(r.pending, d.Seq)
 	r.pendMu.Unlock()
-	if d.File != nil {
-		defer d.File.Close()
+	if !ok || d.Ref == nil {
+		if d.Ref != nil {
+			d.Ref.Release()
+		}
+		return nil, &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("protocol error: unexpected data for batch %d", d.Seq)}
 	}
-	if job == nil {
-		r.setFatal(&wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("protocol error: data for unrequested file %d of batch %d", d.Index, d.Seq)})
+	// Every job holds the batch; the last one to finish releases the
+	// sender's directory handles too.
+	jobs[0].batch.src = d.Ref
+	return jobs, nil
+}
+
+// writeFile writes one wanted file. It appears under its final name only
+// when complete (temp file + rename), except with --inplace.
+func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
+	defer job.batch.release()
+	if ctx.Err() != nil {
 		return
 	}
-	defer r.files.Done()
-	defer job.batch.release()
-	if d.Err != "" {
-		// The sender reported the problem; the destination keeps what it had.
-		if !d.Vanished {
+	src, vanished, err := job.batch.src.Open(job.index)
+	if err != nil {
+		// The sender reported it; the destination keeps what it had.
+		if !vanished {
 			r.failed.Store(true)
 		}
 		return
 	}
-	if ctx.Err() != nil {
-		return
-	}
-	if d.File == nil {
-		r.setFatal(&wire.FatalError{Code: wire.ExitProtocol, Err: errors.New("protocol error: byte data is not supported by this connection")})
-		return
-	}
-	var err error
+	defer src.Close()
 	if r.opts.Inplace {
-		err = r.writeInplace(job, d.File)
+		err = r.writeInplace(job, src)
 	} else {
-		err = r.writeTemp(ctx, job, d.File)
+		err = r.writeTemp(ctx, job, src)
 	}
 	if err != nil && ctx.Err() == nil {
 		r.writeFailed(job, err)
@@ -76,7 +77,7 @@ type userError struct{ msg string }
 
 func (e *userError) Error() string { return e.msg }
 
-func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src *os.File) error {
+func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.LocalFile) error {
 	dir := job.batch.dir
 	f, tmp, err := dir.CreateTemp(job.name, 0o600)
 	if err != nil {
@@ -96,7 +97,7 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src *os.File) er
 			}
 		}
 	}()
-	if _, err := fsops.CopyData(f, src, job.e.Size, r.opts.Sparse); err != nil {
+	if err := r.copyData(f, src, job); err != nil {
 		return err
 	}
 	if err := r.setFileAttrs(f, job); err != nil {
@@ -122,14 +123,14 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src *os.File) er
 
 func tmp0(name string) string { return "." + name + ".XXXXXX" }
 
-func tmpHasData(f *os.File) bool {
+func tmpHasData(f fsops.Handle) bool {
 	st, err := fsops.Fstat(f)
 	return err == nil && st.Size > 0
 }
 
-func (r *Receiver) writeInplace(job *fileJob, src *os.File) error {
+func (r *Receiver) writeInplace(job *fileJob, src wire.LocalFile) error {
 	dir := job.batch.dir
-	var f *os.File
+	var f *fsops.File
 	var err error
 	if job.old != nil && job.old.IsReg() {
 		f, err = dir.OpenWrite(job.name)
@@ -145,7 +146,7 @@ func (r *Receiver) writeInplace(job *fileJob, src *os.File) error {
 			return err
 		}
 	}
-	if _, err := fsops.CopyData(f, src, job.e.Size, r.opts.Sparse); err != nil {
+	if err := r.copyData(f, src, job); err != nil {
 		return err
 	}
 	if err := fsops.Truncate(f, job.e.Size); err != nil {
@@ -160,9 +161,19 @@ func (r *Receiver) writeInplace(job *fileJob, src *os.File) error {
 	return nil
 }
 
+// copyData copies with the devices already known (no fstat per file).
+func (r *Receiver) copyData(dst *fsops.File, src wire.LocalFile, job *fileJob) error {
+	b := job.batch
+	method, err := fsops.CopyDataDev(dst, src, b.src.Dev(job.index), b.dev, job.e.Size, r.opts.Sparse)
+	if err == nil && r.debug && !r.loggedMethod.Swap(true) {
+		r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("copy method for %s: %s", job.rel, method))
+	}
+	return err
+}
+
 // setFileAttrs sets owner, permissions and mtime on the open new file.
 // Owner goes first: chown clears set-id bits.
-func (r *Receiver) setFileAttrs(f *os.File, job *fileJob) error {
+func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob) error {
 	e := &job.e
 	uid, gid := r.owner(e)
 	if uid >= 0 || gid >= 0 {

@@ -21,9 +21,8 @@ import (
 type Config struct {
 	Opts     *wire.Options
 	Operands []string
-	// Walkers is how many directories are read at once; Readers how many
-	// files are opened at once to answer wants.
-	Walkers, Readers int
+	// Walkers is how many directories are read at once.
+	Walkers int
 	// Report receives every problem, already worded for the user.
 	Report func(class int, msg string)
 }
@@ -51,9 +50,9 @@ type Sender struct {
 // batchRecord keeps what the sender needs to answer wants for one batch.
 type batchRecord struct {
 	srcs    []*fsops.Dir // the source directories the entries live in
+	devs    []uint64     // st_dev of each of srcs
 	from    []uint8      // per entry: index into srcs
 	entries []wire.Entry
-	pending int // wants not yet answered
 	wanted  bool
 }
 
@@ -62,9 +61,6 @@ type batchRecord struct {
 func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 	if cfg.Walkers <= 0 {
 		cfg.Walkers = 4
-	}
-	if cfg.Readers <= 0 {
-		cfg.Readers = 4
 	}
 	if cfg.Report == nil {
 		cfg.Report = func(int, string) {}
@@ -79,51 +75,30 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	wants := newWantQueue()
+	if !conn.PassesFiles() {
+		return wire.Stats{}, &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("this connection cannot carry file data yet (remote mode is not built)")}
+	}
 	var stats wire.Stats
 	recvErr := make(chan error, 1)
-	go func() { recvErr <- s.receiveLoop(ctx, wants, &stats) }()
-
-	var readers sync.WaitGroup
-	readErr := make(chan error, cfg.Readers)
-	for range cfg.Readers {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			if err := s.serve(ctx, wants); err != nil {
-				readErr <- err
-				cancel()
-			}
-		}()
-	}
+	go func() { recvErr <- s.receiveLoop(ctx, &stats) }()
 
 	walkErr := s.walk(ctx)
 	if walkErr != nil {
 		cancel()
+		s.conn.Close()
 	}
 	err := <-recvErr
-	readers.Wait()
 	s.releaseAll()
 	if walkErr != nil {
 		return stats, walkErr
 	}
-	select {
-	case e := <-readErr:
-		return stats, e
-	default:
-	}
 	return stats, err
 }
 
-type wantItem struct {
-	seq uint64
-	idx int32
-}
-
-// receiveLoop reads the receiver's messages: wants become work for the
-// readers; Done ends the transfer.
-func (s *Sender) receiveLoop(ctx context.Context, wants *wantQueue, stats *wire.Stats) error {
-	defer wants.close()
+// receiveLoop reads the receiver's messages: each Wants is answered at
+// once with a reference to the batch's source files; Done ends the
+// transfer.
+func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 	for {
 		m, err := s.conn.Recv()
 		if err != nil {
@@ -138,17 +113,26 @@ func (s *Sender) receiveLoop(ctx context.Context, wants *wantQueue, stats *wire.
 				return fmt.Errorf("protocol error: wants for unknown batch %d", m.Seq)
 			}
 			rec.wanted = true
-			rec.pending = len(m.Indexes)
 			s.mu.Unlock()
-			if len(m.Indexes) == 0 {
-				s.release(m.Seq)
-				continue
-			}
 			for _, i := range m.Indexes {
 				if i < 0 || int(i) >= len(rec.entries) || !rec.entries[i].IsReg() {
 					return fmt.Errorf("protocol error: want for entry %d of batch %d", i, m.Seq)
 				}
-				wants.push(wantItem{m.Seq, i})
+			}
+			if len(m.Indexes) == 0 {
+				s.release(m.Seq, true)
+				continue
+			}
+			// The receiver now owns the batch's directory handles. Data
+			// goes out before the release, which may send DataEnd.
+			ref := &batchRef{s: s, rec: rec}
+			if err := s.send(&wire.Data{Seq: m.Seq, Ref: ref}); err != nil {
+				ref.Release()
+				return err
+			}
+			s.release(m.Seq, false)
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
 		case *wire.Done:
 			*stats = m.Stats
@@ -159,52 +143,42 @@ func (s *Sender) receiveLoop(ctx context.Context, wants *wantQueue, stats *wire.
 	}
 }
 
-// serve opens wanted files and hands them to the receiver.
-func (s *Sender) serve(ctx context.Context, wants *wantQueue) error {
-	for {
-		w, ok := wants.pop()
-		if !ok {
-			return nil
-		}
-		s.mu.Lock()
-		rec := s.inflight[w.seq]
-		s.mu.Unlock()
-		e := &rec.entries[w.idx]
-		dir := rec.srcs[rec.from[w.idx]]
-		d := &wire.Data{Seq: w.seq, Index: w.idx}
-		f, err := dir.OpenRead(e.Name)
-		if err != nil {
-			if fsops.IsNotExist(err) {
-				d.Vanished = true
-				d.Err = fmt.Sprintf("file has vanished: %q", absPath(dir.Join(e.Name)))
-				s.cfg.Report(wire.ProblemVanished, d.Err)
-			} else {
-				d.Err = fmt.Sprintf("send_files failed to open %q: %s", absPath(dir.Join(e.Name)), fsops.ErrText(err))
-				s.cfg.Report(wire.ProblemGeneral, d.Err)
-			}
-		} else {
-			d.File = f
-		}
-		if err := s.send(d); err != nil {
-			if f != nil {
-				f.Close()
-			}
-			return err
-		}
-		s.mu.Lock()
-		rec.pending--
-		done := rec.pending == 0
-		s.mu.Unlock()
-		if done {
-			s.release(w.seq)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
+// batchRef is the SourceRef of one batch: the receiver opens the wanted
+// files through the batch's source directory handles.
+type batchRef struct {
+	s    *Sender
+	rec  *batchRecord
+	once sync.Once
 }
 
-func (s *Sender) release(seq uint64) {
+func (b *batchRef) Open(i int32) (wire.LocalFile, bool, error) {
+	e := &b.rec.entries[i]
+	dir := b.rec.srcs[b.rec.from[i]]
+	f, err := dir.OpenRead(e.Name)
+	if err == nil {
+		return f, false, nil
+	}
+	if fsops.IsNotExist(err) {
+		b.s.cfg.Report(wire.ProblemVanished, fmt.Sprintf("file has vanished: %q", absPath(dir.Join(e.Name))))
+		return nil, true, err
+	}
+	b.s.problem(wire.ProblemGeneral, "send_files failed to open %q: %s", absPath(dir.Join(e.Name)), fsops.ErrText(err))
+	return nil, false, err
+}
+
+func (b *batchRef) Dev(i int32) uint64 { return b.rec.devs[b.rec.from[i]] }
+
+func (b *batchRef) Release() {
+	b.once.Do(func() {
+		for _, d := range b.rec.srcs {
+			d.Close()
+		}
+	})
+}
+
+// release forgets an answered batch; closeDirs is false when the
+// receiver took over its directory handles.
+func (s *Sender) release(seq uint64, closeDirs bool) {
 	s.mu.Lock()
 	rec := s.inflight[seq]
 	delete(s.inflight, seq)
@@ -213,8 +187,10 @@ func (s *Sender) release(seq uint64) {
 	if rec == nil {
 		return
 	}
-	for _, d := range rec.srcs {
-		d.Close()
+	if closeDirs {
+		for _, d := range rec.srcs {
+			d.Close()
+		}
 	}
 	<-s.slots
 	if last {
@@ -243,54 +219,6 @@ func (s *Sender) send(m wire.Message) error {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	return s.conn.Send(m)
-}
-
-// wantQueue is an unbounded FIFO of wants. It must not block the loop that
-// reads the receiver's messages, or sender and receiver could each wait
-// for the other to read.
-type wantQueue struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	items  []wantItem
-	head   int
-	closed bool
-}
-
-func newWantQueue() *wantQueue {
-	q := &wantQueue{}
-	q.cond = sync.NewCond(&q.mu)
-	return q
-}
-
-func (q *wantQueue) push(w wantItem) {
-	q.mu.Lock()
-	q.items = append(q.items, w)
-	q.mu.Unlock()
-	q.cond.Signal()
-}
-
-func (q *wantQueue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.mu.Unlock()
-	q.cond.Broadcast()
-}
-
-func (q *wantQueue) pop() (wantItem, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for q.head == len(q.items) && !q.closed {
-		q.cond.Wait()
-	}
-	if q.head == len(q.items) {
-		return wantItem{}, false
-	}
-	w := q.items[q.head]
-	q.head++
-	if q.head == len(q.items) {
-		q.items, q.head = q.items[:0], 0
-	}
-	return w, true
 }
 
 func (s *Sender) releaseAll() {

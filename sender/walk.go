@@ -26,6 +26,7 @@ type dirJob struct {
 
 	// Results, valid once done is closed.
 	dirs     []*fsops.Dir
+	devs     []uint64
 	entries  []wire.Entry
 	from     []uint8
 	subdirs  []*dirJob
@@ -49,7 +50,7 @@ func (s *Sender) walk(ctx context.Context) error {
 		}
 	}()
 	var seq uint64
-	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs, ioError: s.ioError}); err != nil {
+	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs, devs: top.devs, ioError: s.ioError}); err != nil {
 		return err
 	}
 
@@ -134,7 +135,7 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 			}
 		}
 	}
-	rec := &batchRecord{srcs: j.dirs, from: j.from, entries: j.entries}
+	rec := &batchRecord{srcs: j.dirs, devs: j.devs, from: j.from, entries: j.entries}
 	select {
 	case s.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -148,7 +149,7 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 	s.listIOError = s.listIOError || j.ioError
 	b := &wire.FileBatch{Seq: *seq, Dir: j.rel, Entries: j.entries, Complete: j.complete, IOError: s.listIOError}
 	*seq++
-	j.dirs, j.entries, j.from = nil, nil, nil
+	j.dirs, j.devs, j.entries, j.from = nil, nil, nil, nil
 	return s.send(b)
 }
 
@@ -158,6 +159,7 @@ const badEntry = ^uint32(0)
 // topLevel is the batch of the operands themselves.
 type topLevel struct {
 	dirs    []*fsops.Dir
+	devs    []uint64
 	entries []wire.Entry
 	from    []uint8
 }
@@ -201,9 +203,16 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 				s.problem(wire.ProblemGeneral, "opendir %q failed: %v", absPath(parent), fsops.ErrText(err))
 				continue
 			}
+			pst, err := d.Stat()
+			if err != nil {
+				d.Close()
+				s.problem(wire.ProblemGeneral, "stat %q failed: %s", absPath(parent), fsops.ErrText(err))
+				continue
+			}
 			pi = len(top.dirs)
 			parents[parent] = pi
 			top.dirs = append(top.dirs, d)
+			top.devs = append(top.devs, pst.Dev)
 		}
 		e, ok := s.entryFor(name, st, top.dirs[pi], baseName(op), name)
 		if !ok {
@@ -261,8 +270,16 @@ func (s *Sender) list(j *dirJob) {
 			d.Close()
 			continue
 		}
+		dst, err := d.Stat()
+		if err != nil {
+			s.problem(wire.ProblemGeneral, "stat %q failed: %s", absPath(d.Path()), fsops.ErrText(err))
+			j.ioError = true
+			d.Close()
+			continue
+		}
 		di := uint8(len(j.dirs))
 		j.dirs = append(j.dirs, d)
+		j.devs = append(j.devs, dst.Dev)
 		for _, name := range names {
 			st, err := d.Lstat(name)
 			if err != nil {

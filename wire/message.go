@@ -14,10 +14,6 @@
 // delete extraneous files per directory without holding the whole list.
 package wire
 
-import (
-	"os"
-)
-
 // Entry describes one file in the transfer.
 type Entry struct {
 	Name      string // base name; "." for a transfer root directory
@@ -94,20 +90,33 @@ type Wants struct {
 	Indexes []int32
 }
 
-// Data carries the content of one wanted file. Locally the sender passes
-// the open source file (File) and the receiver copies from it with the
-// kernel's help (reflink, copy_file_range) and closes it; over a network
-// it carries bytes. Err reports that the sender could not read the file;
-// Vanished that it disappeared after it was listed.
+// Data answers one Wants. Within one process the sender hands over a
+// SourceRef and the receiver opens each wanted file itself, so the kernel
+// copies it (reflink, copy_file_range) without a goroutine hop per file.
+// Across a network each file travels as byte frames (built with remote
+// mode); a receiver that gets neither refuses the transfer.
 type Data struct {
-	Seq      uint64
-	Index    int32
-	File     *os.File
-	Bytes    []byte
-	Offset   int64
-	Last     bool
-	Err      string
-	Vanished bool
+	Seq uint64
+	Ref SourceRef
+}
+
+// LocalFile is an open source file, read by the receiver's copy chain.
+type LocalFile interface {
+	Fd() uintptr
+	Name() string
+	Read([]byte) (int, error)
+	ReadAt([]byte, int64) (int, error)
+	Close() error
+}
+
+// SourceRef opens the wanted files of one batch for a receiver in the same
+// process. Open reports its own failures to the user (as the sender's);
+// vanished says the file disappeared after it was listed. The receiver
+// calls Release once it has opened everything it wanted.
+type SourceRef interface {
+	Open(index int32) (f LocalFile, vanished bool, err error)
+	Dev(index int32) uint64 // st_dev of the file's directory, to pick a copy method without a stat
+	Release()
 }
 
 // DataEnd follows the last Data: the list has ended and every Wants has
@@ -147,6 +156,7 @@ const (
 	ProblemVanished        // a source file disappeared after it was listed (exit 24)
 	ProblemDelLimit        // --max-delete stopped deletions (exit 25)
 	ProblemWarning         // printed on stderr, no effect on the exit code
+	ProblemDebug           // SYQ_DEBUG output
 )
 
 // Exit codes shared with rsync.

@@ -98,6 +98,9 @@ func (p *problems) report(side string) func(int, string) {
 		case wire.ProblemWarning:
 			fmt.Fprintln(p.stderr, msg)
 			return
+		case wire.ProblemDebug:
+			fmt.Fprintf(p.stderr, "syq debug: %s\n", msg)
+			return
 		case wire.ProblemDelLimit:
 			p.delLimit = true
 		}
@@ -163,8 +166,8 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		defer wg.Done()
 		_, sendErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources,
-			Walkers: plan.Walkers, Readers: plan.Readers,
-			Report: probs.report("sender"),
+			Walkers: plan.Walkers,
+			Report:  probs.report("sender"),
 		}, sconn)
 		if sendErr != nil {
 			sconn.Close()
@@ -178,6 +181,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		Opts: opts, Dest: inv.Dest,
 		DirWorkers: plan.DirWorkers, Writers: plan.Writers,
 		Out: out, Report: probs.report("receiver"),
+		Debug: os.Getenv("SYQ_DEBUG") != "",
 	}, rconn)
 	if recvErr != nil {
 		rconn.Close()
