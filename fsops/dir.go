@@ -554,8 +554,13 @@ func Umask() uint32 {
 	return uint32(old)
 }
 
-// Geteuid reports the effective user id (ownership is only set as root).
+// SetUmask sets the process umask.
+func SetUmask(mask uint32) { unix.Umask(int(mask)) }
+
+// Geteuid and Getegid report the effective ids (ownership is only set as
+// root; a new file gets them unless its directory is set-group-ID).
 func Geteuid() int { return unix.Geteuid() }
+func Getegid() int { return unix.Getegid() }
 
 func openRetry(dirfd int, name string, flags int, perm uint32) (int, error) {
 	for {

@@ -1,8 +1,12 @@
 package fsops
 
 import (
+	"errors"
 	"io"
 	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -121,4 +125,53 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 		total += n
 	}
 	return total, nil
+}
+
+// noTmpfile remembers devices whose filesystem refused O_TMPFILE.
+var noTmpfile sync.Map
+
+// CreateUnnamed opens a new file in d that has no name yet (O_TMPFILE): it
+// can never be seen half-written, and LinkUnnamed publishes it in one step.
+// It returns ok=false, with no error, where the filesystem cannot do this;
+// dev is d's st_dev, used to remember that.
+func (d *Dir) CreateUnnamed(perm uint32, dev uint64) (f *File, ok bool, err error) {
+	if _, no := noTmpfile.Load(dev); no {
+		return nil, false, nil
+	}
+	fd, err := openRetry(d.fd, ".", unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, perm)
+	if err != nil {
+		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
+			noTmpfile.Store(dev, true)
+			return nil, false, nil
+		}
+		return nil, false, &os.PathError{Op: "open O_TMPFILE", Path: d.path, Err: err}
+	}
+	return newFile(fd, d.Join("(unnamed)")), true, nil
+}
+
+var linkNeedsProc atomic.Bool
+
+// LinkUnnamed gives a file from CreateUnnamed the name name in d. It fails
+// with EEXIST if the name is taken: it never replaces anything.
+func (d *Dir) LinkUnnamed(f *File, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if !linkNeedsProc.Load() {
+		err := unix.Linkat(f.fd, "", d.fd, name, unix.AT_EMPTY_PATH)
+		if err == nil {
+			f.name = d.Join(name)
+			return nil
+		}
+		if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EPERM) {
+			return &os.PathError{Op: "link", Path: d.Join(name), Err: err}
+		}
+		// AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; /proc works for anyone.
+		linkNeedsProc.Store(true)
+	}
+	if err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(f.fd), d.fd, name, unix.AT_SYMLINK_FOLLOW); err != nil {
+		return &os.PathError{Op: "link", Path: d.Join(name), Err: err}
+	}
+	f.name = d.Join(name)
+	return nil
 }

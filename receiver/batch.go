@@ -13,12 +13,13 @@ import (
 // batchState is one destination directory being worked on. Its handle
 // stays open while files of the batch are still being written.
 type batchState struct {
-	rel  string
-	dir  *fsops.Dir // nil in a dry run for a directory that does not exist yet
-	own  bool       // dir is ours to close (not the root handle)
-	refs atomic.Int32
-	src  wire.SourceRef // set when the sender's Data arrives
-	dev  uint64         // st_dev of dir
+	rel    string
+	dir    *fsops.Dir // nil in a dry run for a directory that does not exist yet
+	own    bool       // dir is ours to close (not the root handle)
+	refs   atomic.Int32
+	src    wire.SourceRef // set when the sender's Data arrives
+	dev    uint64         // st_dev of dir
+	newGid uint32         // the group a file created in dir gets
 }
 
 func (b *batchState) release() {
@@ -118,8 +119,12 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	// What the destination directory holds now.
 	var have map[string]bool
 	if b.dir != nil {
+		b.newGid = r.egid
 		if st, err := b.dir.Stat(); err == nil {
 			b.dev = st.Dev
+			if st.Mode&0o2000 != 0 {
+				b.newGid = st.Gid // set-group-ID directory
+			}
 		}
 		names, err := b.dir.Names()
 		if err != nil {

@@ -34,6 +34,9 @@ type Config struct {
 	Debug  bool // report decisions (SYQ_DEBUG)
 }
 
+// writeChunk is how many files a writer takes at once.
+const writeChunk = 32
+
 // Receiver is one receiving half of a transfer.
 type Receiver struct {
 	cfg  Config
@@ -44,8 +47,11 @@ type Receiver struct {
 	rootPath string     // for messages
 	fileMode string     // non-empty: the single top-level file is written under this name
 	topNames map[string]bool
-	umask    uint32
+	umask    uint32 // the user's umask, applied to new files without -p
+	umaskNow uint32 // the process umask while receiving (0 with -p)
 	asRoot   bool
+	euid     uint32
+	egid     uint32
 
 	sendMu sync.Mutex
 
@@ -125,9 +131,12 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		leaders: map[uint64]string{},
 		umask:   fsops.Umask(),
 		asRoot:  fsops.Geteuid() == 0,
+		euid:    uint32(fsops.Geteuid()),
+		egid:    uint32(fsops.Getegid()),
 		out:     newOrderedOutput(cfg.Out),
 		debug:   cfg.Debug,
 	}
+	r.umaskNow = r.umask
 	ctx, r.cancel = context.WithCancel(ctx)
 	defer r.cancel()
 	err := r.run(ctx)
@@ -158,9 +167,18 @@ func (r *Receiver) run(ctx context.Context) error {
 		r.drain()
 		return err
 	}
+	if r.opts.Perms {
+		// Modes are set exactly from here on; a umask would only force
+		// extra chmods. (The destination itself was made with the umask.)
+		fsops.SetUmask(0)
+		defer fsops.SetUmask(r.umask)
+		r.umaskNow = 0
+	}
 
 	batches := make(chan *wire.FileBatch, 64)
-	data := make(chan *fileJob, 256)
+	// Writers take files in chunks: one wake-up per chunk, not per file,
+	// keeps the scheduler out of the way of the system calls.
+	data := make(chan []*fileJob, 64)
 	var batchWG, writerWG sync.WaitGroup
 	for range r.cfg.DirWorkers {
 		batchWG.Add(1)
@@ -175,8 +193,10 @@ func (r *Receiver) run(ctx context.Context) error {
 		writerWG.Add(1)
 		go func() {
 			defer writerWG.Done()
-			for j := range data {
-				r.writeFile(ctx, j)
+			for chunk := range data {
+				for _, j := range chunk {
+					r.writeFile(ctx, j)
+				}
 			}
 		}()
 	}
@@ -216,8 +236,10 @@ loop:
 				loopErr = err
 				break loop
 			}
-			for _, j := range jobs {
-				data <- j
+			for len(jobs) > 0 {
+				n := min(len(jobs), writeChunk)
+				data <- jobs[:n:n]
+				jobs = jobs[n:]
 			}
 		case *wire.DataEnd:
 			break loop

@@ -79,7 +79,18 @@ func (e *userError) Error() string { return e.msg }
 
 func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.LocalFile) error {
 	dir := job.batch.dir
-	f, tmp, err := dir.CreateTemp(job.name, 0o600)
+	if job.old == nil && !r.opts.Partial {
+		// A new name: an unnamed file linked in when complete costs less
+		// than a named temp file and a rename.
+		f, ok, err := dir.CreateUnnamed(r.createPerm(job), job.batch.dev)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return r.writeUnnamed(ctx, job, f, src)
+		}
+	}
+	f, tmp, err := dir.CreateTemp(job.name, r.createPerm(job))
 	if err != nil {
 		if fsops.IsNoSpace(err) {
 			return err
@@ -89,8 +100,9 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.LocalFi
 	ok := false
 	defer func() {
 		if !ok {
+			keep := r.opts.Partial && tmpHasData(f)
 			f.Close()
-			if r.opts.Partial && tmpHasData(f) {
+			if keep {
 				dir.Rename(tmp, dir, job.name)
 			} else {
 				dir.Unlink(tmp)
@@ -100,7 +112,7 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.LocalFi
 	if err := r.copyData(f, src, job); err != nil {
 		return err
 	}
-	if err := r.setFileAttrs(f, job); err != nil {
+	if err := r.setFileAttrs(f, job, r.createPerm(job)&^r.umaskNow); err != nil {
 		return err
 	}
 	if r.opts.Fsync {
@@ -121,6 +133,40 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.LocalFi
 	return nil
 }
 
+// writeUnnamed fills an O_TMPFILE file and links it under its name.
+func (r *Receiver) writeUnnamed(ctx context.Context, job *fileJob, f *fsops.File, src wire.LocalFile) error {
+	defer f.Close()
+	if err := r.copyData(f, src, job); err != nil {
+		return err
+	}
+	if err := r.setFileAttrs(f, job, r.createPerm(job)&^r.umaskNow); err != nil {
+		return err
+	}
+	if r.opts.Fsync {
+		if err := fsops.Fsync(f); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir := job.batch.dir
+	err := dir.LinkUnnamed(f, job.name)
+	if fsops.IsExist(err) {
+		// Something took the name meanwhile: replace it as rsync would.
+		tmp := fsops.TempName(job.name)
+		if err = dir.LinkUnnamed(f, tmp); err == nil {
+			if err = dir.Rename(tmp, dir, job.name); err != nil {
+				dir.Unlink(tmp)
+			}
+		}
+	}
+	if err != nil {
+		return &userError{fmt.Sprintf("link %q failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
+	}
+	return nil
+}
+
 func tmp0(name string) string { return "." + name + ".XXXXXX" }
 
 func tmpHasData(f fsops.Handle) bool {
@@ -132,10 +178,12 @@ func (r *Receiver) writeInplace(job *fileJob, src wire.LocalFile) error {
 	dir := job.batch.dir
 	var f *fsops.File
 	var err error
+	cur := r.createPerm(job) &^ r.umaskNow
 	if job.old != nil && job.old.IsReg() {
 		f, err = dir.OpenWrite(job.name)
+		cur = job.old.Mode & 0o7777
 	} else {
-		f, err = dir.CreateExcl(job.name, 0o600)
+		f, err = dir.CreateExcl(job.name, r.createPerm(job))
 	}
 	if err != nil {
 		return &userError{fmt.Sprintf("open %q failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
@@ -152,13 +200,19 @@ func (r *Receiver) writeInplace(job *fileJob, src wire.LocalFile) error {
 	if err := fsops.Truncate(f, job.e.Size); err != nil {
 		return err
 	}
-	if err := r.setFileAttrs(f, job); err != nil {
+	if err := r.setFileAttrs(f, job, cur); err != nil {
 		return err
 	}
 	if r.opts.Fsync {
 		return fsops.Fsync(f)
 	}
 	return nil
+}
+
+// createPerm is the mode a new file is created with: its final mode
+// without set-id bits, always writable by us.
+func (r *Receiver) createPerm(job *fileJob) uint32 {
+	return r.finalPerm(&job.e, job.old)&0o777 | 0o200
 }
 
 // copyData copies with the devices already known (no fstat per file).
@@ -173,16 +227,27 @@ func (r *Receiver) copyData(dst *fsops.File, src wire.LocalFile, job *fileJob) e
 
 // setFileAttrs sets owner, permissions and mtime on the open new file.
 // Owner goes first: chown clears set-id bits.
-func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob) error {
+func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error {
 	e := &job.e
 	uid, gid := r.owner(e)
-	if uid >= 0 || gid >= 0 {
+	if uid >= 0 && uint32(uid) == r.euid {
+		uid = -1 // a new file is ours already
+	}
+	if gid >= 0 && uint32(gid) == job.batch.newGid {
+		gid = -1
+	}
+	chowned := uid >= 0 || gid >= 0
+	if chowned {
 		if err := fsops.Fchown(f, uid, gid); err != nil {
 			r.problem(wire.ProblemGeneral, "chown %q failed: %s", r.destPath(job.rel), fsops.ErrText(err))
 		}
 	}
-	if err := fsops.Fchmod(f, r.finalPerm(e, job.old)); err != nil {
-		return err
+	// The file was created with createPerm; chmod only when that was not
+	// the final mode (umask, set-id bits, which chown also clears).
+	if perm := r.finalPerm(e, job.old); chowned || perm != cur {
+		if err := fsops.Fchmod(f, perm); err != nil {
+			return err
+		}
 	}
 	if r.opts.Times {
 		if err := fsops.FsetMtime(f, e.MtimeSec, e.MtimeNsec); err != nil {

@@ -764,6 +764,7 @@ type dtArm struct {
 	srcDiff        []string
 	dstPreDiff     []string
 	runErr         error
+	timedOut       bool
 }
 
 func dtIsDst(rel string) bool { return rel == "dst" }
@@ -838,7 +839,7 @@ func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 			if i == 1 {
 				bin, pre = diffBin, diffBinArgs
 			}
-			r.code, r.stdout, r.stderr, r.runErr = runDiffTool(bin, append(append([]string{}, pre...), s.args...), roots[i], s.unpriv)
+			r.code, r.stdout, r.stderr, r.timedOut, r.runErr = runDiffTool(bin, append(append([]string{}, pre...), s.args...), roots[i], s.unpriv)
 			if r.runErr != nil {
 				return
 			}
@@ -868,6 +869,12 @@ func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 	}
 
 	var problems []string
+	if rs.timedOut {
+		problems = append(problems, fmt.Sprintf("HARNESS: rsync did not finish within %v", dtTimeout()))
+	}
+	if sq.timedOut {
+		problems = append(problems, fmt.Sprintf("TIMEOUT: syq did not finish within %v (killed)", dtTimeout()))
+	}
 	if rs.code != s.code {
 		problems = append(problems, fmt.Sprintf("HARNESS: rsync itself exited %d, scenario expects %d", rs.code, s.code))
 	}
@@ -912,8 +919,19 @@ func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 	}
 }
 
-func runDiffTool(bin string, args []string, dir string, unpriv bool) (int, string, string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+// dtTimeout bounds one tool run; SYQ_DIFF_TIMEOUT (a Go duration) changes it.
+func dtTimeout() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("SYQ_DIFF_TIMEOUT")); err == nil && d > 0 {
+		return d
+	}
+	return 20 * time.Second
+}
+
+// runDiffTool runs one arm. A run that does not finish in time is killed
+// with its whole process group and reported with exit code -1 and
+// timedOut set; only a failure to start at all is an error.
+func runDiffTool(bin string, args []string, dir string, unpriv bool) (code int, stdout, stderr string, timedOut bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), dtTimeout())
 	defer cancel()
 	if unpriv {
 		args = append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin}, args...)
@@ -922,19 +940,22 @@ func runDiffTool(bin string, args []string, dir string, unpriv bool) (int, strin
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TZ=UTC", "LC_ALL=C", "HOME=/nonexistent"}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	runErr := cmd.Run()
 	if ctx.Err() != nil {
-		return -1, stdout.String(), stderr.String(), fmt.Errorf("%s timed out; stderr: %s", bin, dtTrim(stderr.String()))
+		return -1, out.String(), errb.String(), true, nil
 	}
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode(), stdout.String(), stderr.String(), nil
+	if runErr != nil {
+		if ee, ok := runErr.(*exec.ExitError); ok {
+			return ee.ExitCode(), out.String(), errb.String(), false, nil
 		}
-		return -1, "", "", err
+		return -1, "", "", false, runErr
 	}
-	return 0, stdout.String(), stderr.String(), nil
+	return 0, out.String(), errb.String(), false, nil
 }
 
 func dtNormOut(s, root string) string { return strings.ReplaceAll(s, root, "<ROOT>") }
