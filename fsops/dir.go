@@ -194,7 +194,7 @@ func (d *Dir) Dup() (*Dir, error) {
 
 // OpenDir opens the subdirectory name, refusing a symlink.
 func (d *Dir) OpenDir(name string) (*Dir, error) {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return nil, err
 	}
 	fd, err := openRetry(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -288,7 +288,7 @@ func (d *Dir) OpenWrite(name string) (*File, error) {
 
 // CreateExcl creates the regular file name, which must not exist.
 func (d *Dir) CreateExcl(name string, perm uint32) (*File, error) {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return nil, err
 	}
 	fd, err := openRetry(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
@@ -338,7 +338,7 @@ func (d *Dir) CreateTemp(final string, perm uint32) (*File, string, error) {
 
 // Rename renames old in d to new in dst, replacing a non-directory at new.
 func (d *Dir) Rename(old string, dst *Dir, new string) error {
-	if err := checkName(new); err != nil {
+	if err := CheckName(new); err != nil {
 		return err
 	}
 	if err := unix.Renameat(d.fd, old, dst.fd, new); err != nil {
@@ -349,7 +349,7 @@ func (d *Dir) Rename(old string, dst *Dir, new string) error {
 
 // Mkdir creates the subdirectory name.
 func (d *Dir) Mkdir(name string, perm uint32) error {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return err
 	}
 	if err := unix.Mkdirat(d.fd, name, perm); err != nil {
@@ -360,7 +360,7 @@ func (d *Dir) Mkdir(name string, perm uint32) error {
 
 // Symlink creates name as a symlink to target (which is never resolved).
 func (d *Dir) Symlink(target, name string) error {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return err
 	}
 	if err := unix.Symlinkat(target, d.fd, name); err != nil {
@@ -371,7 +371,7 @@ func (d *Dir) Symlink(target, name string) error {
 
 // Mknod creates a device, FIFO or socket node.
 func (d *Dir) Mknod(name string, mode uint32, rdev uint64) error {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return err
 	}
 	if err := unix.Mknodat(d.fd, name, mode, int(rdev)); err != nil {
@@ -382,7 +382,7 @@ func (d *Dir) Mknod(name string, mode uint32, rdev uint64) error {
 
 // Link makes name in d a hard link to oldName in oldDir (no symlink follow).
 func (d *Dir) Link(oldDir *Dir, oldName, name string) error {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return err
 	}
 	if err := unix.Linkat(oldDir.fd, oldName, d.fd, name, 0); err != nil {
@@ -575,7 +575,9 @@ func openRetry(dirfd int, name string, flags int, perm uint32) (int, error) {
 // ErrBadName is returned for a name that is not one plain path component.
 var ErrBadName = errors.New("invalid file name")
 
-func checkName(name string) error {
+// CheckName validates one path component from a peer: not empty, "." or
+// "..", and without a slash or NUL.
+func CheckName(name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
 		return fmt.Errorf("%w: %q", ErrBadName, name)
 	}

@@ -154,7 +154,7 @@ var linkNeedsProc atomic.Bool
 // LinkUnnamed gives a file from CreateUnnamed the name name in d. It fails
 // with EEXIST if the name is taken: it never replaces anything.
 func (d *Dir) LinkUnnamed(f *File, name string) error {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return err
 	}
 	if !linkNeedsProc.Load() {

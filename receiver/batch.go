@@ -58,6 +58,12 @@ func (r *Receiver) getReady(rel string) *dirReady {
 
 func (r *Receiver) signal(rel string, exists bool) {
 	d := r.getReady(rel)
+	r.readyMu.Lock()
+	defer r.readyMu.Unlock()
+	if d.signalled {
+		return
+	}
+	d.signalled = true
 	d.exists = exists
 	d.failed = !exists && !r.opts.DryRun
 	close(d.ch)
@@ -68,12 +74,23 @@ func (r *Receiver) signal(rel string, exists bool) {
 // does not have (--delete), and asks for the data of the regular files it
 // needs.
 func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
+	if err := checkBatch(fb); err != nil {
+		// A sender that names files outside the destination is broken or
+		// hostile: stop everything rather than guess.
+		r.setFatal(&wire.FatalError{Code: wire.ExitProtocol, Err: err})
+		r.send(&wire.Wants{Seq: fb.Seq})
+		r.out.submit(fb.Seq, "", nil)
+		r.failChildren(fb)
+		r.batchDone(fb.Seq)
+		return
+	}
 	b := &batchState{rel: fb.Dir}
 	b.refs.Store(1)
 	var lines []string
 	var wants []int32
 	var jobs []*fileJob
 	defer func() {
+		r.batchDone(fb.Seq)
 		if len(jobs) > 0 {
 			r.pendMu.Lock()
 			r.pending[fb.Seq] = jobs
@@ -87,10 +104,11 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	if fb.Dir == "" || fb.Dir == "." {
 		b.dir = r.root
 	} else {
-		rd := r.getReady(fb.Dir)
-		select {
-		case <-rd.ch:
-		case <-ctx.Done():
+		rd, err := r.waitReady(ctx, fb)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.setFatal(&wire.FatalError{Code: wire.ExitProtocol, Err: err})
+			}
 			r.failChildren(fb)
 			return
 		}
@@ -192,6 +210,51 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			jobs = append(jobs, &fileJob{batch: b, index: int32(i), e: *e, name: e.Name, rel: rel, old: old})
 			wants = append(wants, int32(i))
 		}
+	}
+}
+
+// waitReady waits until the batch's directory exists (its parent batch
+// created it). A directory that no earlier batch listed never will be:
+// once every earlier batch is finished, that is a protocol error.
+func (r *Receiver) waitReady(ctx context.Context, fb *wire.FileBatch) (*dirReady, error) {
+	rd := r.getReady(fb.Dir)
+	for {
+		r.doneMu.Lock()
+		progress, prefix := r.progress, r.donePrefix
+		r.doneMu.Unlock()
+		select {
+		case <-rd.ch:
+			return rd, nil
+		default:
+		}
+		if prefix >= fb.Seq {
+			return nil, fmt.Errorf("protocol error: directory %q was not in the file list", fb.Dir)
+		}
+		select {
+		case <-rd.ch:
+			return rd, nil
+		case <-progress:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// batchDone records that batch seq is decided; donePrefix counts the
+// batches finished without a gap.
+func (r *Receiver) batchDone(seq uint64) {
+	r.doneMu.Lock()
+	defer r.doneMu.Unlock()
+	r.doneSeqs[seq] = true
+	advanced := false
+	for r.doneSeqs[r.donePrefix] {
+		delete(r.doneSeqs, r.donePrefix)
+		r.donePrefix++
+		advanced = true
+	}
+	if advanced {
+		close(r.progress)
+		r.progress = make(chan struct{})
 	}
 }
 
@@ -343,4 +406,38 @@ func (r *Receiver) lineOf(lines []string) string {
 		return ""
 	}
 	return lines[0]
+}
+
+// checkBatch refuses names that could reach outside the destination, and
+// duplicate or malformed entries.
+func checkBatch(fb *wire.FileBatch) error {
+	if fb.Dir != "" && fb.Dir != "." {
+		if err := fsops.CheckRelPath(fb.Dir); err != nil {
+			return fmt.Errorf("protocol error: bad directory name in file list: %w", err)
+		}
+	}
+	seen := make(map[string]bool, len(fb.Entries))
+	for i := range fb.Entries {
+		e := &fb.Entries[i]
+		if e.Name == "." {
+			if fb.Dir != "" || !e.IsDir() {
+				return fmt.Errorf("protocol error: misplaced %q entry in file list", e.Name)
+			}
+		} else if err := fsops.CheckName(e.Name); err != nil {
+			return fmt.Errorf("protocol error: bad file name in file list: %w", err)
+		}
+		if seen[e.Name] {
+			return fmt.Errorf("protocol error: duplicate file name %q in file list", e.Name)
+		}
+		seen[e.Name] = true
+		switch e.Type() {
+		case wire.TypeReg, wire.TypeDir, wire.TypeLnk, wire.TypeChr, wire.TypeBlk, wire.TypeFifo, wire.TypeSock:
+		default:
+			return fmt.Errorf("protocol error: unknown file type %#o for %q", e.Type(), e.Name)
+		}
+		if e.Size < 0 {
+			return fmt.Errorf("protocol error: negative size for %q", e.Name)
+		}
+	}
+	return nil
 }

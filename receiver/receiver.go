@@ -58,6 +58,11 @@ type Receiver struct {
 	readyMu sync.Mutex
 	ready   map[string]*dirReady
 
+	doneMu     sync.Mutex
+	doneSeqs   map[uint64]bool
+	donePrefix uint64        // batches 0..donePrefix-1 are all decided
+	progress   chan struct{} // closed and replaced when donePrefix grows
+
 	pendMu  sync.Mutex
 	pending map[uint64][]*fileJob // by batch: files waiting for the sender's Data
 	files   sync.WaitGroup
@@ -88,9 +93,10 @@ type Receiver struct {
 // dirReady is closed when a directory exists in the destination (or is
 // known not to), so its batch can start.
 type dirReady struct {
-	ch     chan struct{}
-	exists bool // false in a dry run for a directory not yet created, or after a failure
-	failed bool
+	ch        chan struct{}
+	exists    bool // false in a dry run for a directory not yet created, or after a failure
+	failed    bool
+	signalled bool
 }
 
 type dirAttr struct {
@@ -123,18 +129,20 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		cfg.Out = io.Discard
 	}
 	r := &Receiver{
-		cfg:     cfg,
-		opts:    cfg.Opts,
-		conn:    conn,
-		ready:   map[string]*dirReady{},
-		pending: map[uint64][]*fileJob{},
-		leaders: map[uint64]string{},
-		umask:   fsops.Umask(),
-		asRoot:  fsops.Geteuid() == 0,
-		euid:    uint32(fsops.Geteuid()),
-		egid:    uint32(fsops.Getegid()),
-		out:     newOrderedOutput(cfg.Out),
-		debug:   cfg.Debug,
+		cfg:      cfg,
+		opts:     cfg.Opts,
+		conn:     conn,
+		ready:    map[string]*dirReady{},
+		doneSeqs: map[uint64]bool{},
+		progress: make(chan struct{}),
+		pending:  map[uint64][]*fileJob{},
+		leaders:  map[uint64]string{},
+		umask:    fsops.Umask(),
+		asRoot:   fsops.Geteuid() == 0,
+		euid:     uint32(fsops.Geteuid()),
+		egid:     uint32(fsops.Getegid()),
+		out:      newOrderedOutput(cfg.Out),
+		debug:    cfg.Debug,
 	}
 	r.umaskNow = r.umask
 	ctx, r.cancel = context.WithCancel(ctx)

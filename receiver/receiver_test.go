@@ -1,0 +1,173 @@
+package receiver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"syq/wire"
+)
+
+// fakeSender plays the sending half from a script of batches, answering
+// every Wants with files opened from srcDir.
+func fakeSender(t *testing.T, conn wire.Conn, srcDir string, batches []*wire.FileBatch) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		for i, b := range batches {
+			b.Seq = uint64(i)
+			if err := conn.Send(b); err != nil {
+				done <- err
+				return
+			}
+		}
+		conn.Send(&wire.ListEnd{})
+		answered := 0
+		for {
+			m, err := conn.Recv()
+			if err != nil {
+				done <- err
+				return
+			}
+			switch m := m.(type) {
+			case *wire.Wants:
+				if len(m.Indexes) > 0 {
+					conn.Send(&wire.Data{Seq: m.Seq, Ref: &dirRef{dir: srcDir, batch: batches[m.Seq]}})
+				}
+				answered++
+				if answered == len(batches) {
+					conn.Send(&wire.DataEnd{})
+				}
+			case *wire.Done:
+				done <- nil
+				return
+			}
+		}
+	}()
+	return done
+}
+
+type dirRef struct {
+	dir   string
+	batch *wire.FileBatch
+}
+
+func (d *dirRef) Open(i int32) (wire.LocalFile, bool, error) {
+	f, err := os.Open(filepath.Join(d.dir, "payload"))
+	return f, false, err
+}
+func (d *dirRef) Dev(int32) uint64 { return 0 }
+func (d *dirRef) Release()         {}
+
+func runAgainst(t *testing.T, opts wire.Options, dest string, batches []*wire.FileBatch) (error, []string) {
+	t.Helper()
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "payload"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sconn, rconn := wire.Pipe(16)
+	senderDone := fakeSender(t, sconn, src, batches)
+	var mu sync.Mutex
+	var reports []string
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := Run(ctx, Config{Opts: &opts, Dest: dest, Report: func(_ int, msg string) {
+		mu.Lock()
+		reports = append(reports, msg)
+		mu.Unlock()
+	}}, rconn)
+	select {
+	case <-senderDone:
+	case <-time.After(20 * time.Second):
+		t.Fatal("fake sender did not finish: receiver hung")
+	}
+	return err, reports
+}
+
+func dirEntry(name string) wire.Entry { return wire.Entry{Name: name, Mode: wire.TypeDir | 0o755} }
+func fileEntry(name string) wire.Entry {
+	return wire.Entry{Name: name, Mode: wire.TypeReg | 0o644, Size: 5}
+}
+
+// TestHostileNamesRefused: names that climb out of the destination, carry
+// a slash or NUL, or repeat stop the transfer with a protocol error, and
+// nothing appears outside the destination.
+func TestHostileNamesRefused(t *testing.T) {
+	cases := map[string][]*wire.FileBatch{
+		"dotdot entry":  {{Dir: "", Entries: []wire.Entry{dirEntry(".")}}, {Dir: ".", Entries: []wire.Entry{fileEntry("..")}, Complete: true}},
+		"slash in name": {{Dir: "", Entries: []wire.Entry{dirEntry(".")}}, {Dir: ".", Entries: []wire.Entry{fileEntry("../../outside")}}},
+		"absolute dir":  {{Dir: "", Entries: []wire.Entry{dirEntry(".")}}, {Dir: "/tmp", Entries: []wire.Entry{fileEntry("x")}}},
+		"dotdot dir":    {{Dir: "", Entries: []wire.Entry{dirEntry(".")}}, {Dir: "a/../..", Entries: []wire.Entry{fileEntry("x")}}},
+		"nul in name":   {{Dir: "", Entries: []wire.Entry{dirEntry(".")}}, {Dir: ".", Entries: []wire.Entry{fileEntry("a\x00b")}}},
+		"duplicate":     {{Dir: "", Entries: []wire.Entry{dirEntry(".")}}, {Dir: ".", Entries: []wire.Entry{fileEntry("a"), fileEntry("a")}}},
+		"empty name":    {{Dir: "", Entries: []wire.Entry{dirEntry(".")}}, {Dir: ".", Entries: []wire.Entry{fileEntry("")}}},
+		"dot not dir":   {{Dir: "", Entries: []wire.Entry{fileEntry(".")}}},
+		"negative size": {{Dir: "", Entries: []wire.Entry{dirEntry(".")}}, {Dir: ".", Entries: []wire.Entry{{Name: "n", Mode: wire.TypeReg | 0o644, Size: -1}}}},
+		"unknown type":  {{Dir: "", Entries: []wire.Entry{dirEntry(".")}}, {Dir: ".", Entries: []wire.Entry{{Name: "n", Mode: 0o070000 | 0o644}}}},
+	}
+	for name, batches := range cases {
+		t.Run(name, func(t *testing.T) {
+			top := t.TempDir()
+			dest := filepath.Join(top, "dest")
+			opts := wire.Options{Recursive: true, Perms: true, Times: true, MaxDelete: -1}
+			err, _ := runAgainst(t, opts, dest+"/", batches)
+			var fe *wire.FatalError
+			if !errors.As(err, &fe) || fe.Code != wire.ExitProtocol {
+				t.Fatalf("want a protocol error (exit %d), got %v", wire.ExitProtocol, err)
+			}
+			ents, _ := os.ReadDir(top)
+			for _, e := range ents {
+				if e.Name() != "dest" {
+					t.Errorf("file written outside the destination: %s", e.Name())
+				}
+			}
+		})
+	}
+}
+
+// TestSymlinkThenDirectoryStaysInside: a sender that first creates a
+// symlink pointing outside and then sends a directory of the same path
+// must not write through the link.
+func TestSymlinkThenDirectoryStaysInside(t *testing.T) {
+	top := t.TempDir()
+	outside := filepath.Join(top, "outside")
+	if err := os.Mkdir(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(top, "dest")
+	batches := []*wire.FileBatch{
+		{Dir: "", Entries: []wire.Entry{dirEntry(".")}},
+		{Dir: ".", Entries: []wire.Entry{{Name: "esc", Mode: wire.TypeLnk | 0o777, Link: outside}}, Complete: true},
+		{Dir: "esc", Entries: []wire.Entry{fileEntry("pwned")}, Complete: true},
+	}
+	opts := wire.Options{Recursive: true, Links: true, Perms: true, Times: true, MaxDelete: -1}
+	runAgainst(t, opts, dest+"/", batches)
+	if _, err := os.Lstat(filepath.Join(outside, "pwned")); err == nil {
+		t.Fatal("receiver wrote through a symlink outside the destination")
+	}
+	if fi, err := os.Lstat(filepath.Join(dest, "esc")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("expected the symlink itself in the destination, got %v %v", fi, err)
+	}
+}
+
+// TestWritesFileFromRef: the ordinary path works with the fake sender,
+// which proves the hostile tests fail for the right reason.
+func TestWritesFileFromRef(t *testing.T) {
+	dest := filepath.Join(t.TempDir(), "dest")
+	batches := []*wire.FileBatch{
+		{Dir: "", Entries: []wire.Entry{dirEntry(".")}},
+		{Dir: ".", Entries: []wire.Entry{fileEntry("f")}, Complete: true},
+	}
+	opts := wire.Options{Recursive: true, Perms: true, Times: true, MaxDelete: -1}
+	if err, reports := runAgainst(t, opts, dest+"/", batches); err != nil {
+		t.Fatalf("transfer failed: %v %v", err, reports)
+	}
+	b, err := os.ReadFile(filepath.Join(dest, "f"))
+	if err != nil || string(b) != "hello" {
+		t.Fatalf("want f = hello, got %q %v", b, err)
+	}
+}
