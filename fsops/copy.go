@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -38,9 +39,9 @@ func (m CopyMethod) String() string {
 }
 
 const (
-	copyBufSize     = 1 << 20 // read/write and sparse buffer
-	sparseBlockSize = 4096    // granularity of zero detection in sparse mode
-	cfrMaxChunk     = 1 << 30 // per copy_file_range call (kernel caps at MAX_RW_COUNT anyway)
+	copyBufSize     = 1 << 20  // read/write and sparse buffer
+	sparseBlockSize = 4096     // granularity of zero detection in sparse mode
+	cfrMaxChunk     = 64 << 20 // per copy_file_range call; cancellation is checked between calls
 
 	// After this many per-file failures (EINVAL...) of a method on a device
 	// pair where it never succeeded, stop trying it on that pair.
@@ -100,7 +101,7 @@ func (c *copyCapState) strike(ctr *atomic.Int32, okBit, noBit uint32) {
 // empty regular file opened for writing. See CopyDataDev for the strategy.
 // It costs two fstat calls to learn the devices; callers that know them should
 // use CopyDataDev.
-func CopyData(dst Writer, src Reader, size int64, sparse bool) (CopyMethod, error) {
+func CopyData(ctx context.Context, dst Writer, src Reader, size int64, sparse bool) (CopyMethod, error) {
 	var srcSt, dstSt unix.Stat_t
 	if err := copyFstat(int(src.Fd()), &srcSt); err != nil {
 		return 0, &os.PathError{Op: "fstat", Path: src.Name(), Err: err}
@@ -110,7 +111,7 @@ func CopyData(dst Writer, src Reader, size int64, sparse bool) (CopyMethod, erro
 	}
 	runtime.KeepAlive(src)
 	runtime.KeepAlive(dst)
-	return CopyDataDev(dst, src, uint64(srcSt.Dev), uint64(dstSt.Dev), size, sparse)
+	return CopyDataDev(ctx, dst, src, uint64(srcSt.Dev), uint64(dstSt.Dev), size, sparse)
 }
 
 // CopyDataDev is CopyData for callers that already know st_dev of both files
@@ -132,12 +133,12 @@ func CopyData(dst Writer, src Reader, size int64, sparse bool) (CopyMethod, erro
 // this hot path for no benefit. Fd() takes no reference, so the caller must
 // not Close the files concurrently (it owns them); KeepAlive guards against
 // the finalizer.
-func CopyDataDev(dst Writer, src Reader, srcDev, dstDev uint64, size int64, sparse bool) (CopyMethod, error) {
+func CopyDataDev(ctx context.Context, dst Writer, src Reader, srcDev, dstDev uint64, size int64, sparse bool) (CopyMethod, error) {
 	if size < 0 {
 		return 0, fmt.Errorf("copy %s -> %s: negative size %d", src.Name(), dst.Name(), size)
 	}
 	if sparse {
-		return MethodSparse, copySparse(dst, src, size)
+		return MethodSparse, copySparse(ctx, dst, src, size)
 	}
 	if size == 0 {
 		return MethodReadWrite, nil
@@ -175,6 +176,9 @@ func CopyDataDev(dst Writer, src Reader, srcDev, dstDev uint64, size int64, spar
 	var done int64
 	if flags&capNoCFR == 0 {
 		for done < size {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
 			n, err := unix.CopyFileRange(sfd, nil, dfd, nil, int(min(size-done, cfrMaxChunk)), 0)
 			if err == nil {
 				if n == 0 { // source shorter, or a file system that returns 0; let read/write decide
@@ -203,7 +207,7 @@ func CopyDataDev(dst Writer, src Reader, srcDev, dstDev uint64, size int64, spar
 			return MethodCopyRange, nil
 		}
 	}
-	if err := copyReadWrite(dst, src, done, size); err != nil {
+	if err := copyReadWrite(ctx, dst, src, done, size); err != nil {
 		return 0, err
 	}
 	return MethodReadWrite, nil
@@ -240,11 +244,14 @@ func copyCloneFixSize(dst Writer, dfd int, src Reader, size int64) error {
 
 // copyReadWrite copies bytes [done, size) from the current position of src to
 // the current position of dst.
-func copyReadWrite(dst Writer, src Reader, done, size int64) error {
+func copyReadWrite(ctx context.Context, dst Writer, src Reader, done, size int64) error {
 	bp := copyBufPool.Get().(*[]byte)
 	defer copyBufPool.Put(bp)
 	buf := *bp
 	for done < size {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		n := int(min(int64(len(buf)), size-done))
 		m, err := io.ReadFull(src, buf[:n])
 		if m > 0 {
@@ -269,7 +276,7 @@ func copyReadWrite(dst Writer, src Reader, done, size int64) error {
 // (reading a hole is cheap; two lseeks per file are not), and the final
 // ftruncate is skipped when the last pwrite already ended at size (dst is
 // empty by contract), so a dense 4 KiB file costs one pread and one pwrite.
-func copySparse(dst Writer, src Reader, size int64) error {
+func copySparse(ctx context.Context, dst Writer, src Reader, size int64) error {
 	sfd := int(src.Fd())
 	defer runtime.KeepAlive(src)
 	bp := copyBufPool.Get().(*[]byte)
@@ -279,6 +286,9 @@ func copySparse(dst Writer, src Reader, size int64) error {
 	var written int64 // end of the last pwrite
 	copyRange := func(from, to int64) error {
 		for pos := from; pos < to; {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			n := int(min(int64(len(buf)), to-pos))
 			m, err := src.ReadAt(buf[:n], pos)
 			if m < n {

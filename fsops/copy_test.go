@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -123,9 +124,9 @@ var copyModes = []copyMode{
 func doCopy(t testing.TB, m copyMode, dst, src *os.File, size int64) (CopyMethod, error) {
 	if m.force != 0 {
 		sd, dd := forcedPair(m.force)
-		return CopyDataDev(dst, src, sd, dd, size, m.sparse)
+		return CopyDataDev(context.Background(), dst, src, sd, dd, size, m.sparse)
 	}
-	return CopyData(dst, src, size, m.sparse)
+	return CopyData(context.Background(), dst, src, size, m.sparse)
 }
 
 func TestCopyDataSizes(t *testing.T) {
@@ -172,7 +173,7 @@ func TestCopyDataAppendFallbackNotCached(t *testing.T) {
 	src := openSrc(t, filepath.Join(dir, "s"))
 	dst := createDst(t, filepath.Join(dir, "d"), os.O_APPEND)
 	sd, dd := forcedPair(capNoClone)
-	method, err := CopyDataDev(dst, src, sd, dd, int64(len(data)), false)
+	method, err := CopyDataDev(context.Background(), dst, src, sd, dd, int64(len(data)), false)
 	if err != nil || method != MethodReadWrite {
 		t.Fatalf("method %v err %v, want read/write", method, err)
 	}
@@ -194,7 +195,7 @@ func TestCopyDataPipeSource(t *testing.T) {
 	defer r.Close()
 	go func() { w.Write(data); w.Close() }()
 	dst := createDst(t, filepath.Join(dir, "d"), 0)
-	method, err := CopyData(dst, r, int64(len(data)), false)
+	method, err := CopyData(context.Background(), dst, r, int64(len(data)), false)
 	if err != nil || method != MethodReadWrite {
 		t.Fatalf("method %v err %v, want read/write", method, err)
 	}
@@ -213,7 +214,7 @@ func TestCopyDataCapsCache(t *testing.T) {
 				t.Cleanup(func() { os.Remove(sp); os.Remove(dp) })
 				src := openSrc(t, sp)
 				dst := createDst(t, dp, 0)
-				method, err := CopyData(dst, src, int64(len(data)), false)
+				method, err := CopyData(context.Background(), dst, src, int64(len(data)), false)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -332,7 +333,7 @@ func TestCopyDataSparse(t *testing.T) {
 
 				src := openSrc(t, sp)
 				dst := createDst(t, dp, 0)
-				method, err := CopyData(dst, src, size, true)
+				method, err := CopyData(context.Background(), dst, src, size, true)
 				if err != nil || method != MethodSparse {
 					t.Fatalf("method %v err %v", method, err)
 				}
@@ -362,7 +363,7 @@ func TestCopyDataSparseShortLarge(t *testing.T) {
 	for _, fs := range testFilesystems(t) {
 		sp := filepath.Join(fs.dir, "sshort.src")
 		writeFile(t, sp, randBytes(6, 10000))
-		_, err := CopyData(createDst(t, filepath.Join(fs.dir, "sshort.dst"), 0), openSrc(t, sp), 3<<20, true)
+		_, err := CopyData(context.Background(), createDst(t, filepath.Join(fs.dir, "sshort.dst"), 0), openSrc(t, sp), 3<<20, true)
 		if !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("%s: err = %v, want io.ErrUnexpectedEOF", fs.name, err)
 		}
@@ -405,10 +406,16 @@ func BenchmarkCopyData4K(b *testing.B) {
 			want   CopyMethod
 			copyFn func(dst, src *os.File) (CopyMethod, error)
 		}{
-			{"CopyData", MethodCopyRange, func(d, s *os.File) (CopyMethod, error) { return CopyData(d, s, 4096, false) }},
-			{"CopyDataDev", MethodCopyRange, func(d, s *os.File) (CopyMethod, error) { return CopyDataDev(d, s, sdev, sdev, 4096, false) }},
-			{"readwrite", MethodReadWrite, func(d, s *os.File) (CopyMethod, error) { return CopyDataDev(d, s, rwDev, rwDev, 4096, false) }},
-			{"sparse", MethodSparse, func(d, s *os.File) (CopyMethod, error) { return CopyDataDev(d, s, sdev, sdev, 4096, true) }},
+			{"CopyData", MethodCopyRange, func(d, s *os.File) (CopyMethod, error) { return CopyData(context.Background(), d, s, 4096, false) }},
+			{"CopyDataDev", MethodCopyRange, func(d, s *os.File) (CopyMethod, error) {
+				return CopyDataDev(context.Background(), d, s, sdev, sdev, 4096, false)
+			}},
+			{"readwrite", MethodReadWrite, func(d, s *os.File) (CopyMethod, error) {
+				return CopyDataDev(context.Background(), d, s, rwDev, rwDev, 4096, false)
+			}},
+			{"sparse", MethodSparse, func(d, s *os.File) (CopyMethod, error) {
+				return CopyDataDev(context.Background(), d, s, sdev, sdev, 4096, true)
+			}},
 		}
 		for _, c := range cases {
 			b.Run(fs.name+"/"+c.name, func(b *testing.B) {

@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -160,7 +161,7 @@ func testReflink(t *testing.T, mnt string) {
 	writeFile(t, sp, data)
 	src := openSrc(t, sp)
 	dst := createDst(t, dp, 0)
-	method, err := CopyData(dst, src, int64(len(data)), false)
+	method, err := CopyData(context.Background(), dst, src, int64(len(data)), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func testReflink(t *testing.T, mnt string) {
 	// Negative control: a byte copy on the same fs must not look shared.
 	cp := filepath.Join(mnt, "bytecopy")
 	sd, dd := forcedPair(capNoClone | capNoCFR)
-	if m, err := CopyDataDev(createDst(t, cp, 0), openSrc(t, sp), sd, dd, int64(len(data)), false); err != nil || m != MethodReadWrite {
+	if m, err := CopyDataDev(context.Background(), createDst(t, cp, 0), openSrc(t, sp), sd, dd, int64(len(data)), false); err != nil || m != MethodReadWrite {
 		t.Fatalf("byte copy: method %v err %v", m, err)
 	}
 	for _, e := range fiemap(t, cp) {
@@ -190,7 +191,7 @@ func testReflink(t *testing.T, mnt string) {
 		writeFile(t, p, d)
 		s := openSrc(t, p)
 		o := createDst(t, p+".dst", 0)
-		m, err := CopyData(o, s, size, false)
+		m, err := CopyData(context.Background(), o, s, size, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +215,7 @@ func testReflink(t *testing.T, mnt string) {
 		s := openSrc(t, small)
 		o := createDst(t, small+"."+strconv.Itoa(i), 0)
 		start := time.Now()
-		m, err := CopyDataDev(o, s, sdev, sdev, 4096, false)
+		m, err := CopyDataDev(context.Background(), o, s, sdev, sdev, 4096, false)
 		spent += time.Since(start)
 		if err != nil || m != MethodClone {
 			t.Fatalf("small clone: method %v err %v", m, err)
@@ -227,10 +228,10 @@ func testReflink(t *testing.T, mnt string) {
 	// Clone of a source that shrank / grew relative to the announced size.
 	short := filepath.Join(mnt, "short")
 	writeFile(t, short, data[:10000])
-	if m, err := CopyData(createDst(t, short+".a", 0), openSrc(t, short), 20000, false); !errors.Is(err, io.ErrUnexpectedEOF) {
+	if m, err := CopyData(context.Background(), createDst(t, short+".a", 0), openSrc(t, short), 20000, false); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("shrunken source via %v: err = %v, want io.ErrUnexpectedEOF", m, err)
 	}
-	m, err := CopyData(createDst(t, short+".b", 0), openSrc(t, short), 6001, false)
+	m, err := CopyData(context.Background(), createDst(t, short+".b", 0), openSrc(t, short), 6001, false)
 	if err != nil || m != MethodClone {
 		t.Fatalf("grown source: method %v err %v", m, err)
 	}
@@ -256,7 +257,7 @@ func TestReflinkCrossFS(t *testing.T) {
 		for i := 0; i < 2; i++ { // second round runs with the learned cache
 			os.Remove(dp)
 			dst := createDst(t, dp, 0)
-			method, err := CopyData(dst, openSrc(t, sp), int64(len(data)), false)
+			method, err := CopyData(context.Background(), dst, openSrc(t, sp), int64(len(data)), false)
 			if err != nil {
 				t.Fatal(err)
 			}

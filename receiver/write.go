@@ -46,7 +46,7 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	}
 	defer src.Close()
 	if r.opts.Inplace {
-		err = r.writeInplace(job, src)
+		err = r.writeInplace(ctx, job, src)
 	} else {
 		err = r.writeTemp(ctx, job, src)
 	}
@@ -109,7 +109,7 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.LocalFi
 			}
 		}
 	}()
-	if err := r.copyData(f, src, job); err != nil {
+	if err := r.copyData(ctx, f, src, job); err != nil {
 		return err
 	}
 	if err := r.setFileAttrs(f, job, r.createPerm(job)&^r.umaskNow); err != nil {
@@ -136,7 +136,7 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.LocalFi
 // writeUnnamed fills an O_TMPFILE file and links it under its name.
 func (r *Receiver) writeUnnamed(ctx context.Context, job *fileJob, f *fsops.File, src wire.LocalFile) error {
 	defer f.Close()
-	if err := r.copyData(f, src, job); err != nil {
+	if err := r.copyData(ctx, f, src, job); err != nil {
 		return err
 	}
 	if err := r.setFileAttrs(f, job, r.createPerm(job)&^r.umaskNow); err != nil {
@@ -174,7 +174,7 @@ func tmpHasData(f fsops.Handle) bool {
 	return err == nil && st.Size > 0
 }
 
-func (r *Receiver) writeInplace(job *fileJob, src wire.LocalFile) error {
+func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.LocalFile) error {
 	dir := job.batch.dir
 	var f *fsops.File
 	var err error
@@ -194,7 +194,7 @@ func (r *Receiver) writeInplace(job *fileJob, src wire.LocalFile) error {
 			return err
 		}
 	}
-	if err := r.copyData(f, src, job); err != nil {
+	if err := r.copyData(ctx, f, src, job); err != nil {
 		return err
 	}
 	if err := fsops.Truncate(f, job.e.Size); err != nil {
@@ -216,9 +216,9 @@ func (r *Receiver) createPerm(job *fileJob) uint32 {
 }
 
 // copyData copies with the devices already known (no fstat per file).
-func (r *Receiver) copyData(dst *fsops.File, src wire.LocalFile, job *fileJob) error {
+func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.LocalFile, job *fileJob) error {
 	b := job.batch
-	method, err := fsops.CopyDataDev(dst, src, b.src.Dev(job.index), b.dev, job.e.Size, r.opts.Sparse)
+	method, err := fsops.CopyDataDev(ctx, dst, src, b.src.Dev(job.index), b.dev, job.e.Size, r.opts.Sparse)
 	if err == nil && r.debug && !r.loggedMethod.Swap(true) {
 		r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("copy method for %s: %s", job.rel, method))
 	}

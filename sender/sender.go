@@ -34,7 +34,7 @@ type Sender struct {
 
 	mu       sync.Mutex
 	inflight map[uint64]*batchRecord
-	slots    chan struct{} // bounds batches sent but not yet released
+	credits  *credits // bounds the entries sent and not yet finished by the receiver
 
 	linkGroups map[[2]uint64]uint64
 	ioError    bool
@@ -54,6 +54,7 @@ type batchRecord struct {
 	from    []uint8      // per entry: index into srcs
 	entries []wire.Entry
 	wanted  bool
+	credit  int // entries counted against Sender.credits
 }
 
 // Run walks, sends the file list and serves data until the receiver says
@@ -69,7 +70,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		cfg:        cfg,
 		conn:       conn,
 		inflight:   make(map[uint64]*batchRecord),
-		slots:      make(chan struct{}, 512),
+		credits:    newCredits(inflightEntries),
 		linkGroups: make(map[[2]uint64]uint64),
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -173,6 +174,7 @@ func (b *batchRef) Release() {
 		for _, d := range b.rec.srcs {
 			d.Close()
 		}
+		b.s.credits.release(b.rec.credit)
 	})
 }
 
@@ -191,8 +193,8 @@ func (s *Sender) release(seq uint64, closeDirs bool) {
 		for _, d := range rec.srcs {
 			d.Close()
 		}
+		s.credits.release(rec.credit)
 	}
-	<-s.slots
 	if last {
 		s.endData()
 	}
@@ -293,4 +295,55 @@ func operandName(op string) (name string, contents bool) {
 		return ".", true
 	}
 	return path.Base(op), false
+}
+
+// inflightEntries bounds how many file-list entries are between the walk
+// and the receiver's last write of their batch: memory stays flat however
+// large the tree is.
+const inflightEntries = 2048
+
+// credits is a counting semaphore over entries.
+type credits struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	avail int
+	max   int
+}
+
+func newCredits(n int) *credits {
+	c := &credits{avail: n, max: n}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+// acquire takes n credits (at most all of them, so one huge directory
+// still goes through alone) and returns how many it took.
+func (c *credits) acquire(ctx context.Context, n int) (int, error) {
+	n = max(min(n, c.max), 1)
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	defer stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.avail < n {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		c.cond.Wait()
+	}
+	c.avail -= n
+	return n, nil
+}
+
+func (c *credits) release(n int) {
+	if n == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.avail += n
+	c.mu.Unlock()
+	c.cond.Broadcast()
 }

@@ -36,8 +36,12 @@ type dirJob struct {
 }
 
 // prefetch is how many directories, beyond the one being sent, are listed
-// ahead. It bounds the memory and open handles of the walk.
-const prefetch = 64
+// ahead at most, and prefetchEntries about how many entries they may hold.
+// They bound the memory and open handles of the walk.
+const (
+	prefetch        = 64
+	prefetchEntries = 1024
+)
 
 // walk lists the operands and then every directory in preorder, sending a
 // FileBatch for each. Directories are read by cfg.Walkers goroutines in
@@ -70,9 +74,15 @@ func (s *Sender) walk(ctx context.Context) error {
 	for i := len(jobs) - 1; i >= 0; i-- {
 		stack = append(stack, jobs[i])
 	}
+	var emitted, emittedEntries int
 	start := func() {
-		// Start listing the next few directories in send order.
-		for i, n := len(stack)-1, 0; i >= 0 && n < prefetch; i, n = i-1, n+1 {
+		// Start listing the next few directories in send order: as many
+		// as hold about prefetchEntries entries, judging by those so far.
+		window := prefetch
+		if emitted > 0 && emittedEntries > 0 {
+			window = min(max(prefetchEntries*emitted/emittedEntries, 2), prefetch)
+		}
+		for i, n := len(stack)-1, 0; i >= 0 && n < window; i, n = i-1, n+1 {
 			if j := stack[i]; !j.started {
 				j.started = true
 				select {
@@ -101,6 +111,8 @@ func (s *Sender) walk(ctx context.Context) error {
 			stack = append(stack, j.subdirs[i])
 		}
 		j.subdirs = nil
+		emitted++
+		emittedEntries += len(j.entries)
 		if err := s.emit(ctx, &seq, j); err != nil {
 			return err
 		}
@@ -135,12 +147,11 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 			}
 		}
 	}
-	rec := &batchRecord{srcs: j.dirs, devs: j.devs, from: j.from, entries: j.entries}
-	select {
-	case s.slots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	credit, err := s.credits.acquire(ctx, len(j.entries))
+	if err != nil {
+		return err
 	}
+	rec := &batchRecord{srcs: j.dirs, devs: j.devs, from: j.from, entries: j.entries, credit: credit}
 	s.mu.Lock()
 	s.inflight[*seq] = rec
 	s.mu.Unlock()

@@ -1,5 +1,5 @@
 // Package tuner decides how many goroutines each stage of a transfer gets
-// (walkers, readers, directory deciders, writers) from what it can observe
+// (walkers, directory deciders, writers) from what it can observe
 // about the route and the machine. Learning across runs comes later; today
 // it is a fixed policy scaled by CPU count, with explicit overrides.
 package tuner
@@ -19,8 +19,8 @@ type Observation struct {
 
 // Settings are the pool sizes for one transfer, and why.
 type Settings struct {
-	Walkers, Readers, DirWorkers, Writers int
-	Why                                   string
+	Walkers, DirWorkers, Writers int
+	Why                          string
 }
 
 // CPUs reports the usable CPU count.
@@ -36,16 +36,15 @@ func Plan(o Observation) Settings {
 	}
 	if o.Workers > 0 {
 		w := o.Workers
-		return Settings{Walkers: w, Readers: w, DirWorkers: w, Writers: w,
+		return Settings{Walkers: w, DirWorkers: w, Writers: w,
 			Why: fmt.Sprintf("fixed by --syq-workers=%d", w)}
 	}
 	s := Settings{
 		Walkers:    2*o.CPUs + 2,
-		Readers:    2,
 		DirWorkers: o.CPUs + 2,
 		Writers:    2*o.CPUs + 2,
 	}
-	s.Why = fmt.Sprintf("%d CPUs: walkers=%d readers=%d dir-workers=%d writers=%d",
-		o.CPUs, s.Walkers, s.Readers, s.DirWorkers, s.Writers)
+	s.Why = fmt.Sprintf("%d CPUs: walkers=%d dir-workers=%d writers=%d",
+		o.CPUs, s.Walkers, s.DirWorkers, s.Writers)
 	return s
 }

@@ -58,11 +58,7 @@ func setupDiff(t *testing.T) {
 	if b := os.Getenv("SYQ_DIFF_BIN"); b != "" {
 		diffBin = b
 	} else {
-		diffBin = filepath.Join(base, "syq")
-		cmd := exec.Command("go", "build", "-o", diffBin, ".")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./cmd/syq failed: %v\n%s", err, out)
-		}
+		diffBin = testBinary(t)
 	}
 	diffBinArgs = nil
 	if filepath.Base(diffBin) != "rsync" {

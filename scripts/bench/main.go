@@ -137,8 +137,10 @@ func run(cfg config) error {
 	}()
 
 	// syq.
-	if err := b.findSyq(); err != nil {
-		fmt.Printf("syq: UNAVAILABLE (%v); its arms are left out\n", err)
+	syqErr := b.findSyq()
+	if syqErr != nil {
+		fmt.Printf("syq: UNAVAILABLE (%v); its arms are left out\n", syqErr)
+		b.env["syq_unavailable"] = syqErr.Error()
 	}
 	b.collectEnv(cells)
 	fmt.Printf("syq bench, scenario local, scale %s, cells %s, cache %s; results -> %s\n", cfg.scale, cfg.cells, cfg.cache, cfg.out)
@@ -203,6 +205,9 @@ func run(cfg config) error {
 	for _, f := range failed {
 		fmt.Println("FAILED CELL:", f)
 	}
+	if syqErr != nil {
+		fmt.Printf("NOTE: syq was UNAVAILABLE (%v): no syq arms were run\n", trunc(syqErr.Error(), 200))
+	}
 	fmt.Printf("\nraw runs: %s/runs.jsonl; summary: %s/summary.json; env: %s/env.json\n", cfg.out, cfg.out, cfg.out)
 	if len(failed) > 0 {
 		return fmt.Errorf("%d cell(s) failed", len(failed))
@@ -261,7 +266,9 @@ func (b *bench) collectEnv(cells []cell) {
 	b.env["cache"] = b.cfg.cache
 	b.env["cells"] = b.cfg.cells
 	b.env["start"] = time.Now()
-	b.env["loadavg"], _ = os.ReadFile("/proc/loadavg")
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		b.env["loadavg"] = strings.TrimSpace(string(la))
+	}
 	if out, err := exec.Command("git", "-C", b.cfg.repo, "rev-parse", "HEAD").Output(); err == nil {
 		b.env["repo_head"] = strings.TrimSpace(string(out))
 	} else {

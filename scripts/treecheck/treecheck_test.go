@@ -1,6 +1,7 @@
 package treecheck
 
 import (
+	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,11 @@ func build(t *testing.T, dir string) {
 	must(os.WriteFile(filepath.Join(dir, "sub", "deep", "c"), []byte("c"), 0o644))
 	must(os.Link(filepath.Join(dir, "sub", "deep", "c"), filepath.Join(dir, "sub", "c-link")))
 	must(os.Symlink("a.txt", filepath.Join(dir, "ln")))
+	// The symlink gets a fixed mtime too, or two builds differ by the
+	// microseconds between them.
+	lt := t0.Add(-time.Second)
+	ts := []unix.Timespec{unix.NsecToTimespec(lt.UnixNano()), unix.NsecToTimespec(lt.UnixNano())}
+	must(unix.UtimesNanoAt(unix.AT_FDCWD, filepath.Join(dir, "ln"), ts, unix.AT_SYMLINK_NOFOLLOW))
 	for i, p := range []string{"a.txt", "sub/b.bin", "sub/deep/c", "sub/deep", "sub", "."} {
 		tm := t0.Add(time.Duration(i) * time.Second)
 		must(os.Chtimes(filepath.Join(dir, p), tm, tm))

@@ -1,0 +1,106 @@
+package sender
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"syq/wire"
+)
+
+func TestOperandName(t *testing.T) {
+	for op, want := range map[string]string{
+		"src": "src", "src/": ".", "a/b": "b", "a/b/": ".", ".": ".", "./": ".", "/": ".", "a/.": ".",
+	} {
+		if got, _ := operandName(op); got != want {
+			t.Errorf("operandName(%q) = %q, want %q", op, got, want)
+		}
+	}
+}
+
+func TestSortEntriesFilesFirstNoDuplicates(t *testing.T) {
+	e := func(name string, dir bool) wire.Entry {
+		m := uint32(wire.TypeReg | 0o644)
+		if dir {
+			m = wire.TypeDir | 0o755
+		}
+		return wire.Entry{Name: name, Mode: m}
+	}
+	in := []wire.Entry{e("zdir", true), e("b", false), e("adir", true), e("a", false), e("b", false)}
+	out, from := sortEntries(in, []uint8{0, 1, 2, 3, 4})
+	var names []string
+	for _, x := range out {
+		names = append(names, x.Name)
+	}
+	if want := []string{"a", "b", "adir", "zdir"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("order %v, want %v", names, want)
+	}
+	if from[1] != 1 {
+		t.Fatalf("duplicate kept the later operand: from=%v", from)
+	}
+}
+
+// TestWalkPreorderAndEnd runs the sender against a receiver that wants
+// nothing: batches come in rsync's preorder, each once, and the
+// conversation ends with ListEnd and DataEnd.
+func TestWalkPreorderAndEnd(t *testing.T) {
+	src := t.TempDir()
+	for _, d := range []string{"b/y", "b/x", "a", "c"} {
+		os.MkdirAll(filepath.Join(src, d), 0o755)
+	}
+	for _, f := range []string{"top", "a/f", "b/x/g", "c/h"} {
+		os.WriteFile(filepath.Join(src, f), []byte(f), 0o644)
+	}
+	sconn, rconn := wire.Pipe(4)
+	opts := &wire.Options{Recursive: true}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), Config{Opts: opts, Operands: []string{src + "/"}, Walkers: 3}, sconn)
+		errc <- err
+	}()
+	var dirs []string
+	var sawListEnd bool
+	timeout := time.After(10 * time.Second)
+	for done := false; !done; {
+		type res struct {
+			m   wire.Message
+			err error
+		}
+		ch := make(chan res, 1)
+		go func() { m, err := rconn.Recv(); ch <- res{m, err} }()
+		var r res
+		select {
+		case r = <-ch:
+		case <-timeout:
+			t.Fatal("sender did not finish")
+		}
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		switch m := r.m.(type) {
+		case *wire.FileBatch:
+			var names []string
+			for _, e := range m.Entries {
+				names = append(names, e.Name)
+			}
+			dirs = append(dirs, m.Dir+":"+strings.Join(names, ","))
+			rconn.Send(&wire.Wants{Seq: m.Seq})
+		case *wire.ListEnd:
+			sawListEnd = true
+		case *wire.DataEnd:
+			rconn.Send(&wire.Done{})
+			done = true
+		}
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	want := []string{":.", ".:top,a,b,c", "a:f", "b:x,y", "b/x:g", "b/y:", "c:h"}
+	if !reflect.DeepEqual(dirs, want) || !sawListEnd {
+		t.Fatalf("batches %q (ListEnd %v), want %q", dirs, sawListEnd, want)
+	}
+}
