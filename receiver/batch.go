@@ -398,8 +398,6 @@ func parentRel(rel string) string {
 	return ""
 }
 
-var _ = fmt.Sprintf
-
 // lineOf joins the (at most one) line a decision produced.
 func (r *Receiver) lineOf(lines []string) string {
 	if len(lines) == 0 {

@@ -9,7 +9,7 @@ import (
 func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 	if r.root == nil { // dry run into a destination that does not exist
 		r.signal(".", false)
-		return append(lines, r.itemLine(newItem('c', e), "./", e))
+		return append(lines, r.itemLine(newItem('c'), "./", e))
 	}
 	st, err := r.root.Stat()
 	if err != nil {
@@ -59,7 +59,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		r.signal(rel, false)
 		r.countEntry(e)
 		r.countCreated(e)
-		return append(lines, r.itemLine(newItem('c', e), rel+"/", e))
+		return append(lines, r.itemLine(newItem('c'), rel+"/", e))
 	}
 	if old != nil {
 		// A file, link or special file is in the way.
@@ -79,7 +79,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 	r.signal(rel, true)
 	r.countEntry(e)
 	r.countCreated(e)
-	return append(lines, r.itemLine(newItem('c', e), rel+"/", e))
+	return append(lines, r.itemLine(newItem('c'), rel+"/", e))
 }
 
 // decideFile decides whether a regular file needs its data. An unchanged
@@ -125,7 +125,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, rel string, old *fso
 			return false, lines
 		}
 	}
-	it := newItem('>', e)
+	it := newItem('>')
 	if old != nil && old.IsReg() {
 		it = item{update: '>', flags: r.attrChanges(e, old)}
 		if old.Size != e.Size {
@@ -193,7 +193,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, rel string, old *fs
 		}
 		old = nil
 	}
-	it := newItem('c', e)
+	it := newItem('c')
 	if old != nil {
 		it = item{update: 'c', flags: r.attrChanges(e, old)}
 		if e.Type() == wire.TypeLnk {

@@ -16,7 +16,7 @@ func (r *Receiver) linkFollowers() {
 			r.problem(wire.ProblemGeneral, "hard link %q has no transferred original", r.destPath(f.rel))
 			continue
 		}
-		line := r.itemLine(newItem('h', &f.e), f.rel+" => "+leader, &f.e)
+		line := r.itemLine(newItem('h'), f.rel+" => "+leader, &f.e)
 		if r.opts.DryRun {
 			r.out.now(line, true)
 			continue

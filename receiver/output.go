@@ -29,7 +29,7 @@ type item struct {
 	flags  itemFlags
 }
 
-func newItem(update byte, e *wire.Entry) item { return item{update: update, flags: flagNew} }
+func newItem(update byte) item { return item{update: update, flags: flagNew} }
 
 // itemLine formats a line for -i ("YXcstpoguax name") or -v ("name"); it
 // returns "" when neither is on.
@@ -66,7 +66,10 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 		}
 		return string(b[:]) + " " + name
 	}
-	if r.opts.Verbose > 0 {
+	if r.opts.Verbose > 0 || r.opts.Progress {
+		if r.opts.Progress && it.update == '>' {
+			return "" // shown with its progress line when written
+		}
 		return name
 	}
 	return ""

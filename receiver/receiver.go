@@ -65,7 +65,6 @@ type Receiver struct {
 
 	pendMu  sync.Mutex
 	pending map[uint64][]*fileJob // by batch: files waiting for the sender's Data
-	files   sync.WaitGroup
 
 	dirsMu   sync.Mutex
 	dirAttrs []dirAttr // every directory whose metadata is set at the end
@@ -78,11 +77,12 @@ type Receiver struct {
 
 	debug        bool
 	loggedMethod atomic.Bool
+	transferred  atomic.Int64 // files written, for --progress
+	written      atomic.Int64
 
 	stats          statsCounter
 	deletes        atomic.Int64
 	skippedDeletes atomic.Int64
-	ioErrorSender  atomic.Bool
 	ioSkipOnce     sync.Once
 	failed         atomic.Bool
 	fatalMu        sync.Mutex
@@ -233,9 +233,6 @@ loop:
 			}
 			batches <- m
 		case *wire.ListEnd:
-			if m.IOError {
-				r.ioErrorSender.Store(true)
-			}
 			close(batches)
 			batches = nil
 		case *wire.Data:
@@ -367,14 +364,14 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 			return nil // nothing to copy: rsync creates only a "dir/" destination
 		}
 		if r.opts.DryRun {
-			r.out.now(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")), r.opts.Verbose > 0 || r.opts.Itemize)
+			r.out.now(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")), r.opts.Verbose > 0 || r.opts.Itemize || r.opts.Progress)
 			r.rootPath = dest
 			return nil
 		}
 		if err := fsops.MkdirPath(dest, r.opts.MkPath); err != nil {
 			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("mkdir %q failed: %s", absPath(strings.TrimSuffix(dest, "/")), fsops.ErrText(err))}
 		}
-		r.out.now(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")), r.opts.Verbose > 0 || r.opts.Itemize)
+		r.out.now(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")), r.opts.Verbose > 0 || r.opts.Itemize || r.opts.Progress)
 	}
 	d, err := fsops.OpenDirPath(dest)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"syq/fsops"
 	"syq/wire"
@@ -45,6 +46,7 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 		return
 	}
 	defer src.Close()
+	start := time.Now()
 	if r.opts.Inplace {
 		err = r.writeInplace(ctx, job, src)
 	} else {
@@ -52,6 +54,9 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	}
 	if err != nil && ctx.Err() == nil {
 		r.writeFailed(job, err)
+	}
+	if err == nil && r.opts.Progress && !r.opts.Quiet {
+		r.showProgress(job, time.Since(start))
 	}
 }
 
@@ -165,6 +170,29 @@ func (r *Receiver) writeUnnamed(ctx context.Context, job *fileJob, f *fsops.File
 		return &userError{fmt.Sprintf("link %q failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
 	}
 	return nil
+}
+
+// showProgress prints rsync's --progress line for a finished file, after
+// its name (unless -i showed the name already).
+func (r *Receiver) showProgress(job *fileJob, took time.Duration) {
+	n := r.transferred.Add(1)
+	st := r.stats.snapshot()
+	left := max(st.Files-r.written.Add(1), 0)
+	rate := float64(job.e.Size) / max(took.Seconds(), 1e-6) / 1024
+	unit := "kB/s"
+	if rate >= 1024 {
+		rate, unit = rate/1024, "MB/s"
+		if rate >= 1024 {
+			rate, unit = rate/1024, "GB/s"
+		}
+	}
+	secs := int(took.Seconds())
+	line := fmt.Sprintf("%15s 100%% %7.2f%s %4d:%02d:%02d (xfr#%d, to-chk=%d/%d)",
+		Commas(job.e.Size), rate, unit, secs/3600, secs/60%60, secs%60, n, left, st.Files)
+	if !r.opts.Itemize {
+		line = wire.DisplayName(job.rel) + "\n" + line
+	}
+	r.out.now(line, true)
 }
 
 func tmp0(name string) string { return "." + name + ".XXXXXX" }

@@ -117,10 +117,7 @@ func (s *Sender) walk(ctx context.Context) error {
 			return err
 		}
 	}
-	s.ioMu.Lock()
-	ioErr := s.ioError
-	s.ioMu.Unlock()
-	if err := s.send(&wire.ListEnd{IOError: ioErr}); err != nil {
+	if err := s.send(&wire.ListEnd{}); err != nil {
 		return err
 	}
 	s.listEnded()

@@ -75,12 +75,8 @@ type FileBatch struct {
 	IOError bool
 }
 
-// ListEnd follows the last FileBatch. IOError reports that the sender could
-// not read part of the source, so the receiver must not delete (rsync's
-// io_error).
-type ListEnd struct {
-	IOError bool
-}
+// ListEnd follows the last FileBatch.
+type ListEnd struct{}
 
 // Wants answers one FileBatch with the indexes of the entries whose data
 // the receiver needs. Every FileBatch gets exactly one Wants, even when it

@@ -155,7 +155,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 
 	probs := &problems{stdout: stdout, stderr: stderr}
 	start := time.Now()
-	if opts.Verbose > 0 && !opts.Quiet {
+	if (opts.Verbose > 0 || opts.Progress) && !opts.Quiet {
 		fmt.Fprintln(stdout, "sending incremental file list")
 	}
 
