@@ -114,16 +114,8 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.LocalFi
 			}
 		}
 	}()
-	if err := r.copyData(ctx, f, src, job); err != nil {
+	if err := r.fill(ctx, f, src, job, r.createPerm(job)&^r.umaskNow); err != nil {
 		return err
-	}
-	if err := r.setFileAttrs(f, job, r.createPerm(job)&^r.umaskNow); err != nil {
-		return err
-	}
-	if r.opts.Fsync {
-		if err := fsops.Fsync(f); err != nil {
-			return err
-		}
 	}
 	if err := f.Close(); err != nil {
 		return err
@@ -138,19 +130,32 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.LocalFi
 	return nil
 }
 
-// writeUnnamed fills an O_TMPFILE file and links it under its name.
-func (r *Receiver) writeUnnamed(ctx context.Context, job *fileJob, f *fsops.File, src wire.LocalFile) error {
-	defer f.Close()
+// fill copies the data into f, which has mode cur, sets its metadata and,
+// with --fsync, flushes it. An --inplace file may be longer than the new
+// content, so f is cut to size.
+func (r *Receiver) fill(ctx context.Context, f *fsops.File, src wire.LocalFile, job *fileJob, cur uint32) error {
 	if err := r.copyData(ctx, f, src, job); err != nil {
 		return err
 	}
-	if err := r.setFileAttrs(f, job, r.createPerm(job)&^r.umaskNow); err != nil {
+	if r.opts.Inplace {
+		if err := fsops.Truncate(f, job.e.Size); err != nil {
+			return err
+		}
+	}
+	if err := r.setFileAttrs(f, job, cur); err != nil {
 		return err
 	}
 	if r.opts.Fsync {
-		if err := fsops.Fsync(f); err != nil {
-			return err
-		}
+		return fsops.Fsync(f)
+	}
+	return nil
+}
+
+// writeUnnamed fills an O_TMPFILE file and links it under its name.
+func (r *Receiver) writeUnnamed(ctx context.Context, job *fileJob, f *fsops.File, src wire.LocalFile) error {
+	defer f.Close()
+	if err := r.fill(ctx, f, src, job, r.createPerm(job)&^r.umaskNow); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -222,19 +227,7 @@ func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.Loca
 			return err
 		}
 	}
-	if err := r.copyData(ctx, f, src, job); err != nil {
-		return err
-	}
-	if err := fsops.Truncate(f, job.e.Size); err != nil {
-		return err
-	}
-	if err := r.setFileAttrs(f, job, cur); err != nil {
-		return err
-	}
-	if r.opts.Fsync {
-		return fsops.Fsync(f)
-	}
-	return nil
+	return r.fill(ctx, f, src, job, cur)
 }
 
 // createPerm is the mode a new file is created with: its final mode

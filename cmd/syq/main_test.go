@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInvokedAsRsync: argv[0] "rsync" takes rsync's command line directly,
+// and `syq rsync` the same after the subcommand.
+func TestInvokedAsRsync(t *testing.T) {
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, argv := range [][]string{
+		{"/usr/local/bin/rsync", "-a", src + "/", ""},
+		{"syq", "rsync", "-a", src + "/", ""},
+	} {
+		dest := filepath.Join(t.TempDir(), "d")
+		argv[len(argv)-1] = dest
+		var out, errb bytes.Buffer
+		if code := run(argv, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", argv, code, errb.String())
+		}
+		if b, err := os.ReadFile(filepath.Join(dest, "f")); err != nil || string(b) != "x" {
+			t.Fatalf("%v: copy missing: %v", argv, err)
+		}
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	cases := []struct {
+		argv []string
+		code int
+		want string
+	}{
+		{[]string{"syq"}, 1, "usage"},
+		{[]string{"syq", "cp", "a", "b"}, 1, "unknown command"},
+		{[]string{"syq", "rsync", "-z", "a", "b"}, 1, "--compress is not supported yet"},
+		{[]string{"rsync", "--bogus", "a", "b"}, 1, "--bogus: unknown option"},
+		{[]string{"syq", "rsync", "-a", "host:src", "dst"}, 1, "not built yet"},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := run(c.argv, &out, &errb)
+		if code != c.code || !strings.Contains(errb.String()+out.String(), c.want) {
+			t.Errorf("%v: exit %d, output %q; want exit %d mentioning %q", c.argv, code, errb.String(), c.code, c.want)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"syq", "version"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "syq") {
+		t.Errorf("syq version: exit %d, %q", code, out.String())
+	}
+}
