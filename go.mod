@@ -3,6 +3,6 @@ module syq
 go 1.26.8
 
 require (
-	github.com/spf13/pflag v1.1.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
+	github.com/spf13/pflag v1.1.0
+	golang.org/x/sys v0.50.0
 )
