@@ -298,6 +298,9 @@ func (s *Sender) list(j *dirJob) {
 				}
 				continue
 			}
+			if st.IsDir() && opts.SkipMountDirs && st.Dev != src.dev {
+				continue // -xx: not even the mount point itself
+			}
 			e, ok := s.entryFor(name, st, d, name, joinRel(j.rel, name))
 			if !ok {
 				if e.Mode == badEntry {

@@ -141,3 +141,50 @@ func TestInterruptExits20(t *testing.T) {
 		}
 	}
 }
+
+// TestOneFileSystemMatchesRsync mounts a filesystem inside the source: -x
+// keeps the mount point but not its contents, -xx leaves out both, as
+// rsync does.
+func TestOneFileSystemMatchesRsync(t *testing.T) {
+	bin := testBinary(t)
+	src := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(src, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	randomFile(t, filepath.Join(src, "d", "f"), 100)
+	if err := os.Mkdir(filepath.Join(src, "mnt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a filesystem inside the source")
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "tmpfs", filepath.Join(src, "mnt")).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", filepath.Join(src, "mnt")).Run() })
+	randomFile(t, filepath.Join(src, "mnt", "inner"), 100)
+
+	list := func(dir string) []string {
+		var names []string
+		filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+			if err == nil {
+				rel, _ := filepath.Rel(dir, p)
+				names = append(names, rel)
+			}
+			return nil
+		})
+		return names
+	}
+	for _, flag := range []string{"-ax", "-axx"} {
+		want, got := filepath.Join(t.TempDir(), "r"), filepath.Join(t.TempDir(), "s")
+		if out, err := exec.Command("rsync", flag, src+"/", want+"/").CombinedOutput(); err != nil {
+			t.Fatalf("rsync %s: %v %s", flag, err, out)
+		}
+		if out, err := exec.Command(bin, "rsync", flag, src+"/", got+"/").CombinedOutput(); err != nil {
+			t.Fatalf("syq %s: %v %s", flag, err, out)
+		}
+		if w, g := strings.Join(list(want), " "), strings.Join(list(got), " "); w != g {
+			t.Errorf("%s: rsync made [%s], syq made [%s]", flag, w, g)
+		}
+	}
+}
