@@ -20,6 +20,12 @@ type batchState struct {
 	src    wire.SourceRef // set when the sender's Data arrives
 	dev    uint64         // st_dev of dir
 	newGid uint32         // the group a file created in dir gets
+
+	// changed is set when the batch adds, replaces or removes an entry of
+	// dir; its mtime then has to be put back at the end.
+	changed  atomic.Bool
+	entry    *wire.Entry
+	recorded bool
 }
 
 func (b *batchState) release() {
@@ -56,6 +62,14 @@ func (r *Receiver) getReady(rel string) *dirReady {
 	return d
 }
 
+// dirInfo hands a directory's entry to the batch that fills it.
+func (r *Receiver) dirInfo(rel string, e *wire.Entry, recorded bool) {
+	d := r.getReady(rel)
+	r.readyMu.Lock()
+	d.entry, d.recorded = e, recorded
+	r.readyMu.Unlock()
+}
+
 func (r *Receiver) signal(rel string, exists bool) {
 	d := r.getReady(rel)
 	r.readyMu.Lock()
@@ -79,17 +93,23 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		// hostile: stop everything rather than guess.
 		r.setFatal(&wire.FatalError{Code: wire.ExitProtocol, Err: err})
 		r.send(&wire.Wants{Seq: fb.Seq})
-		r.out.submit(fb.Seq, "", nil)
+		r.out.submit(fb.Seq, "", nil, nil)
 		r.failChildren(fb)
 		r.batchDone(fb.Seq)
 		return
 	}
 	b := &batchState{rel: fb.Dir}
 	b.refs.Store(1)
-	var lines []string
+	var lines, deleted []string
 	var wants []int32
 	var jobs []*fileJob
 	defer func() {
+		if len(wants) > 0 {
+			b.changed.Store(true)
+		}
+		if b.changed.Load() && b.entry != nil && !b.recorded {
+			r.recordDir(fb.Dir, b.entry, false)
+		}
 		r.batchDone(fb.Seq)
 		if len(jobs) > 0 {
 			r.pendMu.Lock()
@@ -97,12 +117,18 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			r.pendMu.Unlock()
 		}
 		r.send(&wire.Wants{Seq: fb.Seq, Indexes: wants})
-		r.out.submit(fb.Seq, fb.Dir, lines)
+		r.out.submit(fb.Seq, fb.Dir, deleted, lines)
 		b.release()
 	}()
 
 	if fb.Dir == "" || fb.Dir == "." {
 		b.dir = r.root
+		if fb.Dir == "." {
+			rd := r.getReady(".")
+			r.readyMu.Lock()
+			b.entry, b.recorded = rd.entry, rd.recorded
+			r.readyMu.Unlock()
+		}
 	} else {
 		rd, err := r.waitReady(ctx, fb)
 		if err != nil {
@@ -114,6 +140,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		}
 		r.readyMu.Lock()
 		delete(r.ready, fb.Dir)
+		b.entry, b.recorded = rd.entry, rd.recorded
 		r.readyMu.Unlock()
 		if rd.failed {
 			r.failChildren(fb)
@@ -165,7 +192,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	}
 
 	if fb.Complete && r.opts.Delete && b.dir != nil {
-		lines = r.deleteExtraneous(b, fb, have, lines)
+		deleted = r.deleteExtraneous(b, fb, have, nil)
 	}
 
 	for i := range fb.Entries {
@@ -187,7 +214,12 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			}
 		}
 		if e.Name == "." && e.IsDir() {
-			lines = r.decideRootDir(e, lines)
+			if r.opts.Recursive || r.opts.Dirs {
+				// Shown with the root's own batch, after its deletions.
+				r.out.hold(".", r.lineOf(r.decideRootDir(e, nil)))
+			} else {
+				lines = r.decideRootDir(e, lines)
+			}
 			continue
 		}
 		rel := joinRel(fb.Dir, e.Name)
@@ -291,6 +323,9 @@ func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[
 		if !keep[n] {
 			extra = append(extra, n)
 		}
+	}
+	if len(extra) > 0 {
+		b.changed.Store(true)
 	}
 	return r.deleteNames(b.dir, fb.Dir, extra, lines)
 }

@@ -21,6 +21,7 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 	if flags.any() {
 		r.recordDir(".", e, false)
 	}
+	r.dirInfo(".", e, flags.any())
 	r.signal(".", true)
 	if flags.any() || r.opts.Verbose > 1 {
 		lines = append(lines, r.itemLine(item{update: '.', flags: flags}, "./", e))
@@ -33,17 +34,19 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, lines []string) []string {
 	if old != nil && old.IsDir() {
 		flags := r.attrChanges(e, old)
+		tweaked := false
 		if !r.asRoot && old.Mode&0o300 != 0o300 && !r.opts.DryRun && r.opts.Recursive {
 			// Not root: open up a directory we cannot write into while its
 			// contents arrive; its own mode comes back at the end.
 			if err := b.dir.Chmod(e.Name, old.Mode|0o700); err == nil {
 				r.recordDirMode(rel, e, old.Mode&0o7777)
-				flags = 0
+				flags, tweaked = 0, true
 			}
 		}
 		if flags.any() {
 			r.recordDir(rel, e, false)
 		}
+		r.dirInfo(rel, e, flags.any() || tweaked)
 		r.signal(rel, true)
 		if flags.any() || r.opts.Verbose > 1 {
 			lines = append(lines, r.itemLine(item{update: '.', flags: flags}, rel+"/", e))
@@ -75,7 +78,9 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		r.signal(rel, false)
 		return lines
 	}
+	b.changed.Store(true)
 	r.recordDir(rel, e, true)
+	r.dirInfo(rel, e, true)
 	r.signal(rel, true)
 	r.countEntry(e)
 	r.countCreated(e)
@@ -97,6 +102,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, rel string, old *fso
 		r.linkMu.Lock()
 		r.followers = append(r.followers, follower{rel: rel, group: e.LinkGroup, e: *e})
 		r.linkMu.Unlock()
+		b.changed.Store(true) // the link is made in this directory at the end
 		return false, lines
 	}
 	if e.LinkLeader {
@@ -207,6 +213,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, rel string, old *fs
 	if opts.DryRun || b.dir == nil {
 		return lines
 	}
+	b.changed.Store(true)
 	r.createSpecial(b.dir, e, rel)
 	return lines
 }
@@ -217,6 +224,7 @@ func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.
 	if r.opts.DryRun {
 		return true
 	}
+	b.changed.Store(true)
 	err := b.dir.Rmdir(e.Name)
 	if err == nil {
 		r.countDelete(true)
@@ -285,12 +293,12 @@ func (r *Receiver) unchanged(b *batchState, e *wire.Entry, old *fsops.Stat) bool
 	return sameMtime(old, e, opts.ModifyWindowSec)
 }
 
+// sameMtime compares modification times in whole seconds (within
+// --modify-window), as rsync 3.5's quick check does: a file touched within
+// the same second counts as unchanged.
 func sameMtime(old *fsops.Stat, e *wire.Entry, window int64) bool {
-	if window > 0 {
-		d := old.MtimeSec - e.MtimeSec
-		return d <= window && d >= -window
-	}
-	return old.MtimeSec == e.MtimeSec && old.MtimeNsec == e.MtimeNsec
+	d := old.MtimeSec - e.MtimeSec
+	return d <= window && d >= -window
 }
 
 func mtimeNewer(old *fsops.Stat, e *wire.Entry) bool {

@@ -119,8 +119,9 @@ type orderedOutput struct {
 }
 
 type batchLines struct {
-	dir   string
-	lines []string
+	dir     string
+	deleted []string // rsync reports deletions in a directory before the directory itself
+	lines   []string
 }
 
 func newOrderedOutput(w io.Writer) *orderedOutput {
@@ -138,10 +139,10 @@ func (o *orderedOutput) hold(rel, line string) {
 }
 
 // submit hands over the lines of batch seq, the batch of directory dir.
-func (o *orderedOutput) submit(seq uint64, dir string, lines []string) {
+func (o *orderedOutput) submit(seq uint64, dir string, deleted, lines []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.waiting[seq] = batchLines{dir, lines}
+	o.waiting[seq] = batchLines{dir, deleted, lines}
 	for {
 		b, ok := o.waiting[o.next]
 		if !ok {
@@ -154,6 +155,7 @@ func (o *orderedOutput) submit(seq uint64, dir string, lines []string) {
 }
 
 func (o *orderedOutput) writeBatch(b batchLines) {
+	o.write(b.deleted)
 	if l, ok := o.held[b.dir]; ok {
 		delete(o.held, b.dir)
 		o.write([]string{l})

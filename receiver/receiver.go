@@ -97,6 +97,8 @@ type dirReady struct {
 	exists    bool // false in a dry run for a directory not yet created, or after a failure
 	failed    bool
 	signalled bool
+	entry     *wire.Entry // the directory's entry, to restore its mtime after writing into it
+	recorded  bool        // its metadata is already queued for the end
 }
 
 type dirAttr struct {

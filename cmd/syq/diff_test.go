@@ -436,6 +436,26 @@ func preQuick(b *fixtureBuilder) {
 	b.dir("dst")
 }
 
+// preSameDirs: dst holds every directory of src with the same mtime, and
+// one changed file and one extra file inside them, so a copy must put the
+// directories' mtimes back after writing and deleting in them.
+func preSameDirs(b *fixtureBuilder) {
+	b.file("dst/sub/c.txt", 10)
+	b.file("dst/sub/deeper/d.txt", 5000, fbMt(b.byRel["src/sub/deeper/d.txt"].mtime))
+	b.file("dst/sub/extra", 5)
+	for _, d := range []string{"dst/emptydir", "dst/sub/deeper", "dst/sub", "dst"} {
+		b.dir(d, fbMt(b.byRel["src"+strings.TrimPrefix(d, "dst")].mtime))
+	}
+}
+
+// preSubSecond: dst/a.txt has src/a.txt's size and an mtime 300 ms later
+// in the same second, with other content: rsync's quick check counts whole
+// seconds and leaves it alone.
+func preSubSecond(b *fixtureBuilder) {
+	b.file("dst/a.txt", 1000, fbMt(b.byRel["src/a.txt"].mtime+300_000_000))
+	b.dir("dst")
+}
+
 func preUpdate(b *fixtureBuilder) {
 	b.file("dst/a.txt", 77, fbMtAt(999999))  // newer: -u keeps it
 	b.file("dst/b.bin", 88, fbMtAt(-999999)) // older: -u replaces it
@@ -658,6 +678,10 @@ var diffScenarios = []diffScenario{
 
 	// what gets transferred
 	{name: "quick-check-skips", fx: fxPlain, pre: preQuick, args: dtArgs("-a", "src/", "dst/")},
+	{name: "subsecond-mtime-same-second", fx: fxPlain, pre: preSubSecond, args: dtArgs("-ai", "src/", "dst/"), stdout: true},
+	{name: "dir-mtimes-restored", fx: fxPlain, pre: preSameDirs, args: dtArgs("-a", "src/", "dst/")},
+	{name: "dir-mtimes-restored-delete", fx: fxPlain, pre: preSameDirs, args: dtArgs("-a", "--delete", "src/", "dst/")},
+	{name: "dir-mtimes-restored-itemize", fx: fxPlain, pre: preSameDirs, args: dtArgs("-ai", "--delete", "src/", "dst/"), stdout: true},
 	{name: "checksum", fx: fxPlain, pre: preQuick, args: dtArgs("-ac", "src/", "dst/")},
 	{name: "size-only", fx: fxPlain, pre: preQuick, args: dtArgs("-a", "--size-only", "src/", "dst/")},
 	{name: "ignore-times", fx: fxPlain, pre: preQuick, args: dtArgs("-aI", "src/", "dst/")},
