@@ -21,7 +21,7 @@ func printSummary(inv *Invocation, st wire.Stats, elapsed time.Duration, w io.Wr
 		return
 	}
 	num := func(n int64) string { return humanNum(n, opts.HumanReadable) }
-	sent := st.LiteralData + st.Files*32
+	sent := st.TransferredSize + st.Files*32
 	received := st.TransferredFiles*8 + 32
 	if opts.Stats {
 		fmt.Fprintf(w, "\nNumber of files: %s%s\n", num(st.Files), kinds(st.RegFiles, st.Dirs, st.Links, st.Devices, st.Specials, num))
