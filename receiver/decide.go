@@ -219,7 +219,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, rel string, old *fs
 }
 
 // makeWay removes a directory that stands where a non-directory must go:
-// an empty one always, a full one only with --delete (rsync's --force).
+// an empty one always, a full one only with --delete or --force.
 func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, kind string) bool {
 	if r.opts.DryRun {
 		return true
@@ -230,7 +230,7 @@ func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.
 		r.countDelete(true)
 		return true
 	}
-	if r.opts.Delete {
+	if r.opts.Delete || r.opts.Force {
 		if err := b.dir.RemoveAll(e.Name, func(_ string, isDir bool) { r.countDelete(isDir) }); err == nil {
 			return true
 		}
@@ -296,7 +296,11 @@ func (r *Receiver) unchanged(b *batchState, e *wire.Entry, old *fsops.Stat) bool
 // sameMtime compares modification times in whole seconds (within
 // --modify-window), as rsync 3.5's quick check does: a file touched within
 // the same second counts as unchanged.
+// A negative --modify-window asks for nanoseconds to match too.
 func sameMtime(old *fsops.Stat, e *wire.Entry, window int64) bool {
+	if window < 0 {
+		return old.MtimeSec == e.MtimeSec && old.MtimeNsec == e.MtimeNsec
+	}
 	d := old.MtimeSec - e.MtimeSec
 	return d <= window && d >= -window
 }
@@ -372,7 +376,7 @@ func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old
 			}
 		}
 	}
-	if r.opts.Times && (old == nil || !sameMtime(old, e, 0)) {
+	if r.opts.Times && (old == nil || !sameMtime(old, e, r.opts.ModifyWindowSec)) {
 		if err := dir.SetMtime(name, e.MtimeSec, e.MtimeNsec); err != nil {
 			r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(rel), fsops.ErrText(err))
 		}

@@ -686,6 +686,10 @@ var diffScenarios = []diffScenario{
 	{name: "size-only", fx: fxPlain, pre: preQuick, args: dtArgs("-a", "--size-only", "src/", "dst/")},
 	{name: "ignore-times", fx: fxPlain, pre: preQuick, args: dtArgs("-aI", "src/", "dst/")},
 	{name: "time-off-by-one-second", fx: fxPlain, pre: preModWindow, args: dtArgs("-a", "src/", "dst/")},
+	{name: "modify-window-1", fx: fxPlain, pre: preModWindow, args: dtArgs("-ai", "--modify-window=1", "src/", "dst/"), stdout: true},
+	{name: "modify-window-ns", fx: fxPlain, pre: preSubSecond, args: dtArgs("-ai", "--modify-window=-1", "src/", "dst/"), stdout: true},
+	{name: "dirs-no-recursion", fx: fxPlain, args: dtArgs("-dlpt", "src/", "dst/")},
+	{name: "dirs-no-slash", fx: fxPlain, args: dtArgs("-dlpt", "src", "dst/"), cmp: dtSkipRoot},
 	{name: "update", fx: fxPlain, pre: preUpdate, args: dtArgs("-au", "src/", "dst/")},
 	{name: "existing", fx: fxPlain, pre: preUpdate, args: dtArgs("-a", "--existing", "src/", "dst/")},
 	{name: "ignore-existing", fx: fxPlain, pre: preUpdate, args: dtArgs("-a", "--ignore-existing", "src/", "dst/")},
@@ -719,6 +723,7 @@ var diffScenarios = []diffScenario{
 		cmp: treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return strings.HasPrefix(p, "extradir") }}},
 	{name: "replace-types", fx: preReplace, args: dtArgs("-a", "src/", "dst/"), code: 23},
 	{name: "replace-types-delete", fx: preReplace, args: dtArgs("-a", "--delete", "src/", "dst/")},
+	{name: "replace-types-force", fx: preReplace, args: dtArgs("-a", "--force", "src/", "dst/")},
 	{name: "replace-types-r", fx: preReplace, args: dtArgs("-r", "src/", "dst/"), cmp: dtNoTimes, code: 23},
 
 	// special content

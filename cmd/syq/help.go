@@ -28,6 +28,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -q, --quiet             print errors only
  -a, --archive           shorthand for -rlptgoD
  -r, --recursive         descend into directories
+ -d, --dirs              copy directories without recursing
  -l, --links             recreate symlinks as symlinks
  -H, --hard-links        keep hard-linked files hard-linked
  -p, --perms             copy permission bits
@@ -58,6 +59,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --del, --delete-during  the same as --delete
      --max-delete=NUM    remove at most NUM files (0: report, remove none)
      --ignore-errors     delete even after I/O errors
+     --force             remove a non-empty directory in the way of a file
+     --modify-window=NUM compare mtimes to within NUM seconds (-1: nanoseconds)
  -x, --one-file-system   stay on the source file system (-xx: also skip
                          the mount-point directories)
  -h, --human-readable    print sizes with K/M/G units (-hh: powers of 1024)

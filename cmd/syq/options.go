@@ -207,7 +207,7 @@ func buildCLIOptions() []cliOpt {
 	}))
 	add(optBool(func(o *wire.Options) *bool { return &o.Recursive }, "recursive", 'r', "no-recursive", "no-r")...)
 	add(optNoop("inc-recursive"), optNoop("i-r"), optNoop("no-inc-recursive"), optNoop("no-i-r"))
-	add(optPending(optFlag("dirs", 'd', func(c *Invocation) { c.Opts.Dirs = true })))
+	add(optFlag("dirs", 'd', func(c *Invocation) { c.Opts.Dirs = true }))
 	add(optFlag("no-dirs", 0, func(c *Invocation) { c.Opts.Dirs = false }))
 	add(optFlag("no-d", 0, func(c *Invocation) { c.Opts.Dirs = false }))
 	add(optTodos("old-dirs", "old-d")...)
@@ -264,7 +264,7 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("existing", 0, func(c *Invocation) { c.Opts.Existing = true }))
 	add(optFlag("ignore-non-existing", 0, func(c *Invocation) { c.Opts.Existing = true }))
 	add(optFlag("ignore-existing", 0, func(c *Invocation) { c.Opts.IgnoreExisting = true }))
-	add(optPending(optNum("modify-window", '@', func(c *Invocation, n int) { c.Opts.ModifyWindowSec = int64(n) })))
+	add(optNum("modify-window", '@', func(c *Invocation, n int) { c.Opts.ModifyWindowSec = int64(n) }))
 	add(optTodo("max-size", 0, cliStrArg), optTodo("min-size", 0, cliStrArg), optTodo("max-alloc", 0, cliStrArg))
 	add(optTodo("checksum-choice", 0, cliStrArg), optTodo("cc", 0, cliStrArg))
 	add(optTodo("checksum-seed", 0, cliIntArg))
@@ -301,7 +301,7 @@ func buildCLIOptions() []cliOpt {
 		c.Opts.MaxDelete = max(n, 0)
 	}))
 	add(optBool(func(o *wire.Options) *bool { return &o.IgnoreErrors }, "ignore-errors", 0, "no-ignore-errors")...)
-	add(optPending(optFlag("force", 0, func(c *Invocation) { c.Opts.Force = true })))
+	add(optFlag("force", 0, func(c *Invocation) { c.Opts.Force = true }))
 	add(optNoop("no-force"))
 
 	// Filters and file lists.
