@@ -32,6 +32,14 @@ type Config struct {
 	Out    io.Writer
 	Report func(class int, msg string)
 	Debug  bool // report decisions (SYQ_DEBUG)
+	// Live, if set, counts finished files and bytes as they are written,
+	// for a whole-transfer progress display.
+	Live *Live
+}
+
+// Live counts the files and bytes written so far; safe to read at any time.
+type Live struct {
+	Files, Bytes atomic.Int64
 }
 
 // writeChunk is how many files a writer takes at once.

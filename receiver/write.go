@@ -55,6 +55,10 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	if err != nil && ctx.Err() == nil {
 		r.writeFailed(job, err)
 	}
+	if err == nil && r.cfg.Live != nil {
+		r.cfg.Live.Files.Add(1)
+		r.cfg.Live.Bytes.Add(job.e.Size)
+	}
 	if err == nil && r.opts.Progress && !r.opts.Quiet {
 		r.showProgress(job, time.Since(start))
 	}

@@ -177,12 +177,21 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	if opts.Quiet {
 		out = io.Discard
 	}
+	live := new(receiver.Live)
+	var bar *progressLine
+	if wantProgressLine(inv, stderr) {
+		bar = startProgressLine(live, stderr)
+	}
 	stats, recvErr := receiver.Run(ctx, receiver.Config{
 		Opts: opts, Dest: inv.Dest,
 		DirWorkers: plan.DirWorkers, Writers: plan.Writers,
 		Out: out, Report: probs.report("receiver"),
 		Debug: os.Getenv("SYQ_DEBUG") != "",
+		Live:  live,
 	}, rconn)
+	if bar != nil {
+		bar.end()
+	}
 	if recvErr != nil {
 		rconn.Close()
 	}
