@@ -7,6 +7,10 @@ import (
 
 // decideRootDir handles the "." entry: the destination directory itself.
 func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
+	r.countEntry(e)
+	if r.rootCreated {
+		r.countCreated(e)
+	}
 	if r.root == nil { // dry run into a destination that does not exist
 		r.signal(".", false)
 		return append(lines, r.itemLine(newItem('c'), "./", e))
@@ -398,6 +402,12 @@ func (r *Receiver) recordDirMode(rel string, e *wire.Entry, origMode uint32) {
 }
 
 func (r *Receiver) countEntry(e *wire.Entry) {
+	if r.cfg.Live != nil {
+		r.cfg.Live.Listed.Add(1)
+		if e.IsReg() {
+			r.cfg.Live.ListBytes.Add(e.Size)
+		}
+	}
 	r.stats.add(func(s *wire.Stats) {
 		s.Files++
 		switch e.Type() {

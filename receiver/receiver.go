@@ -39,7 +39,8 @@ type Config struct {
 
 // Live counts the files and bytes written so far; safe to read at any time.
 type Live struct {
-	Files, Bytes atomic.Int64
+	Files, Bytes      atomic.Int64 // written
+	Listed, ListBytes atomic.Int64 // entries and regular-file bytes seen so far
 }
 
 // writeChunk is how many files a writer takes at once.
@@ -51,15 +52,16 @@ type Receiver struct {
 	opts *wire.Options
 	conn wire.Conn
 
-	root     *fsops.Dir // the destination directory (or the parent of a destination file)
-	rootPath string     // for messages
-	fileMode string     // non-empty: the single top-level file is written under this name
-	topNames map[string]bool
-	umask    uint32 // the user's umask, applied to new files without -p
-	umaskNow uint32 // the process umask while receiving (0 with -p)
-	asRoot   bool
-	euid     uint32
-	egid     uint32
+	root        *fsops.Dir // the destination directory (or the parent of a destination file)
+	rootPath    string     // for messages
+	fileMode    string     // non-empty: the single top-level file is written under this name
+	rootCreated bool       // the destination directory did not exist before this run
+	topNames    map[string]bool
+	umask       uint32 // the user's umask, applied to new files without -p
+	umaskNow    uint32 // the process umask while receiving (0 with -p)
+	asRoot      bool
+	euid        uint32
+	egid        uint32
 
 	sendMu sync.Mutex
 
@@ -374,10 +376,12 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 			return nil // nothing to copy: rsync creates only a "dir/" destination
 		}
 		if r.opts.DryRun {
+			r.rootCreated = true
 			r.out.now(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")), r.opts.Verbose > 0 || r.opts.Itemize || r.opts.Progress)
 			r.rootPath = dest
 			return nil
 		}
+		r.rootCreated = true
 		if err := fsops.MkdirPath(dest, r.opts.MkPath); err != nil {
 			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("mkdir %q failed: %s", absPath(strings.TrimSuffix(dest, "/")), fsops.ErrText(err))}
 		}

@@ -67,6 +67,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --stats             print transfer statistics at the end
  -i, --itemize-changes   print a change line per item (-ii: unchanged too)
      --progress          show progress while copying (--no-progress: never)
+     --info=progress2    one line of whole-transfer progress (--info=help)
  -P                      both --partial and --progress
      --list-only         list the sources instead of copying
  -e, --rsh=COMMAND       remote shell command (kept for remote mode)

@@ -66,6 +66,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, helpText)
 		return 0
 	}
+	if inv.InfoHelp {
+		fmt.Fprint(stdout, infoHelpText)
+		return 0
+	}
 	if inv.ShowVersion {
 		fmt.Fprint(stdout, versionText())
 		return 0
@@ -179,7 +183,10 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	live := new(receiver.Live)
 	var bar *progressLine
-	if wantProgressLine(inv, stderr) {
+	switch {
+	case inv.Progress2 && !opts.Quiet:
+		bar = startProgress2(live, stdout)
+	case wantProgressLine(inv, stderr):
 		bar = startProgressLine(live, stderr)
 	}
 	stats, recvErr := receiver.Run(ctx, receiver.Config{

@@ -25,6 +25,9 @@ func (e *RemoteNotBuiltError) ExitCode() int { return 1 }
 func assignOperands(inv *Invocation, ops []string) error {
 	switch len(ops) {
 	case 0:
+		if inv.InfoHelp {
+			return nil // --info=help needs no operands
+		}
 		// rsync prints its usage text to stderr and exits 1.
 		return &UsageError{Msg: "no source or destination given", ShowUsage: true}
 	case 1:

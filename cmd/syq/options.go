@@ -24,6 +24,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -41,6 +42,8 @@ type Invocation struct {
 	Rsh         string   // -e/--rsh (kept for the coming remote mode)
 	RsyncPath   string   // --rsync-path (kept for the coming remote mode)
 	NoProgress  bool     // --no-progress was the last word on progress
+	Progress2   bool     // --info=progress2: one whole-transfer progress line on stdout
+	InfoHelp    bool     // --info=help
 	Debug       bool     // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
 
 	// syq-only options; they matter only in the coming remote mode.
@@ -173,7 +176,8 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("verbose", 'v', func(c *Invocation) { c.Opts.Verbose++ }))
 	add(optFlag("no-verbose", 0, func(c *Invocation) { c.Opts.Verbose = 0 }))
 	add(optFlag("no-v", 0, func(c *Invocation) { c.Opts.Verbose = 0 }))
-	add(optTodo("info", 0, cliStrArg), optTodo("debug", 0, cliStrArg), optTodo("stderr", 0, cliStrArg))
+	add(cliOpt{long: "info", arg: cliStrArg, ready: true, str: applyInfo})
+	add(optTodo("debug", 0, cliStrArg), optTodo("stderr", 0, cliStrArg))
 	add(optTodos("msgs2stderr", "no-msgs2stderr")...)
 	add(optFlag("quiet", 'q', func(c *Invocation) { c.Opts.Quiet = true }))
 	add(optNoop("motd"), optNoop("no-motd"))
@@ -490,6 +494,9 @@ func cliRefuse(name string) error {
 // cliCheckValue validates an integer option's value; word is the command
 // line word that held it, which is what rsync names in the message.
 func cliCheckValue(o *cliOpt, value, word string) error {
+	if o.long == "info" {
+		return checkInfo(value)
+	}
 	if o.arg != cliIntArg {
 		return nil
 	}
@@ -685,3 +692,57 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	return inv, nil
 }
+
+// --info takes comma-separated FLAG[LEVEL] words. syq implements progress
+// (0: none, 1: per file as --progress, 2: the whole transfer) and help;
+// any other flag is refused by name.
+var infoFlags = map[string]int{"progress": 2, "help": 0}
+
+func splitInfo(word string) (flag string, level int) {
+	i := len(word)
+	for i > 0 && word[i-1] >= '0' && word[i-1] <= '9' {
+		i--
+	}
+	flag = strings.ToLower(word[:i])
+	level = 1
+	if i < len(word) {
+		level, _ = strconv.Atoi(word[i:])
+	}
+	return flag, level
+}
+
+func checkInfo(value string) error {
+	for _, w := range strings.Split(value, ",") {
+		if w == "" {
+			continue
+		}
+		flag, level := splitInfo(w)
+		max, ok := infoFlags[flag]
+		if !ok || level > max && flag != "help" {
+			return &UsageError{Msg: "option --info=" + w + " is not supported yet"}
+		}
+	}
+	return nil
+}
+
+func applyInfo(c *Invocation, value string) {
+	for _, w := range strings.Split(value, ",") {
+		flag, level := splitInfo(w)
+		switch flag {
+		case "help":
+			c.InfoHelp = true
+		case "progress":
+			c.Opts.Progress = level == 1
+			c.Progress2 = level == 2
+		}
+	}
+}
+
+// infoHelpText lists the --info flags syq takes.
+const infoHelpText = `Use OPT or OPT1 for level 1 output, OPT2 for level 2, etc.; OPT0 silences.
+
+PROGRESS   Mention 1) per-file progress or 2) total transfer progress
+HELP       Output this help message
+
+Other rsync --info flags are not supported yet.
+`

@@ -351,7 +351,7 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"-0"}, "--from0"},
 		{[]string{"-s"}, "--secluded-args"},
 		{[]string{"-M--foo"}, "--remote-option"},
-		{[]string{"--info=progress2"}, "--info"},
+		{[]string{"--info=flist2"}, "--info=flist2"},
 		{[]string{"--debug=all"}, "--debug"},
 		{[]string{"--stderr=all"}, "--stderr"},
 		{[]string{"--outbuf=L"}, "--outbuf"},

@@ -16,16 +16,18 @@ import (
 // stderr is a terminal, and off with --no-progress, -q, -v, -i, --progress
 // (rsync's per-file lines) or a dry run.
 type progressLine struct {
-	live  *receiver.Live
-	w     io.Writer
-	start time.Time
-	stop  chan struct{}
-	done  chan struct{}
+	live   *receiver.Live
+	w      io.Writer
+	start  time.Time
+	stop   chan struct{}
+	done   chan struct{}
+	render func(l *receiver.Live, elapsed time.Duration, final bool) string
+	keep   bool // leave the last line (rsync's --info=progress2) instead of clearing it
 }
 
 func wantProgressLine(inv *Invocation, stderr io.Writer) bool {
 	o := &inv.Opts
-	if inv.NoProgress || o.Quiet || o.Verbose > 0 || o.Itemize || o.Progress || o.DryRun || o.Stats {
+	if inv.NoProgress || inv.Progress2 || o.Quiet || o.Verbose > 0 || o.Itemize || o.Progress || o.DryRun || o.Stats {
 		return false
 	}
 	f, ok := stderr.(*os.File)
@@ -37,7 +39,37 @@ func wantProgressLine(inv *Invocation, stderr io.Writer) bool {
 }
 
 func startProgressLine(live *receiver.Live, w io.Writer) *progressLine {
-	p := &progressLine{live: live, w: w, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	return startLine(&progressLine{live: live, w: w, render: func(l *receiver.Live, d time.Duration, _ bool) string {
+		return formatProgress(l.Files.Load(), l.Bytes.Load(), d)
+	}})
+}
+
+// startProgress2 prints rsync's --info=progress2 line on stdout: bytes
+// so far, percent of the size seen so far, rate, time, files transferred
+// and entries still to check.
+func startProgress2(live *receiver.Live, w io.Writer) *progressLine {
+	return startLine(&progressLine{live: live, w: w, keep: true, render: formatProgress2})
+}
+
+func formatProgress2(l *receiver.Live, elapsed time.Duration, final bool) string {
+	done, total := l.Bytes.Load(), l.ListBytes.Load()
+	pct := int64(100)
+	if total > 0 {
+		pct = min(done*100/total, 100)
+	}
+	rate := float64(done) / max(elapsed.Seconds(), 0.001) / (1 << 20)
+	t := int(elapsed.Seconds())
+	files, listed := l.Files.Load(), l.Listed.Load()
+	chk, left := "ir-chk", max(listed-files, 0)
+	if final {
+		chk, left = "to-chk", 0
+	}
+	return fmt.Sprintf("%15s %3d%% %7.2fMB/s %4d:%02d:%02d (xfr#%d, %s=%d/%d)",
+		receiver.Commas(done), pct, rate, t/3600, t/60%60, t%60, files, chk, left, listed)
+}
+
+func startLine(p *progressLine) *progressLine {
+	p.start, p.stop, p.done = time.Now(), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(p.done)
 		tick := time.NewTicker(250 * time.Millisecond)
@@ -45,9 +77,17 @@ func startProgressLine(live *receiver.Live, w io.Writer) *progressLine {
 		for {
 			select {
 			case <-tick.C:
-				fmt.Fprintf(p.w, "\r%s\x1b[K", formatProgress(p.live.Files.Load(), p.live.Bytes.Load(), time.Since(p.start)))
+				if p.keep {
+					fmt.Fprintf(p.w, "\r%s", p.render(p.live, time.Since(p.start), false))
+				} else {
+					fmt.Fprintf(p.w, "\r%s\x1b[K", p.render(p.live, time.Since(p.start), false))
+				}
 			case <-p.stop:
-				fmt.Fprint(p.w, "\r\x1b[K")
+				if p.keep {
+					fmt.Fprintf(p.w, "\r%s\n", p.render(p.live, time.Since(p.start), true))
+				} else {
+					fmt.Fprint(p.w, "\r\x1b[K")
+				}
 				return
 			}
 		}

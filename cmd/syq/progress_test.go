@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,5 +38,45 @@ func TestProgressLineOnlyOnTerminals(t *testing.T) {
 		if wantProgressLine(inv, nil) {
 			t.Errorf("%v: progress line wanted", args)
 		}
+	}
+}
+
+func TestInfoOption(t *testing.T) {
+	inv, err := parseRsyncArgs([]string{"-a", "--info=progress2", "s", "d"})
+	if err != nil || !inv.Progress2 || inv.Opts.Progress {
+		t.Fatalf("--info=progress2: %+v %v", inv, err)
+	}
+	inv, err = parseRsyncArgs([]string{"--info=progress1", "s", "d"})
+	if err != nil || !inv.Opts.Progress || inv.Progress2 {
+		t.Fatalf("--info=progress1: %v", err)
+	}
+	if inv, err = parseRsyncArgs([]string{"--info=help"}); err != nil || !inv.InfoHelp {
+		t.Fatalf("--info=help alone: %v", err)
+	}
+	for _, bad := range []string{"--info=flist2", "--info=name", "--info=progress3", "--info=stats2"} {
+		_, err := parseRsyncArgs([]string{bad, "s", "d"})
+		if err == nil || !strings.Contains(err.Error(), "is not supported yet") {
+			t.Errorf("%s: %v, want a refusal", bad, err)
+		}
+	}
+}
+
+// TestProgress2Output: --info=progress2 ends with one complete line that
+// counts every file, as rsync's does.
+func TestProgress2Output(t *testing.T) {
+	src := t.TempDir()
+	for _, n := range []string{"a", "b", "c"} {
+		if err := os.WriteFile(filepath.Join(src, n), []byte("12345"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"syq", "rsync", "-a", "--info=progress2", src + "/", filepath.Join(t.TempDir(), "d")}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\r")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, " 100% ") || !strings.Contains(last, "(xfr#3, to-chk=0/4)") || !strings.HasPrefix(strings.TrimSpace(last), "15 ") {
+		t.Fatalf("last progress2 line %q", last)
 	}
 }
