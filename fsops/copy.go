@@ -39,9 +39,10 @@ func (m CopyMethod) String() string {
 }
 
 const (
-	copyBufSize     = 1 << 20  // read/write and sparse buffer
-	sparseBlockSize = 4096     // granularity of zero detection in sparse mode
-	cfrMaxChunk     = 64 << 20 // per copy_file_range call; cancellation is checked between calls
+	copyBufSize     = 1 << 20   // read/write and sparse buffer
+	sparseBlockSize = 4096      // granularity of zero detection in sparse mode
+	cfrMaxChunk     = 64 << 20  // per copy_file_range call; cancellation is checked between calls
+	fastCopyMax     = 256 << 10 // copies up to this size take the raw system call path
 
 	// After this many per-file failures (EINVAL...) of a method on a device
 	// pair where it never succeeded, stop trying it on that pair.
@@ -179,7 +180,13 @@ func CopyDataDev(ctx context.Context, dst Writer, src Reader, srcDev, dstDev uin
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
-			n, err := unix.CopyFileRange(sfd, nil, dfd, nil, int(min(size-done, cfrMaxChunk)), 0)
+			var n int
+			var err error
+			if size <= fastCopyMax {
+				n, err = fastCopyFileRange(sfd, dfd, int(size-done))
+			} else {
+				n, err = unix.CopyFileRange(sfd, nil, dfd, nil, int(min(size-done, cfrMaxChunk)), 0)
+			}
 			if err == nil {
 				if n == 0 { // source shorter, or a file system that returns 0; let read/write decide
 					break

@@ -50,11 +50,12 @@ func (s *Stat) IsReg() bool  { return s.Mode&TypeMask == TypeReg }
 func (s *Stat) IsLink() bool { return s.Mode&TypeMask == TypeLnk }
 
 func fromUnix(st *unix.Stat_t) Stat {
+	// The conversions keep other architectures' stat layouts compiling.
 	return Stat{
-		Mode: st.Mode, Size: st.Size,
-		MtimeSec: st.Mtim.Sec, MtimeNsec: st.Mtim.Nsec,
-		Uid: st.Uid, Gid: st.Gid, Nlink: st.Nlink,
-		Ino: st.Ino, Dev: st.Dev, Rdev: st.Rdev, Blocks: st.Blocks,
+		Mode: uint32(st.Mode), Size: int64(st.Size),
+		MtimeSec: int64(st.Mtim.Sec), MtimeNsec: int64(st.Mtim.Nsec),
+		Uid: st.Uid, Gid: st.Gid, Nlink: uint64(st.Nlink),
+		Ino: uint64(st.Ino), Dev: uint64(st.Dev), Rdev: uint64(st.Rdev), Blocks: int64(st.Blocks),
 	}
 }
 
@@ -217,7 +218,7 @@ func (d *Dir) Stat() (Stat, error) {
 func (d *Dir) Lstat(name string) (Stat, error) {
 	var st unix.Stat_t
 	for {
-		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		err := fastFstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		if err == unix.EINTR {
 			continue
 		}
@@ -500,8 +501,8 @@ func Fchmod(f Handle, mode uint32) error {
 }
 
 func FsetMtime(f Handle, sec, nsec int64) error {
-	ts := []unix.Timespec{{Sec: 0, Nsec: unix.UTIME_OMIT}, {Sec: sec, Nsec: nsec}}
-	if err := unix.UtimesNanoAt(int(f.Fd()), "", ts, unix.AT_EMPTY_PATH); err != nil {
+	ts := [2]unix.Timespec{{Sec: 0, Nsec: unix.UTIME_OMIT}, {Sec: sec, Nsec: nsec}}
+	if err := fastFutimens(int(f.Fd()), &ts); err != nil {
 		return &os.PathError{Op: "utimes", Path: f.Name(), Err: err}
 	}
 	return nil
@@ -564,7 +565,7 @@ func Getegid() int { return unix.Getegid() }
 
 func openRetry(dirfd int, name string, flags int, perm uint32) (int, error) {
 	for {
-		fd, err := unix.Openat(dirfd, name, flags, perm)
+		fd, err := fastOpenat(dirfd, name, flags, perm)
 		if err == unix.EINTR {
 			continue
 		}

@@ -55,7 +55,7 @@ func (f *File) Close() error {
 	if f.fd < 0 {
 		return nil
 	}
-	err := unix.Close(f.fd)
+	err := fastClose(f.fd)
 	f.fd = -1
 	if err != nil {
 		return &os.PathError{Op: "close", Path: f.name, Err: err}
@@ -158,7 +158,7 @@ func (d *Dir) LinkUnnamed(f *File, name string) error {
 		return err
 	}
 	if !linkNeedsProc.Load() {
-		err := unix.Linkat(f.fd, "", d.fd, name, unix.AT_EMPTY_PATH)
+		err := fastLinkat(f.fd, "", d.fd, name, unix.AT_EMPTY_PATH)
 		if err == nil {
 			f.name = d.Join(name)
 			return nil

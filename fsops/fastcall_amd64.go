@@ -1,0 +1,76 @@
+package fsops
+
+// Raw system calls for the per-file metadata operations of the hot path.
+//
+// Go's ordinary syscall wrappers tell the scheduler a goroutine may block;
+// with tens of thousands of short calls a second, the runtime's monitor
+// keeps handing processors to new threads and back (on this project's
+// 2-CPU VM, 1.5 nanosleep calls and a share of futex calls per copied
+// file). These calls are almost always shorter than that bookkeeping, so
+// they go in raw: measured 10 % less wall time on 20,000 small files, on
+// tmpfs and on cold ext4. The cost is that a call stuck in the kernel (a
+// hung network filesystem) also holds up garbage collection until it
+// returns; long operations (large copies, reads) keep the ordinary path.
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+func errnoErr(e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
+func fastOpenat(dirfd int, path string, flags int, mode uint32) (int, error) {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return -1, err
+	}
+	r, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(flags|unix.O_LARGEFILE), uintptr(mode), 0, 0)
+	return int(r), errnoErr(e)
+}
+
+func fastFstatat(dirfd int, path string, st *unix.Stat_t, flags int) error {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	_, _, e := unix.RawSyscall6(unix.SYS_NEWFSTATAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(st)), uintptr(flags), 0, 0)
+	return errnoErr(e)
+}
+
+func fastClose(fd int) error {
+	_, _, e := unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+	return errnoErr(e)
+}
+
+func fastLinkat(olddir int, old string, newdir int, new string, flags int) error {
+	p1, err := unix.BytePtrFromString(old)
+	if err != nil {
+		return err
+	}
+	p2, err := unix.BytePtrFromString(new)
+	if err != nil {
+		return err
+	}
+	_, _, e := unix.RawSyscall6(unix.SYS_LINKAT, uintptr(olddir), uintptr(unsafe.Pointer(p1)), uintptr(newdir), uintptr(unsafe.Pointer(p2)), uintptr(flags), 0)
+	return errnoErr(e)
+}
+
+// fastFutimens sets the times of an open file (utimensat with an empty
+// path and AT_EMPTY_PATH).
+func fastFutimens(fd int, ts *[2]unix.Timespec) error {
+	var empty byte
+	_, _, e := unix.RawSyscall6(unix.SYS_UTIMENSAT, uintptr(fd), uintptr(unsafe.Pointer(&empty)), uintptr(unsafe.Pointer(&ts[0])), unix.AT_EMPTY_PATH, 0, 0)
+	return errnoErr(e)
+}
+
+// fastCopyFileRange is for small copies only (see CopyDataDev).
+func fastCopyFileRange(in, out, n int) (int, error) {
+	r, _, e := unix.RawSyscall6(unix.SYS_COPY_FILE_RANGE, uintptr(in), 0, uintptr(out), 0, uintptr(n), 0)
+	return int(r), errnoErr(e)
+}
