@@ -278,9 +278,10 @@ func (d *Dir) OpenRead(name string) (*File, error) {
 }
 
 // OpenWrite opens the existing regular file name for writing in place
-// (--inplace), refusing a symlink.
+// (--inplace), refusing a symlink; O_NONBLOCK keeps a FIFO swapped in for
+// it from blocking the open.
 func (d *Dir) OpenWrite(name string) (*File, error) {
-	fd, err := openRetry(d.fd, name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	fd, err := openRetry(d.fd, name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: d.Join(name), Err: err}
 	}
