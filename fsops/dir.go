@@ -409,55 +409,6 @@ func (d *Dir) Rmdir(name string) error {
 	return nil
 }
 
-// RemoveAll removes name and, if it is a directory, everything below it,
-// never following a symlink. visit, if not nil, is told each path removed
-// (relative to d, children before their directory).
-func (d *Dir) RemoveAll(name string, visit func(rel string, isDir bool)) error {
-	st, err := d.Lstat(name)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil
-		}
-		return err
-	}
-	if !st.IsDir() {
-		if err := d.Unlink(name); err != nil {
-			return err
-		}
-		if visit != nil {
-			visit(name, false)
-		}
-		return nil
-	}
-	sub, err := d.OpenDir(name)
-	if err != nil {
-		return err
-	}
-	names, err := sub.Names()
-	if err == nil {
-		for _, n := range names {
-			var childVisit func(string, bool)
-			if visit != nil {
-				childVisit = func(rel string, isDir bool) { visit(name+"/"+rel, isDir) }
-			}
-			if err = sub.RemoveAll(n, childVisit); err != nil {
-				break
-			}
-		}
-	}
-	sub.Close()
-	if err != nil {
-		return err
-	}
-	if err := d.Rmdir(name); err != nil {
-		return err
-	}
-	if visit != nil {
-		visit(name, true)
-	}
-	return nil
-}
-
 // Lchown sets owner and group of name without following a symlink; -1
 // leaves a value unchanged.
 func (d *Dir) Lchown(name string, uid, gid int) error {

@@ -389,7 +389,11 @@ func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, li
 			err = dir.Unlink(name)
 		}
 		if err != nil {
-			r.problem(wire.ProblemGeneral, "delete_file: %s %q failed: %s", map[bool]string{true: "rmdir", false: "unlink"}[st.IsDir()], r.destPath(rel), fsops.ErrText(err))
+			op := "unlink"
+			if st.IsDir() {
+				op = "rmdir"
+			}
+			r.problem(wire.ProblemGeneral, "delete_file: %s %q failed: %s", op, r.destPath(rel), fsops.ErrText(err))
 			return lines
 		}
 	}

@@ -235,7 +235,8 @@ func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.
 		return true
 	}
 	if r.opts.Delete || r.opts.Force {
-		if err := b.dir.RemoveAll(e.Name, func(_ string, isDir bool) { r.countDelete(isDir) }); err == nil {
+		r.deleteOne(b.dir, e.Name, rel, *old, nil)
+		if _, err := b.dir.Lstat(e.Name); fsops.IsNotExist(err) {
 			return true
 		}
 	}

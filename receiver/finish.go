@@ -41,12 +41,9 @@ func (r *Receiver) linkFollowers() {
 			continue // already linked
 		}
 		if ferr == nil && fs.IsDir() {
-			if err := dstDir.RemoveAll(name, nil); err != nil {
-				r.problem(wire.ProblemGeneral, "could not make way for hard link %q: %s", r.destPath(f.rel), fsops.ErrText(err))
-				srcDir.Close()
-				dstDir.Close()
-				continue
-			}
+			// A directory in the way goes as --delete would remove it;
+			// if it cannot, the rename below reports the failure.
+			r.deleteOne(dstDir, name, f.rel, fs, nil)
 		}
 		tmp := fsops.TempName(name)
 		err = dstDir.Link(srcDir, lname, tmp)

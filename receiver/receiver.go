@@ -85,16 +85,13 @@ type Receiver struct {
 
 	out *orderedOutput
 
-	debug        bool
 	loggedMethod atomic.Bool
-	transferred  atomic.Int64 // files written, for --progress
-	written      atomic.Int64
+	progressed   atomic.Int64 // files shown by --progress
 
 	stats          statsCounter
 	deletes        atomic.Int64
 	skippedDeletes atomic.Int64
 	ioSkipOnce     sync.Once
-	failed         atomic.Bool
 	fatalMu        sync.Mutex
 	fatal          error
 	cancel         context.CancelFunc
@@ -154,7 +151,6 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		euid:     uint32(fsops.Geteuid()),
 		egid:     uint32(fsops.Getegid()),
 		out:      newOrderedOutput(cfg.Out),
-		debug:    cfg.Debug,
 	}
 	r.umaskNow = r.umask
 	ctx, r.cancel = context.WithCancel(ctx)
@@ -317,9 +313,6 @@ func (r *Receiver) send(m wire.Message) error {
 
 // problem reports a per-file problem.
 func (r *Receiver) problem(class int, format string, args ...any) {
-	if class == wire.ProblemGeneral {
-		r.failed.Store(true)
-	}
 	r.cfg.Report(class, fmt.Sprintf(format, args...))
 }
 

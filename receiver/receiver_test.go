@@ -56,9 +56,8 @@ type dirRef struct {
 	batch *wire.FileBatch
 }
 
-func (d *dirRef) Open(i int32) (wire.LocalFile, bool, error) {
-	f, err := os.Open(filepath.Join(d.dir, "payload"))
-	return f, false, err
+func (d *dirRef) Open(i int32) (wire.LocalFile, error) {
+	return os.Open(filepath.Join(d.dir, "payload"))
 }
 func (d *dirRef) Dev(int32) uint64 { return 0 }
 func (d *dirRef) Release()         {}

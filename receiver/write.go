@@ -37,13 +37,9 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	if ctx.Err() != nil {
 		return
 	}
-	src, vanished, err := job.batch.src.Open(job.index)
+	src, err := job.batch.src.Open(job.index)
 	if err != nil {
-		// The sender reported it; the destination keeps what it had.
-		if !vanished {
-			r.failed.Store(true)
-		}
-		return
+		return // the sender reported it; the destination keeps what it had
 	}
 	defer src.Close()
 	start := time.Now()
@@ -184,9 +180,9 @@ func (r *Receiver) writeUnnamed(ctx context.Context, job *fileJob, f *fsops.File
 // showProgress prints rsync's --progress line for a finished file, after
 // its name (unless -i showed the name already).
 func (r *Receiver) showProgress(job *fileJob, took time.Duration) {
-	n := r.transferred.Add(1)
+	n := r.progressed.Add(1)
 	st := r.stats.snapshot()
-	left := max(st.Files-r.written.Add(1), 0)
+	left := max(st.Files-n, 0)
 	rate := float64(job.e.Size) / max(took.Seconds(), 1e-6) / 1024
 	unit := "kB/s"
 	if rate >= 1024 {
@@ -244,7 +240,7 @@ func (r *Receiver) createPerm(job *fileJob) uint32 {
 func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.LocalFile, job *fileJob) error {
 	b := job.batch
 	method, err := fsops.CopyDataDev(ctx, dst, src, b.src.Dev(job.index), b.dev, job.e.Size, r.opts.Sparse)
-	if err == nil && r.debug && !r.loggedMethod.Swap(true) {
+	if err == nil && r.cfg.Debug && !r.loggedMethod.Swap(true) {
 		r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("copy method for %s: %s", job.rel, method))
 	}
 	return err

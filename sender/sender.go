@@ -37,8 +37,6 @@ type Sender struct {
 	credits  *credits // bounds the entries sent and not yet finished by the receiver
 
 	linkGroups map[[2]uint64]uint64
-	ioError    bool
-	ioMu       sync.Mutex
 
 	listIOError bool // emitter only: some batch so far had a read error
 
@@ -152,19 +150,19 @@ type batchRef struct {
 	once sync.Once
 }
 
-func (b *batchRef) Open(i int32) (wire.LocalFile, bool, error) {
+func (b *batchRef) Open(i int32) (wire.LocalFile, error) {
 	e := &b.rec.entries[i]
 	dir := b.rec.srcs[b.rec.from[i]]
 	f, err := dir.OpenRead(e.Name)
-	if err == nil {
-		return f, false, nil
+	switch {
+	case err == nil:
+		return f, nil
+	case fsops.IsNotExist(err):
+		b.s.problem(wire.ProblemVanished, "file has vanished: %q", absPath(dir.Join(e.Name)))
+	default:
+		b.s.problem(wire.ProblemGeneral, "send_files failed to open %q: %s", absPath(dir.Join(e.Name)), fsops.ErrText(err))
 	}
-	if fsops.IsNotExist(err) {
-		b.s.cfg.Report(wire.ProblemVanished, fmt.Sprintf("file has vanished: %q", absPath(dir.Join(e.Name))))
-		return nil, true, err
-	}
-	b.s.problem(wire.ProblemGeneral, "send_files failed to open %q: %s", absPath(dir.Join(e.Name)), fsops.ErrText(err))
-	return nil, false, err
+	return nil, err
 }
 
 func (b *batchRef) Dev(i int32) uint64 { return b.rec.devs[b.rec.from[i]] }
@@ -235,11 +233,6 @@ func (s *Sender) releaseAll() {
 }
 
 func (s *Sender) problem(class int, format string, args ...any) {
-	if class == wire.ProblemGeneral {
-		s.ioMu.Lock()
-		s.ioError = true
-		s.ioMu.Unlock()
-	}
 	s.cfg.Report(class, fmt.Sprintf(format, args...))
 }
 

@@ -15,6 +15,7 @@ type srcDir struct {
 	root *fsops.Dir // the operand's directory handle
 	rel  string     // path below root ("" for root itself)
 	dev  uint64     // the operand's device, for -x
+	self uint64     // this directory's own device, from its parent's lstat
 }
 
 // dirJob is the listing of one destination directory, read by a walker
@@ -54,7 +55,7 @@ func (s *Sender) walk(ctx context.Context) error {
 		}
 	}()
 	var seq uint64
-	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs, devs: top.devs, ioError: s.ioError}); err != nil {
+	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs, devs: top.devs, ioError: top.ioError}); err != nil {
 		return err
 	}
 
@@ -161,15 +162,13 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 	return s.send(b)
 }
 
-// badEntry marks an entry skipped because of a read error (not by choice).
-const badEntry = ^uint32(0)
-
 // topLevel is the batch of the operands themselves.
 type topLevel struct {
 	dirs    []*fsops.Dir
 	devs    []uint64
 	entries []wire.Entry
 	from    []uint8
+	ioError bool
 }
 
 // walkOperands stats the operands and builds the top-level batch and the
@@ -181,6 +180,10 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 	jobsByName := map[string]*dirJob{}
 	var jobs []*dirJob
 	parents := map[string]int{} // parent dir path -> index in top.dirs
+	fail := func(format string, args ...any) {
+		s.problem(wire.ProblemGeneral, format, args...)
+		top.ioError = true
+	}
 	for _, op := range s.cfg.Operands {
 		name, contents := operandName(op)
 		var st fsops.Stat
@@ -191,11 +194,11 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			st, err = fsops.LstatPath(op)
 		}
 		if err != nil {
-			s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(op), fsops.ErrText(err))
+			fail("link_stat %q failed: %s", absPath(op), fsops.ErrText(err))
 			continue
 		}
 		if contents && !st.IsDir() {
-			s.problem(wire.ProblemGeneral, "change_dir %q failed: not a directory", absPath(op))
+			fail("change_dir %q failed: not a directory", absPath(op))
 			continue
 		}
 		if st.IsDir() && !opts.Recursive && !opts.Dirs {
@@ -208,13 +211,13 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 		if !ok {
 			d, err := fsops.OpenDirPath(parent)
 			if err != nil {
-				s.problem(wire.ProblemGeneral, "opendir %q failed: %v", absPath(parent), fsops.ErrText(err))
+				fail("opendir %q failed: %v", absPath(parent), fsops.ErrText(err))
 				continue
 			}
 			pst, err := d.Stat()
 			if err != nil {
 				d.Close()
-				s.problem(wire.ProblemGeneral, "stat %q failed: %s", absPath(parent), fsops.ErrText(err))
+				fail("stat %q failed: %s", absPath(parent), fsops.ErrText(err))
 				continue
 			}
 			pi = len(top.dirs)
@@ -222,7 +225,8 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			top.dirs = append(top.dirs, d)
 			top.devs = append(top.devs, pst.Dev)
 		}
-		e, ok := s.entryFor(name, st, top.dirs[pi], baseName(op), name)
+		e, ok, failed := s.entryFor(name, st, top.dirs[pi], baseName(op), name)
+		top.ioError = top.ioError || failed
 		if !ok {
 			continue
 		}
@@ -233,7 +237,7 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 		}
 		root, err := fsops.OpenDirPath(op)
 		if err != nil {
-			s.problem(wire.ProblemGeneral, "opendir %q failed: %v", absPath(op), fsops.ErrText(err))
+			fail("opendir %q failed: %v", absPath(op), fsops.ErrText(err))
 			continue
 		}
 		roots = append(roots, root)
@@ -243,11 +247,11 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			jobsByName[name] = j
 			jobs = append(jobs, j)
 		}
-		j.srcs = append(j.srcs, srcDir{root: root, dev: st.Dev})
+		j.srcs = append(j.srcs, srcDir{root: root, dev: st.Dev, self: st.Dev})
 	}
 	if len(top.dirs) > 255 {
 		// from is a uint8; more operand parents than that is exotic.
-		s.problem(wire.ProblemGeneral, "too many distinct source directories (%d)", len(top.dirs))
+		fail("too many distinct source directories (%d)", len(top.dirs))
 	}
 	top.entries, top.from = sortEntries(top.entries, top.from)
 	sortJobs(jobs)
@@ -259,53 +263,47 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 func (s *Sender) list(j *dirJob) {
 	opts := s.cfg.Opts
 	j.complete = true
+	fail := func(format string, args ...any) {
+		s.problem(wire.ProblemGeneral, format, args...)
+		j.ioError = true
+	}
 	subByName := map[string]*dirJob{}
 	for _, src := range j.srcs {
 		d, err := src.root.OpenBeneath(src.rel, false)
 		if err != nil {
 			if fsops.IsNotExist(err) {
 				s.problem(wire.ProblemVanished, "file has vanished: %q", absPath(src.root.Join(src.rel)))
+				j.ioError = true
 			} else {
-				s.problem(wire.ProblemGeneral, "opendir %q failed: %v", absPath(src.root.Join(src.rel)), fsops.ErrText(err))
+				fail("opendir %q failed: %s", absPath(src.root.Join(src.rel)), fsops.ErrText(err))
 			}
-			j.ioError = true
 			continue
 		}
 		names, err := d.Names()
 		if err != nil {
-			s.problem(wire.ProblemGeneral, "readdir %q failed: %v", absPath(d.Path()), fsops.ErrText(err))
-			j.complete = false
-			d.Close()
-			continue
-		}
-		dst, err := d.Stat()
-		if err != nil {
-			s.problem(wire.ProblemGeneral, "stat %q failed: %s", absPath(d.Path()), fsops.ErrText(err))
-			j.ioError = true
+			fail("readdir %q failed: %s", absPath(d.Path()), fsops.ErrText(err))
 			d.Close()
 			continue
 		}
 		di := uint8(len(j.dirs))
 		j.dirs = append(j.dirs, d)
-		j.devs = append(j.devs, dst.Dev)
+		j.devs = append(j.devs, src.self)
 		for _, name := range names {
 			st, err := d.Lstat(name)
 			if err != nil {
 				if fsops.IsNotExist(err) {
 					s.problem(wire.ProblemVanished, "file has vanished: %q", absPath(d.Join(name)))
 				} else {
-					s.problem(wire.ProblemGeneral, "readlink_stat %q failed: %v", absPath(d.Join(name)), fsops.ErrText(err))
+					fail("readlink_stat %q failed: %s", absPath(d.Join(name)), fsops.ErrText(err))
 				}
 				continue
 			}
 			if st.IsDir() && opts.SkipMountDirs && st.Dev != src.dev {
 				continue // -xx: not even the mount point itself
 			}
-			e, ok := s.entryFor(name, st, d, name, joinRel(j.rel, name))
+			e, ok, failed := s.entryFor(name, st, d, name, joinRel(j.rel, name))
+			j.ioError = j.ioError || failed
 			if !ok {
-				if e.Mode == badEntry {
-					j.ioError = true
-				}
 				continue
 			}
 			j.entries = append(j.entries, e)
@@ -317,7 +315,7 @@ func (s *Sender) list(j *dirJob) {
 					subByName[name] = sub
 					j.subdirs = append(j.subdirs, sub)
 				}
-				sub.srcs = append(sub.srcs, srcDir{root: src.root, rel: joinRel(src.rel, name), dev: src.dev})
+				sub.srcs = append(sub.srcs, srcDir{root: src.root, rel: joinRel(src.rel, name), dev: src.dev, self: st.Dev})
 			}
 		}
 	}
@@ -328,9 +326,12 @@ func (s *Sender) list(j *dirJob) {
 // entryFor turns a stat into a file-list entry, or reports why the file is
 // skipped. name is the entry's name in the destination, srcName its name
 // in dir.
-func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, display string) (wire.Entry, bool) {
+//
+// ok says whether to list it; failed that it was skipped because it could
+// not be read (which, like rsync's io_error, stops deletions).
+func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, display string) (e wire.Entry, ok, failed bool) {
 	opts := s.cfg.Opts
-	e := wire.Entry{
+	e = wire.Entry{
 		Name: name, Mode: st.Mode, MtimeSec: st.MtimeSec, MtimeNsec: st.MtimeNsec,
 		Uid: st.Uid, Gid: st.Gid,
 	}
@@ -341,7 +342,7 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 			sum, err := fileSum(dir, srcName)
 			if err != nil {
 				s.problem(wire.ProblemGeneral, "checksum %q failed: %s", absPath(dir.Join(srcName)), fsops.ErrText(err))
-				return wire.Entry{Mode: badEntry}, false
+				return e, false, true
 			}
 			e.Sum = sum
 		}
@@ -353,30 +354,30 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 	case fsops.TypeLnk:
 		if !opts.Links {
 			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", display))
-			return e, false
+			return e, false, false
 		}
 		target, err := dir.Readlink(srcName)
 		if err != nil {
 			s.problem(wire.ProblemGeneral, "readlink %q failed: %v", absPath(dir.Join(srcName)), fsops.ErrText(err))
-			return e, false
+			return e, false, false
 		}
 		e.Link = target
 		e.Size = int64(len(target))
 	case fsops.TypeChr, fsops.TypeBlk:
 		if !opts.Devices {
 			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", display))
-			return e, false
+			return e, false, false
 		}
 		e.Rdev = st.Rdev
 	case fsops.TypeFifo, fsops.TypeSock:
 		if !opts.Specials {
 			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", display))
-			return e, false
+			return e, false, false
 		}
 	default:
-		return e, false
+		return e, false, false
 	}
-	return e, true
+	return e, true, false
 }
 
 func sortJobs(jobs []*dirJob) {

@@ -22,8 +22,6 @@ type Entry struct {
 	MtimeSec  int64
 	MtimeNsec int64
 	Uid, Gid  uint32
-	User      string // owner name for mapping, "" if unknown or --numeric-ids
-	Group     string
 	Link      string // symlink target
 	Rdev      uint64
 	Sum       []byte // content checksum, sent only with -c
@@ -106,11 +104,11 @@ type LocalFile interface {
 }
 
 // SourceRef opens the wanted files of one batch for a receiver in the same
-// process. Open reports its own failures to the user (as the sender's);
-// vanished says the file disappeared after it was listed. The receiver
+// process. Open reports its own failures to the user (as the sender's,
+// vanished or unreadable); the receiver only skips the file. The receiver
 // calls Release once it has opened everything it wanted.
 type SourceRef interface {
-	Open(index int32) (f LocalFile, vanished bool, err error)
+	Open(index int32) (LocalFile, error)
 	Dev(index int32) uint64 // st_dev of the file's directory, to pick a copy method without a stat
 	Release()
 }
@@ -132,8 +130,6 @@ type Stats struct {
 	DeletedFiles, DeletedReg, DeletedDirs           int64
 	TransferredFiles                                int64
 	TotalSize, TransferredSize                      int64
-	LiteralData, MatchedData                        int64
-	BytesSent, BytesReceived                        int64
 }
 
 func (*FileBatch) isMessage() {}
