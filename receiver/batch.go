@@ -44,7 +44,7 @@ func (b *batchState) release() {
 type fileJob struct {
 	batch *batchState
 	index int32
-	e     wire.Entry
+	e     *wire.Entry // points into the batch, which lives until the job is done
 	name  string
 	rel   string
 	old   *fsops.Stat // what the destination had, nil if nothing
@@ -239,7 +239,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		}
 		if want {
 			b.refs.Add(1)
-			jobs = append(jobs, &fileJob{batch: b, index: int32(i), e: *e, name: e.Name, rel: rel, old: old})
+			jobs = append(jobs, &fileJob{batch: b, index: int32(i), e: e, name: e.Name, rel: rel, old: old})
 			wants = append(wants, int32(i))
 		}
 	}

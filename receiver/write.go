@@ -233,7 +233,7 @@ func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.Loca
 // createPerm is the mode a new file is created with: its final mode
 // without set-id bits, always writable by us.
 func (r *Receiver) createPerm(job *fileJob) uint32 {
-	return r.finalPerm(&job.e, job.old)&0o777 | 0o200
+	return r.finalPerm(job.e, job.old)&0o777 | 0o200
 }
 
 // copyData copies with the devices already known (no fstat per file).
@@ -249,7 +249,7 @@ func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.Local
 // setFileAttrs sets owner, permissions and mtime on the open new file.
 // Owner goes first: chown clears set-id bits.
 func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error {
-	e := &job.e
+	e := job.e
 	uid, gid := r.owner(e)
 	if uid >= 0 && uint32(uid) == r.euid {
 		uid = -1 // a new file is ours already
