@@ -424,3 +424,49 @@ func copyNoEINTR(fn func() error) error {
 		}
 	}
 }
+
+// CopyStream copies size bytes read from src (a network stream) into dst,
+// an empty regular file opened for writing. With sparse, 4 KiB-aligned
+// runs of zeros become holes and dst is cut to size at the end. Writes go
+// at explicit offsets, so an --inplace file is overwritten from the start.
+func CopyStream(ctx context.Context, dst Writer, src io.Reader, size int64, sparse bool) error {
+	bp := copyBufPool.Get().(*[]byte)
+	defer copyBufPool.Put(bp)
+	buf := *bp
+	var pos, written int64
+	for pos < size {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := io.ReadFull(src, buf[:min(int64(len(buf)), size-pos)])
+		if n > 0 {
+			if sparse {
+				end, werr := copyWriteNonZero(dst, buf[:n], pos)
+				if werr != nil {
+					return fmt.Errorf("write %s: %w", dst.Name(), werr)
+				}
+				if end > 0 {
+					written = end
+				}
+			} else {
+				if _, werr := dst.WriteAt(buf[:n], pos); werr != nil {
+					return fmt.Errorf("write %s: %w", dst.Name(), werr)
+				}
+				written = pos + int64(n)
+			}
+			pos += int64(n)
+		}
+		if err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return fmt.Errorf("write %s: the data ended after %d of %d bytes: %w", dst.Name(), pos, size, io.ErrUnexpectedEOF)
+			}
+			return err
+		}
+	}
+	if sparse && written != size {
+		if err := Truncate(dst, size); err != nil {
+			return fmt.Errorf("truncate %s: %w", dst.Name(), err)
+		}
+	}
+	return nil
+}

@@ -175,3 +175,8 @@ func (d *Dir) LinkUnnamed(f *File, name string) error {
 	f.name = d.Join(name)
 	return nil
 }
+
+// ReadFile reads a whole small file (a filter rule file) by path.
+func ReadFile(path string) ([]byte, error) {
+	return os.ReadFile(path)
+}

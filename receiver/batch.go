@@ -6,6 +6,9 @@ import (
 	"sort"
 	"sync/atomic"
 
+	"io/fs"
+	"strings"
+	"syq/filter"
 	"syq/fsops"
 	"syq/wire"
 )
@@ -327,14 +330,15 @@ func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[
 	if len(extra) > 0 {
 		b.changed.Store(true)
 	}
-	return r.deleteNames(b.dir, fb.Dir, extra, lines)
+	return r.deleteNames(b.dir, fb.Dir, extra, lines, r.rulesFor(fb.Dir), filter.Receiver)
 }
 
 // deleteNames removes extraneous entries of one directory, in rsync's
 // order (the reverse of its file-list order: directories, then files,
 // each by descending name), recursing into directories and stopping at
-// --max-delete. dirRel is the directory's destination-relative path.
-func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, lines []string) []string {
+// --max-delete. dirRel is the directory's destination-relative path;
+// rules (nil without filters) protect what they exclude for side.
+func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, lines []string, rules *filter.List, side filter.Side) []string {
 	type victim struct {
 		name string
 		st   fsops.Stat
@@ -348,6 +352,9 @@ func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, li
 			}
 			continue
 		}
+		if rules != nil && rules.Excluded(side, joinRel(dirRel, n), st.IsDir()) {
+			continue // protected by the filter rules
+		}
 		victims = append(victims, victim{n, st})
 	}
 	sort.Slice(victims, func(a, b int) bool {
@@ -357,14 +364,17 @@ func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, li
 		return victims[a].name > victims[b].name
 	})
 	for _, v := range victims {
-		lines = r.deleteOne(dir, v.name, joinRel(dirRel, v.name), v.st, lines)
+		lines = r.deleteOne(dir, v.name, joinRel(dirRel, v.name), v.st, lines, rules)
 	}
 	return lines
 }
 
 // deleteOne removes one extraneous entry, a directory after its contents,
 // honouring --max-delete (every entry counts) and -n.
-func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string) []string {
+// rules are those in effect in dir (nil without filters): inside a
+// directory being deleted they protect what they exclude on the Deleting
+// side, and the directory then stays.
+func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List) []string {
 	if st.IsDir() {
 		sub, err := dir.OpenDir(name)
 		if err != nil {
@@ -373,7 +383,15 @@ func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, li
 		}
 		children, err := sub.Names()
 		if err == nil {
-			lines = r.deleteNames(sub, rel, children, lines)
+			subRules := r.enterRules(rules, rel)
+			lines = r.deleteNames(sub, rel, children, lines, subRules, filter.Deleting)
+			if subRules != nil {
+				if left, err := sub.Names(); err == nil && len(left) > 0 && !r.opts.DryRun {
+					sub.Close()
+					r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
+					return lines
+				}
+			}
 		}
 		sub.Close()
 	}
@@ -411,6 +429,64 @@ func (r *Receiver) countDelete(isDir bool) {
 			s.DeletedReg++
 		}
 	})
+}
+
+// rulesFor returns the filter rules in effect in the destination
+// directory rel, reading the destination's own per-directory merge files
+// (nil without filters).
+func (r *Receiver) rulesFor(rel string) *filter.List {
+	if r.cfg.Filter == nil {
+		return nil
+	}
+	if rel == "." {
+		rel = ""
+	}
+	r.rulesMu.Lock()
+	defer r.rulesMu.Unlock()
+	return r.rulesForLocked(rel)
+}
+
+func (r *Receiver) rulesForLocked(rel string) *filter.List {
+	if l, ok := r.rules[rel]; ok {
+		return l
+	}
+	var parent *filter.List
+	if rel == "" {
+		parent = r.cfg.Filter.WithRoot(absPath(r.rootPath))
+	} else {
+		parent = r.rulesForLocked(parentRel(rel))
+	}
+	l := r.enterRules(parent, rel)
+	if r.rules == nil {
+		r.rules = make(map[string]*filter.List)
+	}
+	r.rules[rel] = l
+	return l
+}
+
+// enterRules enters dir (relative to the destination root) below the
+// rules of its parent; a merge file that cannot be read counts as absent.
+func (r *Receiver) enterRules(parent *filter.List, dir string) *filter.List {
+	if parent == nil {
+		return nil
+	}
+	root := parent.Root()
+	l, err := parent.Enter(dir, func(name string) ([]byte, error) {
+		p := name
+		if !strings.HasPrefix(p, "/") {
+			p = root + "/" + name
+		}
+		b, err := fsops.ReadFile(p)
+		if err != nil {
+			return nil, fs.ErrNotExist
+		}
+		return b, nil
+	})
+	if err != nil {
+		r.problem(wire.ProblemGeneral, "%v", err)
+		return parent
+	}
+	return l
 }
 
 // destPath is a destination path as messages show it.

@@ -135,9 +135,9 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, rel string, old *fso
 			return false, lines
 		}
 	}
-	it := newItem('>')
+	it := newItem(r.sentChar())
 	if old != nil && old.IsReg() {
-		it = item{update: '>', flags: r.attrChanges(e, old)}
+		it = item{update: r.sentChar(), flags: r.attrChanges(e, old)}
 		if old.Size != e.Size {
 			it.flags |= flagSize
 		}
@@ -235,7 +235,7 @@ func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.
 		return true
 	}
 	if r.opts.Delete || r.opts.Force {
-		r.deleteOne(b.dir, e.Name, rel, *old, nil)
+		r.deleteOne(b.dir, e.Name, rel, *old, nil, r.rulesFor(parentRel(rel)))
 		if _, err := b.dir.Lstat(e.Name); fsops.IsNotExist(err) {
 			return true
 		}

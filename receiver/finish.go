@@ -43,7 +43,7 @@ func (r *Receiver) linkFollowers() {
 		if ferr == nil && fs.IsDir() {
 			// A directory in the way goes as --delete would remove it;
 			// if it cannot, the rename below reports the failure.
-			r.deleteOne(dstDir, name, f.rel, fs, nil)
+			r.deleteOne(dstDir, name, f.rel, fs, nil, nil)
 		}
 		tmp := fsops.TempName(name)
 		err = dstDir.Link(srcDir, lname, tmp)

@@ -67,12 +67,21 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 		return string(b[:]) + " " + name
 	}
 	if r.opts.Verbose > 0 || r.opts.Progress {
-		if r.opts.Progress && it.update == '>' {
+		if r.opts.Progress && it.update == r.sentChar() {
 			return "" // shown with its progress line when written
 		}
 		return name
 	}
 	return ""
+}
+
+// sentChar is -i's mark of a transferred file: '>' received here, '<'
+// sent to the remote host (a push, where the user sits at the sender).
+func (r *Receiver) sentChar() byte {
+	if r.cfg.Pushed {
+		return '<'
+	}
+	return '>'
 }
 
 func typeChar(e *wire.Entry) byte {

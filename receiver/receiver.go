@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"syq/filter"
 	"syq/fsops"
 	"syq/wire"
 )
@@ -35,6 +36,16 @@ type Config struct {
 	// Live, if set, counts finished files and bytes as they are written,
 	// for a whole-transfer progress display.
 	Live *Live
+	// Pushed: this receiver is the remote end of a push, so -i marks
+	// transferred files '<' (sent) as rsync's client does.
+	Pushed bool
+	// Filter, if set, protects from deletion what its rules exclude on
+	// the receiving side (rsync's filter rules).
+	Filter *filter.List
+	// Pulled: this receiver is the local end of a pull. rsync's remote
+	// sender exits when its file list is empty, before the destination
+	// is made, so an empty list then creates nothing.
+	Pulled bool
 }
 
 // Live counts the files and bytes written so far; safe to read at any time.
@@ -78,6 +89,9 @@ type Receiver struct {
 
 	dirsMu   sync.Mutex
 	dirAttrs []dirAttr // every directory whose metadata is set at the end
+
+	rulesMu sync.Mutex
+	rules   map[string]*filter.List // filter rules by destination directory
 
 	linkMu    sync.Mutex
 	leaders   map[uint64]string // hard-link group -> destination path of its leader
@@ -365,7 +379,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("ERROR: destination must be a directory when copying more than 1 file")}
 	}
 	if statErr != nil { // does not exist
-		if len(top.Entries) == 0 && !slash {
+		if len(top.Entries) == 0 && (!slash || r.cfg.Pulled) {
 			return nil // nothing to copy: rsync creates only a "dir/" destination
 		}
 		if r.opts.DryRun {

@@ -56,7 +56,7 @@ type dirRef struct {
 	batch *wire.FileBatch
 }
 
-func (d *dirRef) Open(i int32) (wire.LocalFile, error) {
+func (d *dirRef) Open(i int32) (wire.Source, error) {
 	return os.Open(filepath.Join(d.dir, "payload"))
 }
 func (d *dirRef) Dev(int32) uint64 { return 0 }

@@ -82,7 +82,7 @@ type userError struct{ msg string }
 
 func (e *userError) Error() string { return e.msg }
 
-func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.LocalFile) error {
+func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source) error {
 	dir := job.batch.dir
 	if job.old == nil && !r.opts.Partial {
 		// A new name: an unnamed file linked in when complete costs less
@@ -133,7 +133,7 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.LocalFi
 // fill copies the data into f, which has mode cur, sets its metadata and,
 // with --fsync, flushes it. An --inplace file may be longer than the new
 // content, so f is cut to size.
-func (r *Receiver) fill(ctx context.Context, f *fsops.File, src wire.LocalFile, job *fileJob, cur uint32) error {
+func (r *Receiver) fill(ctx context.Context, f *fsops.File, src wire.Source, job *fileJob, cur uint32) error {
 	if err := r.copyData(ctx, f, src, job); err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (r *Receiver) fill(ctx context.Context, f *fsops.File, src wire.LocalFile, 
 }
 
 // writeUnnamed fills an O_TMPFILE file and links it under its name.
-func (r *Receiver) writeUnnamed(ctx context.Context, job *fileJob, f *fsops.File, src wire.LocalFile) error {
+func (r *Receiver) writeUnnamed(ctx context.Context, job *fileJob, f *fsops.File, src wire.Source) error {
 	defer f.Close()
 	if err := r.fill(ctx, f, src, job, r.createPerm(job)&^r.umaskNow); err != nil {
 		return err
@@ -207,7 +207,7 @@ func tmpHasData(f fsops.Handle) bool {
 	return err == nil && st.Size > 0
 }
 
-func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.LocalFile) error {
+func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.Source) error {
 	dir := job.batch.dir
 	var f *fsops.File
 	var err error
@@ -236,10 +236,15 @@ func (r *Receiver) createPerm(job *fileJob) uint32 {
 	return r.finalPerm(job.e, job.old)&0o777 | 0o200
 }
 
-// copyData copies with the devices already known (no fstat per file).
-func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.LocalFile, job *fileJob) error {
+// copyData copies a local source with the devices already known (no
+// fstat per file), and a network source as its bytes arrive.
+func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.Source, job *fileJob) error {
 	b := job.batch
-	method, err := fsops.CopyDataDev(ctx, dst, src, b.src.Dev(job.index), b.dev, job.e.Size, r.opts.Sparse)
+	local, ok := src.(wire.LocalFile)
+	if !ok {
+		return fsops.CopyStream(ctx, dst, src, job.e.Size, r.opts.Sparse)
+	}
+	method, err := fsops.CopyDataDev(ctx, dst, local, b.src.Dev(job.index), b.dev, job.e.Size, r.opts.Sparse)
 	if err == nil && r.cfg.Debug && !r.loggedMethod.Swap(true) {
 		r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("copy method for %s: %s", job.rel, method))
 	}

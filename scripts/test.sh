@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every syq test on a fresh Debian machine: installs what the tests
 # need (rsync as the reference, xfsprogs/btrfs-progs for the reflink tests,
-# util-linux for unprivileged scenarios) when missing, then runs the Go
+# util-linux for unprivileged scenarios, openssh-server/-client for the
+# remote-shell tests through scripts/sshtest) when missing, then runs the Go
 # tests with the race detector, plus vet and gofmt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,8 @@ command -v mkfs.xfs >/dev/null || need+=(xfsprogs)
 command -v mkfs.btrfs >/dev/null || need+=(btrfs-progs)
 command -v filefrag >/dev/null || need+=(e2fsprogs)
 command -v setpriv >/dev/null || need+=(util-linux)
+command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v ssh >/dev/null || need+=(openssh-client)
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ]; then
 		echo "installing test dependencies: ${need[*]}"

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"syq/filter"
 	"syq/fsops"
 	"syq/wire"
 )
@@ -25,6 +26,9 @@ type Config struct {
 	Walkers int
 	// Report receives every problem, already worded for the user.
 	Report func(class int, msg string)
+	// Filter, if set, decides which entries are listed (rsync's filter
+	// rules, sender side).
+	Filter *filter.List
 }
 
 // Sender is one sending half of a transfer.
@@ -39,6 +43,8 @@ type Sender struct {
 	linkGroups map[[2]uint64]uint64
 
 	listIOError bool // emitter only: some batch so far had a read error
+
+	pumpQueue chan pumpJob // wants whose file data goes out as bytes (nil within one process)
 
 	sendMu   sync.Mutex
 	walkDone bool // guarded by mu
@@ -74,12 +80,28 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	if !conn.PassesFiles() {
-		return wire.Stats{}, &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("this connection cannot carry file data yet (remote mode is not built)")}
-	}
 	var stats wire.Stats
 	recvErr := make(chan error, 1)
-	go func() { recvErr <- s.receiveLoop(ctx, &stats) }()
+	var pumpErr chan error
+	if !conn.PassesFiles() {
+		s.pumpQueue = make(chan pumpJob, inflightEntries+1)
+		pumpErr = make(chan error, 1)
+		go func() {
+			err := s.pump(ctx)
+			if err != nil {
+				cancel()
+				s.conn.Close()
+			}
+			pumpErr <- err
+		}()
+	}
+	go func() {
+		err := s.receiveLoop(ctx, &stats)
+		if s.pumpQueue != nil {
+			close(s.pumpQueue)
+		}
+		recvErr <- err
+	}()
 
 	walkErr := s.walk(ctx)
 	if walkErr != nil {
@@ -87,6 +109,11 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		s.conn.Close()
 	}
 	err := <-recvErr
+	if pumpErr != nil {
+		if perr := <-pumpErr; perr != nil && (err == nil || ctx.Err() != nil) {
+			err = perr
+		}
+	}
 	s.releaseAll()
 	if walkErr != nil {
 		return stats, walkErr
@@ -122,6 +149,10 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 				s.release(m.Seq, true)
 				continue
 			}
+			if s.pumpQueue != nil {
+				s.pumpQueue <- pumpJob{seq: m.Seq, rec: rec, indexes: m.Indexes}
+				continue
+			}
 			// The receiver now owns the batch's directory handles. Data
 			// goes out before the release, which may send DataEnd.
 			ref := &batchRef{s: s, rec: rec}
@@ -150,7 +181,7 @@ type batchRef struct {
 	once sync.Once
 }
 
-func (b *batchRef) Open(i int32) (wire.LocalFile, error) {
+func (b *batchRef) Open(i int32) (wire.Source, error) {
 	e := &b.rec.entries[i]
 	dir := b.rec.srcs[b.rec.from[i]]
 	f, err := dir.OpenRead(e.Name)

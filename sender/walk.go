@@ -3,9 +3,11 @@ package sender
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 
+	"syq/filter"
 	"syq/fsops"
 	"syq/wire"
 )
@@ -16,6 +18,9 @@ type srcDir struct {
 	rel  string     // path below root ("" for root itself)
 	dev  uint64     // the operand's device, for -x
 	self uint64     // this directory's own device, from its parent's lstat
+	// rules are the filter rules in effect in the parent directory (nil
+	// without filters); listing this directory enters it.
+	rules *filter.List
 }
 
 // dirJob is the listing of one destination directory, read by a walker
@@ -201,6 +206,20 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			fail("change_dir %q failed: not a directory", absPath(op))
 			continue
 		}
+		// The transfer root that rules are anchored at: the operand itself
+		// for its contents, else its parent, where its name is filtered
+		// like any other entry.
+		var rules *filter.List
+		if s.cfg.Filter != nil {
+			if contents {
+				rules = s.cfg.Filter.WithRoot(absPath(op))
+			} else {
+				rules = s.cfg.Filter.WithRoot(absPath(parentOf(op)))
+				if rules.Excluded(filter.Sender, name, st.IsDir()) {
+					continue
+				}
+			}
+		}
 		if st.IsDir() && !opts.Recursive && !opts.Dirs {
 			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping directory %s", name))
 			continue
@@ -247,7 +266,7 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			jobsByName[name] = j
 			jobs = append(jobs, j)
 		}
-		j.srcs = append(j.srcs, srcDir{root: root, dev: st.Dev, self: st.Dev})
+		j.srcs = append(j.srcs, srcDir{root: root, dev: st.Dev, self: st.Dev, rules: rules})
 	}
 	if len(top.dirs) > 255 {
 		// from is a uint8; more operand parents than that is exotic.
@@ -285,6 +304,13 @@ func (s *Sender) list(j *dirJob) {
 			d.Close()
 			continue
 		}
+		rules, err := s.enterRules(src.rules, j.rel)
+		if err != nil {
+			fail("%v", err)
+			d.Close()
+			j.complete = false
+			continue
+		}
 		di := uint8(len(j.dirs))
 		j.dirs = append(j.dirs, d)
 		j.devs = append(j.devs, src.self)
@@ -301,6 +327,9 @@ func (s *Sender) list(j *dirJob) {
 			if st.IsDir() && opts.SkipMountDirs && st.Dev != src.dev {
 				continue // -xx: not even the mount point itself
 			}
+			if rules != nil && rules.Excluded(filter.Sender, joinRel(j.rel, name), st.IsDir()) {
+				continue
+			}
 			e, ok, failed := s.entryFor(name, st, d, name, joinRel(j.rel, name))
 			j.ioError = j.ioError || failed
 			if !ok {
@@ -315,12 +344,35 @@ func (s *Sender) list(j *dirJob) {
 					subByName[name] = sub
 					j.subdirs = append(j.subdirs, sub)
 				}
-				sub.srcs = append(sub.srcs, srcDir{root: src.root, rel: joinRel(src.rel, name), dev: src.dev, self: st.Dev})
+				sub.srcs = append(sub.srcs, srcDir{root: src.root, rel: joinRel(src.rel, name), dev: src.dev, self: st.Dev, rules: rules})
 			}
 		}
 	}
 	j.entries, j.from = sortEntries(j.entries, j.from)
 	sortJobs(j.subdirs)
+}
+
+// enterRules gives the filter rules in effect inside dir (relative to the
+// transfer root), reading its per-directory merge files. Names come
+// relative to the root the list was given, or absolute (rsync's scan of
+// the root's parents for "dir-merge /name"); a file that cannot be read
+// counts as absent, as in rsync.
+func (s *Sender) enterRules(parent *filter.List, dir string) (*filter.List, error) {
+	if parent == nil {
+		return nil, nil
+	}
+	root := parent.Root()
+	return parent.Enter(dir, func(name string) ([]byte, error) {
+		p := name
+		if !strings.HasPrefix(p, "/") {
+			p = root + "/" + name
+		}
+		b, err := fsops.ReadFile(p)
+		if err != nil {
+			return nil, fs.ErrNotExist
+		}
+		return b, nil
+	})
 }
 
 // entryFor turns a stat into a file-list entry, or reports why the file is

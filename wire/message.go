@@ -87,28 +87,36 @@ type Wants struct {
 // Data answers one Wants. Within one process the sender hands over a
 // SourceRef and the receiver opens each wanted file itself, so the kernel
 // copies it (reflink, copy_file_range) without a goroutine hop per file.
-// Across a network each file travels as byte frames (built with remote
-// mode); a receiver that gets neither refuses the transfer.
+// Across a network the sender sends Data without a Ref, followed by the
+// FileData of each wanted file; the receiving Stream gives the receiver a
+// SourceRef that reads them as they arrive.
 type Data struct {
 	Seq uint64
 	Ref SourceRef
 }
 
-// LocalFile is an open source file, read by the receiver's copy chain.
-type LocalFile interface {
-	Fd() uintptr
-	Name() string
+// Source is the data of one wanted file, read once from the start.
+type Source interface {
 	Read([]byte) (int, error)
-	ReadAt([]byte, int64) (int, error)
 	Close() error
 }
 
-// SourceRef opens the wanted files of one batch for a receiver in the same
-// process. Open reports its own failures to the user (as the sender's,
-// vanished or unreadable); the receiver only skips the file. The receiver
-// calls Release once it has opened everything it wanted.
+// LocalFile is a Source that is an open file of this machine, so the
+// receiver's copy chain can clone it or copy_file_range it.
+type LocalFile interface {
+	Source
+	Fd() uintptr
+	Name() string
+	ReadAt([]byte, int64) (int, error)
+}
+
+// SourceRef opens the wanted files of one batch for the receiver: within
+// one process through the sender's directory handles, across a network
+// as the bytes arrive on a Stream. The sender reports its own failures to
+// the user (vanished or unreadable); the receiver only skips the file.
+// The receiver calls Release once it has opened everything it wanted.
 type SourceRef interface {
-	Open(index int32) (LocalFile, error)
+	Open(index int32) (Source, error)
 	Dev(index int32) uint64 // st_dev of the file's directory, to pick a copy method without a stat
 	Release()
 }

@@ -17,7 +17,10 @@ type Options struct {
 	Relative      bool // -R (refused until built)
 	ImpliedDirs   bool // --implied-dirs (default true with -R)
 	ListOnly      bool // --list-only, or a single source without a destination
-	ExcludeGlobs  []string
+	// FilterRules carry the client's filter rules to a remote helper, as
+	// rule texts (filter.List.Encode); locally the halves share the list.
+	FilterRules    []string
+	DeleteExcluded bool // --delete-excluded
 
 	// What the receiver preserves.
 	Perms        bool // -p

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -417,8 +418,12 @@ type diffScenario struct {
 	code    int  // exit code rsync itself must give (guards the harness)
 	unpriv  bool // run both tools as fbNobody (fixture owned by fbNobody)
 	stdout  bool // compare standard output exactly
+	sorted  bool // with stdout: compare the sorted lines (rsync's order of deletions across directories differs)
 	dstSame bool // dst must be left exactly as pre built it
 	check   func(t *testing.T, root string)
+	// remote, if set, gives the arguments for a run in root (remote mode
+	// names operands by absolute path).
+	remote func(root string) []string
 }
 
 var (
@@ -864,7 +869,11 @@ func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 			if i == 1 {
 				bin, pre = diffBin, diffBinArgs
 			}
-			r.code, r.stdout, r.stderr, r.timedOut, r.runErr = runDiffTool(bin, append(append([]string{}, pre...), s.args...), roots[i], s.unpriv)
+			args := s.args
+			if s.remote != nil {
+				args = s.remote(roots[i])
+			}
+			r.code, r.stdout, r.stderr, r.timedOut, r.runErr = runDiffTool(bin, append(append([]string{}, pre...), args...), roots[i], s.unpriv)
 			if r.runErr != nil {
 				return
 			}
@@ -925,6 +934,11 @@ func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 	}
 	if s.stdout {
 		ro, so := dtNormOut(rs.stdout, rs.root), dtNormOut(sq.stdout, sq.root)
+		if s.remote != nil || s.sorted {
+			// Across ssh rsync's lines come from two processes, so only
+			// the set of lines is defined, not their order.
+			ro, so = dtSortLines(ro), dtSortLines(so)
+		}
 		if ro == "" && rs.code == 0 {
 			problems = append(problems, "HARNESS: rsync printed no listing")
 		}
@@ -981,6 +995,12 @@ func runDiffTool(bin string, args []string, dir string, unpriv bool) (code int, 
 		return -1, "", "", false, runErr
 	}
 	return 0, out.String(), errb.String(), false, nil
+}
+
+func dtSortLines(s string) string {
+	lines := strings.Split(s, "\n")
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }
 
 func dtNormOut(s, root string) string { return strings.ReplaceAll(s, root, "<ROOT>") }

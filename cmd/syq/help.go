@@ -18,10 +18,11 @@ const helpText = `syq rsync: copy files with rsync's command line, faster.
 Usage: syq rsync [OPTION]... SRC [SRC]... DEST
   or   syq rsync [OPTION]... SRC            (list SRC, copy nothing)
 
-A trailing slash on SRC means "the contents of SRC", as in rsync. Remote
-operands (HOST:PATH, USER@HOST:PATH, HOST::MODULE, rsync://HOST/MODULE) are
-recognised, but remote transfers are not built yet. rsync options syq does
-not implement yet are refused with an error instead of being ignored.
+A trailing slash on SRC means "the contents of SRC", as in rsync. HOST:PATH
+and USER@HOST:PATH reach another machine through ssh (or -e COMMAND); syq
+installs its helper there when it is missing. rsync daemons (HOST::MODULE,
+rsync://) are not supported. rsync options syq does not implement yet are
+refused with an error instead of being ignored.
 
 Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -v, --verbose           print more about what is happening; repeat for more
@@ -57,12 +58,25 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -n, --dry-run           show what would happen, change nothing
      --delete            remove destination files absent from the source
      --del, --delete-during  the same as --delete
+     --delete-before, --delete-after, --delete-delay
+                         accepted: syq deletes per directory as it goes,
+                         which ends in the same tree
+     --delete-excluded   also delete excluded files on the receiving side
      --max-delete=NUM    remove at most NUM files (0: report, remove none)
      --ignore-errors     delete even after I/O errors
      --force             remove a non-empty directory in the way of a file
      --modify-window=NUM compare mtimes to within NUM seconds (-1: nanoseconds)
  -x, --one-file-system   stay on the source file system (-xx: also skip
                          the mount-point directories)
+ -f, --filter=RULE       add a filter rule (rsync's full rule syntax)
+ -F                      same as --filter='dir-merge /.rsync-filter';
+                         repeated: --filter='- .rsync-filter' too
+     --exclude=PATTERN   exclude files matching PATTERN
+     --include=PATTERN   do not exclude files matching PATTERN
+     --exclude-from=FILE read exclude patterns from FILE ("-": stdin)
+     --include-from=FILE read include patterns from FILE
+ -C, --cvs-exclude       ignore files the way CVS does
+ -0, --from0             rule files are separated by NUL bytes
  -h, --human-readable    print sizes with K/M/G units (-hh: powers of 1024)
      --stats             print transfer statistics at the end
  -i, --itemize-changes   print a change line per item (-ii: unchanged too)
@@ -70,8 +84,11 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --info=progress2    one line of whole-transfer progress (--info=help)
  -P                      both --partial and --progress
      --list-only         list the sources instead of copying
- -e, --rsh=COMMAND       remote shell command (kept for remote mode)
-     --rsync-path=PATH   program to run on the remote side (kept for remote mode)
+ -e, --rsh=COMMAND       remote shell command (default: $RSYNC_RSH or ssh)
+     --rsync-path=PROGRAM  the syq to run on the remote side (may be a
+                         command such as "sudo /opt/syq")
+ -M, --remote-option=OPT an rsync option for the remote side only
+     --blocking-io       accepted; syq's remote shell I/O is always blocking
      --no-OPTION         switch off OPTION, e.g. --no-perms, --no-p, --no-D
  -V, --version           print syq's version and exit
      --help              print this help and exit (-h does too, when alone)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"syq/receiver"
+	"syq/remote"
 	"syq/sender"
 	"syq/tuner"
 	"syq/wire"
@@ -29,6 +30,20 @@ func main() {
 // run is main without the exit, for tests.
 func run(argv []string, stdout, stderr io.Writer) int {
 	args := argv[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case remote.ServerFlag:
+			return runServer(os.Stdin, os.Stdout, stderr)
+		case remote.VersionFlag:
+			v, err := helperVersion()
+			if err != nil {
+				fmt.Fprintf(stderr, "syq: %v\n", err)
+				return wire.ExitStartClient
+			}
+			fmt.Fprintf(stdout, "syq-helper %s\n", v)
+			return 0
+		}
+	}
 	if filepath.Base(argv[0]) != "rsync" {
 		if len(args) == 0 {
 			fmt.Fprint(stderr, "usage: syq rsync [rsync options] SRC... [DEST]\n       syq version\n")
@@ -74,6 +89,21 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, versionText())
 		return 0
 	}
+	if inv.filters, err = buildFilters(inv, os.Stdin); err != nil {
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "syq: %v\n", err)
+			fmt.Fprintf(stderr, "syq error: syntax or usage error (code %d)\n", wire.ExitSyntax)
+			return wire.ExitSyntax
+		}
+		fe := asFatal(err)
+		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
+		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
+		return fe.Code
+	}
+	if inv.Remote != nil {
+		return transferRemote(inv, stdout, stderr)
+	}
 	return transferLocal(inv, stdout, stderr)
 }
 
@@ -112,6 +142,21 @@ func (p *problems) report(side string) func(int, string) {
 	}
 }
 
+// print writes the peer's standard output, in order with the reports.
+func (p *problems) print(text string) {
+	p.mu.Lock()
+	io.WriteString(p.stdout, text)
+	p.mu.Unlock()
+}
+
+// Write makes problems the receiver's output in a pull, so its lines and
+// the sender's reports do not interleave mid-line.
+func (p *problems) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stdout.Write(b)
+}
+
 func (p *problems) exitCode() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -136,23 +181,14 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sconn, rconn := wire.Pipe(256)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	var interrupted sync.Once
-	gotSignal := make(chan struct{})
-	go func() {
-		select {
-		case <-sigs:
-			interrupted.Do(func() { close(gotSignal) })
-			cancel()
-			// Closing the connection unblocks both halves; the receiver
-			// removes its temporary files on the way out.
-			sconn.Close()
-			rconn.Close()
-		case <-ctx.Done():
-		}
-	}()
+	gotSignal, stopSignals := onSignal(func() {
+		cancel()
+		// Closing the connection unblocks both halves; the receiver
+		// removes its temporary files on the way out.
+		sconn.Close()
+		rconn.Close()
+	})
+	defer stopSignals()
 
 	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Dest: inv.Dest, Sources: inv.Sources, Workers: opts.Workers})
 	debugf("tuner: %s", plan.Why)
@@ -172,6 +208,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 			Opts: opts, Operands: inv.Sources,
 			Walkers: plan.Walkers,
 			Report:  probs.report("sender"),
+			Filter:  inv.filters,
 		}, sconn)
 		if sendErr != nil {
 			sconn.Close()
@@ -193,8 +230,9 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		Opts: opts, Dest: inv.Dest,
 		DirWorkers: plan.DirWorkers, Writers: plan.Writers,
 		Out: out, Report: probs.report("receiver"),
-		Debug: os.Getenv("SYQ_DEBUG") != "",
-		Live:  live,
+		Debug:  os.Getenv("SYQ_DEBUG") != "",
+		Live:   live,
+		Filter: inv.filters,
 	}, rconn)
 	if bar != nil {
 		bar.end()
@@ -217,11 +255,35 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
 		return fe.Code
 	}
-	printSummary(inv, stats, elapsed, stdout)
+	printSummary(inv, stats, nil, elapsed, stdout)
 	if code != 0 {
 		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
 	}
 	return code
+}
+
+// onSignal calls stop once on SIGINT, SIGTERM or SIGHUP; got is closed
+// when that happened. Call done to stop listening.
+func onSignal(stop func()) (got <-chan struct{}, done func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	gotCh := make(chan struct{})
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			close(gotCh)
+			stop()
+		case <-quit:
+		}
+	}()
+	var once sync.Once
+	return gotCh, func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(quit)
+		})
+	}
 }
 
 // fatal picks the error that stopped the transfer, preferring one that
@@ -232,8 +294,8 @@ func fatal(errs ...error) *wire.FatalError {
 		if err == nil {
 			continue
 		}
-		fe, ok := err.(*wire.FatalError)
-		if !ok {
+		var fe *wire.FatalError
+		if !errors.As(err, &fe) {
 			fe = &wire.FatalError{Code: wire.ExitPartial, Err: err}
 			if first == nil {
 				first = fe
@@ -255,6 +317,8 @@ func exitText(code int) string {
 		return "protocol incompatibility"
 	case wire.ExitFileSel:
 		return "errors selecting input/output files, dirs"
+	case wire.ExitStartClient:
+		return "error starting client-server protocol"
 	case wire.ExitFileIO:
 		return "error in file IO"
 	case wire.ExitStreamIO:
@@ -267,6 +331,8 @@ func exitText(code int) string {
 		return "some files vanished before they could be transferred"
 	case wire.ExitDelLimit:
 		return "the --max-delete limit stopped deletions"
+	case 255:
+		return "unexplained error"
 	}
 	return "error"
 }

@@ -41,7 +41,7 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"syq", "cp", "a", "b"}, 1, "unknown command"},
 		{[]string{"syq", "rsync", "-z", "a", "b"}, 1, "--compress is not supported yet"},
 		{[]string{"rsync", "--bogus", "a", "b"}, 1, "--bogus: unknown option"},
-		{[]string{"syq", "rsync", "-a", "host:src", "dst"}, 1, "not built yet"},
+		{[]string{"syq", "rsync", "-a", "host::module/src", "dst"}, 1, "daemon"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer

@@ -6,19 +6,27 @@ package main
 
 import "strings"
 
-// RemoteNotBuiltError reports an operand naming a remote host: syq parses
-// these but cannot transfer to or from them yet. Exit code 1. Like
-// UsageError, Error() leaves out the "syq: " prefix the caller prints.
-type RemoteNotBuiltError struct {
-	Operand string
+// RemoteEnd is the remote side of a transfer through a remote shell.
+type RemoteEnd struct {
+	User, Host string
+	// Push: the destination is remote (Invocation.Dest is its path);
+	// otherwise the sources are (Invocation.Sources are their paths).
+	Push bool
 }
 
-func (e *RemoteNotBuiltError) Error() string {
-	return "remote transfers (host:path) are not built yet: " + e.Operand
+// remotePath is the path part of a remote operand; an empty one is the
+// remote login directory, as in rsync.
+func remotePath(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
 }
 
-// ExitCode is rsync's RERR_SYNTAX, the code rsync uses for bad remote specs.
-func (e *RemoteNotBuiltError) ExitCode() int { return 1 }
+// daemonError refuses rsync daemon operands (HOST::MODULE, rsync://).
+func daemonError(operand string) error {
+	return &UsageError{Msg: "rsync daemon transfers (HOST::MODULE, rsync://HOST/) are not supported by syq: " + operand}
+}
 
 // assignOperands splits the operands into Sources and Dest and checks the
 // combination of local and remote operands the way rsync's client does.
@@ -66,7 +74,16 @@ func assignOperands(inv *Invocation, ops []string) error {
 				return &UsageError{Msg: "All source args must use the same port number.", NoPrefix: true}
 			}
 		}
-		return &RemoteNotBuiltError{Operand: inv.Sources[0]}
+		if first.port != 0 {
+			return daemonError(inv.Sources[0])
+		}
+		user, host, _, _ := splitRemote(inv.Sources[0])
+		inv.Remote = &RemoteEnd{User: user, Host: host}
+		for i, s := range inv.Sources {
+			spec, _ := parseRemoteSpec(s, first.port)
+			inv.Sources[i] = remotePath(spec.path)
+		}
+		return nil
 	}
 
 	for _, s := range inv.Sources[1:] {
@@ -75,7 +92,13 @@ func assignOperands(inv *Invocation, ops []string) error {
 		}
 	}
 	if inv.Dest != "" && isRemote(inv.Dest) {
-		return &RemoteNotBuiltError{Operand: inv.Dest}
+		spec, _ := parseRemoteSpec(inv.Dest, 0)
+		if spec.port != 0 {
+			return daemonError(inv.Dest)
+		}
+		user, host, path, _ := splitRemote(inv.Dest)
+		inv.Remote = &RemoteEnd{User: user, Host: host, Push: true}
+		inv.Dest = remotePath(path)
 	}
 	return nil
 }

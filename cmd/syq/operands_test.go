@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -141,41 +142,43 @@ func TestOperandRemoteErrors(t *testing.T) {
 	}
 }
 
-func TestOperandRemoteNotBuilt(t *testing.T) {
+func TestOperandRemote(t *testing.T) {
 	tests := []struct {
 		args    []string
-		operand string
+		remote  RemoteEnd
 		sources []string
 		dest    string
 	}{
-		{[]string{"-a", "src/", "host:dst/"}, "host:dst/", []string{"src/"}, "host:dst/"},
-		{[]string{"-a", "s1", "s2", "user@[::1]:d"}, "user@[::1]:d", []string{"s1", "s2"}, "user@[::1]:d"},
-		{[]string{"host:src/", "dst/"}, "host:src/", []string{"host:src/"}, "dst/"},
-		{[]string{"host:src/"}, "host:src/", []string{"host:src/"}, ""},
-		{[]string{"h1:a", "h1:b", "loc"}, "h1:a", []string{"h1:a", "h1:b"}, "loc"},
-		{[]string{"h1:a", ":b", "loc"}, "h1:a", []string{"h1:a", ":b"}, "loc"},
-		{[]string{"h1::m/a", "::b", "loc"}, "h1::m/a", []string{"h1::m/a", "::b"}, "loc"},
-		{[]string{"rsync://h1/m/a", "::b", "loc"}, "rsync://h1/m/a", []string{"rsync://h1/m/a", "::b"}, "loc"},
+		{[]string{"-a", "src/", "host:dst/"}, RemoteEnd{Host: "host", Push: true}, []string{"src/"}, "dst/"},
+		{[]string{"-a", "s1", "s2", "user@[::1]:d"}, RemoteEnd{User: "user", Host: "::1", Push: true}, []string{"s1", "s2"}, "d"},
+		{[]string{"src", "host:"}, RemoteEnd{Host: "host", Push: true}, []string{"src"}, "."},
+		{[]string{"host:src/", "dst/"}, RemoteEnd{Host: "host"}, []string{"src/"}, "dst/"},
+		{[]string{"host:src/"}, RemoteEnd{Host: "host"}, []string{"src/"}, ""},
+		{[]string{"u@h1:a", "u@h1:b", "loc"}, RemoteEnd{User: "u", Host: "h1"}, []string{"a", "b"}, "loc"},
+		{[]string{"h1:a", ":b", "loc"}, RemoteEnd{Host: "h1"}, []string{"a", "b"}, "loc"},
 		// a last operand starting with ':' is another source, not the destination
-		{[]string{"h1:a", ":b"}, "h1:a", []string{"h1:a", ":b"}, ""},
-		{[]string{"src", "::mod"}, "::mod", []string{"src"}, "::mod"},
-		{[]string{"src", "rsync://h1"}, "rsync://h1", []string{"src"}, "rsync://h1"},
+		{[]string{"h1:a", ":b"}, RemoteEnd{Host: "h1"}, []string{"a", "b"}, ""},
 	}
 	for _, tc := range tests {
 		inv, err := parseRsyncArgs(tc.args)
-		var rn *RemoteNotBuiltError
-		if !errors.As(err, &rn) {
-			t.Errorf("%q: got %v; want *RemoteNotBuiltError", tc.args, err)
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
 			continue
 		}
-		want := "syq: remote transfers (host:path) are not built yet: " + tc.operand
-		if rn.Operand != tc.operand || "syq: "+err.Error() != want || rn.ExitCode() != 1 {
-			t.Errorf("%q: got %q", tc.args, err.Error())
-		}
-		if inv == nil || !reflect.DeepEqual(inv.Sources, tc.sources) || inv.Dest != tc.dest {
-			t.Errorf("%q: Invocation %+v; want Sources=%q Dest=%q", tc.args, inv, tc.sources, tc.dest)
+		if inv.Remote == nil || *inv.Remote != tc.remote || !reflect.DeepEqual(inv.Sources, tc.sources) || inv.Dest != tc.dest {
+			t.Errorf("%q: Remote=%+v Sources=%q Dest=%q; want %+v %q %q", tc.args, inv.Remote, inv.Sources, inv.Dest, tc.remote, tc.sources, tc.dest)
 		} else if inv.Opts.ListOnly != (tc.dest == "") {
 			t.Errorf("%q: ListOnly=%v", tc.args, inv.Opts.ListOnly)
+		}
+	}
+	// Daemon operands are refused by name.
+	for _, args := range [][]string{
+		{"h1::m/a", "::b", "loc"}, {"rsync://h1/m/a", "::b", "loc"}, {"src", "::mod"}, {"src", "rsync://h1"},
+	} {
+		_, err := parseRsyncArgs(args)
+		var ue *UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "daemon") {
+			t.Errorf("%q: got %v; want a refusal of daemon mode", args, err)
 		}
 	}
 }

@@ -29,24 +29,35 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"syq/filter"
 	"syq/wire"
 )
 
 // Invocation is a parsed `syq rsync` command line.
 type Invocation struct {
 	Opts        wire.Options
-	Sources     []string // operands except the last (or the only one)
-	Dest        string   // "" when only one operand was given (list-only mode: rsync lists the source)
-	ShowHelp    bool     // --help, or -h as the only argument
-	ShowVersion bool     // --version / -V
-	Rsh         string   // -e/--rsh (kept for the coming remote mode)
-	RsyncPath   string   // --rsync-path (kept for the coming remote mode)
-	NoProgress  bool     // --no-progress was the last word on progress
-	Progress2   bool     // --info=progress2: one whole-transfer progress line on stdout
-	InfoHelp    bool     // --info=help
-	Debug       bool     // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
+	Sources     []string   // operands except the last (or the only one)
+	Dest        string     // "" when only one operand was given (list-only mode: rsync lists the source)
+	ShowHelp    bool       // --help, or -h as the only argument
+	ShowVersion bool       // --version / -V
+	Rsh         string     // -e/--rsh
+	RsyncPath   string     // --rsync-path
+	Remote      *RemoteEnd // nil for a local transfer
+	// RemoteOptions (-M) are rsync options for the remote side only.
+	RemoteOptions []string
+	// Filter rules in command-line order; -C adds its rules after them.
+	Filters     []filterArg
+	CVSExclude  bool         // -C
+	From0       bool         // -0: rule files are NUL-separated
+	filterF     int          // how many -F were given
+	filters     *filter.List // compiled from Filters and CVSExclude
+	deleteWhens int          // how many --delete-before/-after were given
+	NoProgress  bool         // --no-progress was the last word on progress
+	Progress2   bool         // --info=progress2: one whole-transfer progress line on stdout
+	InfoHelp    bool         // --info=help
+	Debug       bool         // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
 
-	// syq-only options; they matter only in the coming remote mode.
+	// syq-only options of remote mode.
 	NoBootstrap bool // --syq-no-bootstrap
 	Rails       int  // --syq-rails N (0 = automatic)
 	NoRails     bool // --syq-no-rails
@@ -298,8 +309,12 @@ func buildCLIOptions() []cliOpt {
 	// Deletion.
 	deleteOn := func(c *Invocation) { c.Opts.Delete = true }
 	add(optFlag("delete", 0, deleteOn), optFlag("del", 0, deleteOn), optFlag("delete-during", 0, deleteOn))
-	add(optTodos("delete-before", "delete-delay", "delete-after", "delete-excluded",
-		"delete-missing-args", "ignore-missing-args")...)
+	// syq deletes per directory as it goes, so every --delete-WHEN ends
+	// in the same tree; they differ only in when space is freed.
+	deleteWhen := func(c *Invocation) { c.Opts.Delete = true; c.deleteWhens++ }
+	add(optFlag("delete-before", 0, deleteWhen), optFlag("delete-after", 0, deleteWhen), optFlag("delete-delay", 0, deleteOn))
+	add(optFlag("delete-excluded", 0, func(c *Invocation) { c.Opts.Delete, c.Opts.DeleteExcluded = true, true }))
+	add(optTodos("delete-missing-args", "ignore-missing-args")...)
 	add(optNum("max-delete", 0, func(c *Invocation, n int) {
 		// rsync: a negative limit means "delete nothing", like 0.
 		c.Opts.MaxDelete = max(n, 0)
@@ -309,14 +324,26 @@ func buildCLIOptions() []cliOpt {
 	add(optNoop("no-force"))
 
 	// Filters and file lists.
-	add(optTodo("filter", 'f', cliStrArg), optTodo("", 'F', cliNoArg))
-	add(optPending(optText("exclude", 0, func(c *Invocation, s string) {
-		c.Opts.ExcludeGlobs = append(c.Opts.ExcludeGlobs, s)
-	})))
-	add(optTodo("include", 0, cliStrArg), optTodo("exclude-from", 0, cliStrArg), optTodo("include-from", 0, cliStrArg))
-	add(optTodo("cvs-exclude", 'C', cliNoArg))
+	rule := func(kind filter.Kind, fromFile bool) func(*Invocation, string) {
+		return func(c *Invocation, s string) {
+			c.Filters = append(c.Filters, filterArg{kind: kind, text: s, fromFile: fromFile})
+		}
+	}
+	add(optText("filter", 'f', rule(filter.Filter, false)))
+	add(optFlag("", 'F', func(c *Invocation) {
+		// -F is ": /.rsync-filter"; a second -F also hides those files.
+		switch c.filterF++; c.filterF {
+		case 1:
+			rule(filter.Filter, false)(c, ": /.rsync-filter")
+		case 2:
+			rule(filter.Filter, false)(c, "- .rsync-filter")
+		}
+	}))
+	add(optText("exclude", 0, rule(filter.Exclude, false)), optText("include", 0, rule(filter.Include, false)))
+	add(optText("exclude-from", 0, rule(filter.Exclude, true)), optText("include-from", 0, rule(filter.Include, true)))
+	add(optFlag("cvs-exclude", 'C', func(c *Invocation) { c.CVSExclude = true }))
 	add(optTodo("files-from", 0, cliStrArg))
-	add(optTodo("from0", '0', cliNoArg), optNoop("no-from0"))
+	add(optFlag("from0", '0', func(c *Invocation) { c.From0 = true }), optFlag("no-from0", 0, func(c *Invocation) { c.From0 = false }))
 
 	// Compression.
 	add(optTodo("compress", 'z', cliNoArg))
@@ -335,8 +362,10 @@ func buildCLIOptions() []cliOpt {
 	add(optNoop("no-secluded-args"), optNoop("no-protect-args"), optNoop("no-s"))
 	add(optTodo("trust-sender", 0, cliNoArg))
 	add(optTodo("address", 0, cliStrArg), optTodo("port", 0, cliIntArg), optTodo("sockopts", 0, cliStrArg))
-	add(optTodo("blocking-io", 0, cliNoArg), optNoop("no-blocking-io"))
-	add(optTodo("remote-option", 'M', cliStrArg))
+	// syq never talks to the remote shell in non-blocking mode, so
+	// --blocking-io changes nothing.
+	add(optNoop("blocking-io"), optNoop("no-blocking-io"))
+	add(optText("remote-option", 'M', func(c *Invocation, s string) { c.RemoteOptions = append(c.RemoteOptions, s) }))
 	add(optTodo("password-file", 0, cliStrArg), optTodo("early-input", 0, cliStrArg))
 	add(optTodo("bwlimit", 0, cliStrArg), optNoop("no-bwlimit"))
 	add(optTodo("timeout", 0, cliIntArg), optNoop("no-timeout"))
@@ -656,9 +685,7 @@ func newInvocation() *Invocation {
 // parseRsyncArgs parses a `syq rsync` command line; args exclude the
 // program name and the "rsync" subcommand word.
 //
-// Errors are *UsageError (exit 1) or, when an operand names a remote host,
-// *RemoteNotBuiltError (exit 1); with the latter the Invocation is returned
-// as well, fully parsed, for the coming remote mode.
+// Errors are *UsageError (exit 1).
 func parseRsyncArgs(args []string) (*Invocation, error) {
 	hits, operands, help, err := cliScan(args, os.Getenv("POSIXLY_CORRECT") != "")
 	if err != nil {
@@ -680,14 +707,13 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if inv.ShowVersion {
 		return inv, nil
 	}
+	if inv.deleteWhens > 1 {
+		return nil, &UsageError{Msg: "You may not combine multiple --delete-WHEN options."}
+	}
 	if inv.Opts.Delete && !inv.Opts.Recursive && !inv.Opts.Dirs {
 		return nil, &UsageError{Msg: "--delete does not work without --recursive (-r) or --dirs (-d)."}
 	}
 	if err := assignOperands(inv, operands); err != nil {
-		var rn *RemoteNotBuiltError
-		if errors.As(err, &rn) {
-			return inv, err
-		}
 		return nil, err
 	}
 	return inv, nil

@@ -12,10 +12,14 @@ import (
 	"syq/wire"
 )
 
+// traffic is what a transfer moved over its connection.
+type traffic struct{ sent, received int64 }
+
 // printSummary prints --stats and the closing lines of -v, in rsync's
-// shape. syq moves no protocol bytes locally; "sent" counts the data and
+// shape. A remote transfer reports the bytes its connection carried (t);
+// a local one moves no protocol bytes, so "sent" counts the data and
 // file-list bytes a remote transfer would carry.
-func printSummary(inv *Invocation, st wire.Stats, elapsed time.Duration, w io.Writer) {
+func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Duration, w io.Writer) {
 	opts := &inv.Opts
 	if opts.Quiet || (!opts.Stats && opts.Verbose == 0) {
 		return
@@ -23,6 +27,9 @@ func printSummary(inv *Invocation, st wire.Stats, elapsed time.Duration, w io.Wr
 	num := func(n int64) string { return humanNum(n, opts.HumanReadable) }
 	sent := st.TransferredSize + st.Files*32
 	received := st.TransferredFiles*8 + 32
+	if t != nil {
+		sent, received = t.sent, t.received
+	}
 	if opts.Stats {
 		fmt.Fprintf(w, "\nNumber of files: %s%s\n", num(st.Files), kinds(st.RegFiles, st.Dirs, st.Links, st.Devices, st.Specials, num))
 		fmt.Fprintf(w, "Number of created files: %s%s\n", num(st.CreatedFiles), kinds(st.CreatedReg, st.CreatedDirs, st.CreatedLinks, st.CreatedDevices, st.CreatedSpecials, num))
@@ -126,7 +133,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_, sendErr = sender.Run(context.Background(), sender.Config{Opts: &opts, Operands: inv.Sources, Report: probs.report("sender")}, sconn)
+		_, sendErr = sender.Run(context.Background(), sender.Config{Opts: &opts, Operands: inv.Sources, Report: probs.report("sender"), Filter: inv.filters}, sconn)
 		if sendErr != nil {
 			sconn.Close()
 		}

@@ -1,0 +1,235 @@
+package main
+
+// The client of a remote transfer: start the helper through the remote
+// shell, shake hands, and run the local half over the helper's stdio.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"syq/filter"
+	"syq/receiver"
+	"syq/remote"
+	"syq/sender"
+	"syq/tuner"
+	"syq/wire"
+)
+
+// transferRemote runs a push (local sender, remote receiver) or a pull
+// (remote sender, local receiver).
+func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
+	opts := &inv.Opts
+	end := inv.Remote
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	probs := &problems{stdout: stdout, stderr: stderr}
+	fail := func(err error) int {
+		fe := asFatal(err)
+		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
+		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
+		return fe.Code
+	}
+
+	if inv.Rails > 1 && !inv.NoRails {
+		return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: errors.New("--syq-rails: parallel data rails are not built yet; data travels on the ssh connection (use --syq-rails 1 or leave it out)")})
+	}
+	helperOpts, err := remoteOptions(inv)
+	if err != nil {
+		return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: err})
+	}
+	ver, err := helperVersion()
+	if err != nil {
+		return fail(&wire.FatalError{Code: wire.ExitStartClient, Err: fmt.Errorf("cannot identify this executable: %w", err)})
+	}
+	exe, _ := os.Executable()
+	debug := os.Getenv("SYQ_DEBUG") != ""
+	sess, err := remote.Start(ctx, remote.Config{
+		Rsh: inv.Rsh, User: end.User, Host: end.Host, RsyncPath: inv.RsyncPath,
+		Bootstrap: !inv.NoBootstrap, Version: ver, Binary: exe,
+		Stderr: stderr, Debug: debugf,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer sess.Close()
+
+	// The listing and the local half see the same options the helper gets.
+	listing := !end.Push && opts.ListOnly
+	showTargets := opts.Links
+	if listing {
+		if !opts.Recursive {
+			opts.Dirs = true
+		}
+		opts.Links, opts.Devices, opts.Specials = true, true, true
+	}
+	if listing {
+		helperOpts.Dirs, helperOpts.Links, helperOpts.Devices, helperOpts.Specials = opts.Dirs, true, true, true
+	}
+	if inv.filters != nil {
+		peerSide := filter.Sender
+		if end.Push {
+			peerSide = filter.Receiver
+		}
+		helperOpts.FilterRules = inv.filters.Encode(peerSide)
+	}
+	setup := &wire.Setup{Options: helperOpts, Debug: debug}
+	peerSide := "sender"
+	if end.Push {
+		setup.Role, setup.Args, peerSide = "receiver", []string{inv.Dest}, "receiver"
+	} else {
+		setup.Role, setup.Args = "sender", inv.Sources
+	}
+	local := wire.LocalHello(programName())
+	peer, err := wire.ReadHello(sess.Reader)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := wire.Negotiate(local, peer); err != nil {
+		return fail(err)
+	}
+	debugf("remote: helper is %s", peer.Program)
+	if err := wire.WriteClientHello(sess, local, setup); err != nil {
+		return fail(&wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("writing to the remote helper: %w", err)})
+	}
+	if err := wire.ReadReady(sess.Reader); err != nil {
+		return fail(err)
+	}
+
+	peerReport := probs.report(peerSide)
+	st := wire.NewStream(sess.Reader, sess, sess, wire.StreamConfig{
+		Peer: peerSide,
+		OnLog: func(class int, text string) {
+			if class == wire.LogStdout {
+				probs.print(text)
+				return
+			}
+			peerReport(class, text)
+		},
+	})
+	gotSignal, stopSignals := onSignal(func() {
+		cancel()
+		st.Close()
+	})
+	defer stopSignals()
+
+	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Workers: opts.Workers})
+	start := time.Now()
+	var stats wire.Stats
+	var runErr error
+	switch {
+	case listing:
+		runErr = receiver.List(ctx, st, stdout, showTargets, opts.Recursive)
+	case end.Push:
+		if (opts.Verbose > 0 || opts.Progress) && !opts.Quiet {
+			fmt.Fprintln(stdout, "sending incremental file list")
+		}
+		stats, runErr = sender.Run(ctx, sender.Config{
+			Opts: opts, Operands: inv.Sources, Walkers: plan.Walkers,
+			Report: probs.report("sender"), Filter: inv.filters,
+		}, st)
+	default:
+		if (opts.Verbose > 0 || opts.Progress) && !opts.Quiet {
+			fmt.Fprintln(stdout, "receiving incremental file list")
+		}
+		out := io.Writer(probs)
+		if opts.Quiet {
+			out = io.Discard
+		}
+		stats, runErr = receiver.Run(ctx, receiver.Config{
+			Opts: opts, Dest: inv.Dest,
+			DirWorkers: plan.DirWorkers, Writers: plan.Writers,
+			Out: out, Report: probs.report("receiver"), Debug: debug, Pulled: true,
+			Filter: inv.filters,
+		}, st)
+	}
+	if runErr == nil {
+		runErr = st.Flush()
+	}
+	elapsed := time.Since(start)
+	// An orderly end: the helper sends its last word (an error that
+	// stopped it, if any) and exits; its input ends too.
+	sess.CloseWrite()
+	drained := make(chan error, 1)
+	go func() { drained <- drainPeer(st) }()
+	select {
+	case peerErr := <-drained:
+		if runErr == nil {
+			runErr = peerErr
+		}
+	case <-time.After(30 * time.Second):
+		debugf("remote: the helper did not exit 30 s after the transfer; stopping it")
+		sess.Kill()
+	}
+	if code, _ := sess.Wait(); code != 0 {
+		debugf("remote: the remote shell exited with status %d", code)
+	}
+	st.Close()
+
+	select {
+	case <-gotSignal:
+		fmt.Fprintf(stderr, "syq error: received SIGINT, SIGTERM, or SIGHUP (code %d)\n", wire.ExitSignal)
+		return wire.ExitSignal
+	default:
+	}
+	if runErr != nil {
+		return fail(runErr)
+	}
+	if !listing {
+		sent, received := st.Traffic()
+		printSummary(inv, stats, &traffic{sent, received}, elapsed, stdout)
+	}
+	code := probs.exitCode()
+	if code != 0 {
+		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
+	}
+	return code
+}
+
+// remoteOptions are the options the helper runs with: the command line's,
+// then the -M options applied on top, as rsync's remote side sees them.
+func remoteOptions(inv *Invocation) (wire.Options, error) {
+	if len(inv.RemoteOptions) == 0 {
+		return inv.Opts, nil
+	}
+	hits, operands, _, err := cliScan(inv.RemoteOptions, false)
+	if err != nil {
+		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
+	}
+	if len(operands) > 0 {
+		return wire.Options{}, fmt.Errorf("--remote-option takes options, not %q", operands[0])
+	}
+	remote := *inv
+	if err := cliApply(&remote, hits); err != nil {
+		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
+	}
+	return remote.Opts, nil
+}
+
+// drainPeer reads what the helper still sends after the conversation,
+// up to the end of its output, and returns the error it reported, if any.
+func drainPeer(st *wire.Stream) error {
+	for {
+		_, err := st.Recv()
+		if err == nil {
+			continue
+		}
+		var pe *wire.PeerError
+		if errors.As(err, &pe) {
+			return err
+		}
+		return nil
+	}
+}
+
+// asFatal gives any error rsync's exit code: a broken stream is 12.
+func asFatal(err error) *wire.FatalError {
+	var fe *wire.FatalError
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return &wire.FatalError{Code: wire.ExitStreamIO, Err: err}
+}

@@ -1,0 +1,107 @@
+package main
+
+import "syq/scripts/treecheck"
+
+// Differential scenarios for filter rules and the delete family. They join
+// diffScenarios, so they also run in remote mode (push and pull).
+
+// fxFilter: names that rules tell apart (suffixes, directories, depth,
+// CVS droppings), per-directory merge files, and rule files in the root.
+func fxFilter(b *fixtureBuilder) {
+	b.dir("src")
+	b.text("src/top.txt", "top")
+	b.text("src/main.c", "int main;")
+	b.text("src/main.o", "obj")
+	b.text("src/keep.o", "kept object")
+	b.text("src/a.c", "a")
+	b.text("src/b.txt", "b")
+	b.text("src/notes.bak", "bak")
+	b.text("src/core", "core dump")
+	b.text("src/run.log", "log")
+	b.text("src/scratch.tmp", "tmp")
+	b.text("src/build/out.o", "o")
+	b.text("src/build/out.bin", "bin")
+	b.text("src/sub/x.c", "x")
+	b.text("src/sub/x.o", "xo")
+	b.text("src/sub/top.txt", "not the top one")
+	b.text("src/sub/.rsync-filter", "- *.c\n")
+	b.text("src/sub/.rules", "- x.o\n")
+	b.text("src/sub/.cvsignore", "top.txt\n")
+	b.text("src/deep/a/b/c.txt", "c")
+	b.text("src/deep/a/b/d.md", "d")
+	b.text("src/deep/a/keep.md", "k")
+	b.text("src/.rsync-filter", "- *.bak\n+ keep.o\n")
+	b.text("rules.txt", "# comment\n; another\n*.o\n\nbuild/\n")
+	b.data("rules0.txt", []byte("*.o\x00*.txt\x00"))
+	b.text("include.txt", "*/\n*.c\n")
+	b.dir("src/deep/a/b")
+	b.dir("src/deep/a")
+	b.dir("src/deep")
+	b.dir("src/build")
+	b.dir("src/sub")
+	b.dir("src")
+}
+
+// preFilterDst: extraneous destination files, some of which rules protect.
+func preFilterDst(b *fixtureBuilder) {
+	b.text("dst/gone.txt", "extra")
+	b.text("dst/extra.o", "excluded extra")
+	b.text("dst/main.o", "old object")
+	b.text("dst/run.log", "receiver log")
+	b.text("dst/keep-me", "protected")
+	b.text("dst/olddir/f.tmp", "perishable")
+	b.text("dst/olddir/g.txt", "goes")
+	b.text("dst/sub/stale.c", "stale")
+	b.dir("dst/olddir")
+	b.dir("dst/sub")
+	b.dir("dst")
+}
+
+var filterScenarios = []diffScenario{
+	{name: "f-exclude-glob", fx: fxFilter, args: dtArgs("-a", "--exclude=*.o", "src/", "dst/")},
+	{name: "f-exclude-dir-only", fx: fxFilter, args: dtArgs("-a", "--exclude=build/", "src/", "dst/")},
+	{name: "f-exclude-anchored", fx: fxFilter, args: dtArgs("-a", "--exclude=/top.txt", "src/", "dst/")},
+	{name: "f-exclude-unanchored", fx: fxFilter, args: dtArgs("-a", "--exclude=top.txt", "src/", "dst/")},
+	{name: "f-exclude-anchored-no-slash-src", fx: fxFilter, args: dtArgs("-a", "--exclude=/src/top.txt", "src", "dst/"), cmp: dtSkipRoot},
+	{name: "f-exclude-with-slash", fx: fxFilter, args: dtArgs("-a", "--exclude=sub/*.c", "src/", "dst/")},
+	{name: "f-double-star", fx: fxFilter, args: dtArgs("-a", "--exclude=deep/**/*.md", "src/", "dst/")},
+	{name: "f-include-c-only", fx: fxFilter, args: dtArgs("-a", "--include=*/", "--include=*.c", "--exclude=*", "src/", "dst/")},
+	{name: "f-triple-star", fx: fxFilter, args: dtArgs("-a", "--include=deep/***", "--exclude=*", "src/", "dst/")},
+	{name: "f-first-match-wins", fx: fxFilter, args: dtArgs("-a", "-f", "+ keep.o", "-f", "- *.o", "src/", "dst/")},
+	{name: "f-long-rule-names", fx: fxFilter, args: dtArgs("-a", "--filter=exclude *.bak", "--filter=include keep.o", "--filter=exclude *.o", "src/", "dst/")},
+	{name: "f-char-class", fx: fxFilter, args: dtArgs("-a", "--exclude=[ab].*", "src/", "dst/")},
+	{name: "f-question-mark", fx: fxFilter, args: dtArgs("-a", "--exclude=?.c", "src/", "dst/")},
+	{name: "f-negated", fx: fxFilter, args: dtArgs("-a", "-f", "-! */", "src/", "dst/")},
+	{name: "f-clear-list", fx: fxFilter, args: dtArgs("-a", "-f", "- *.o", "-f", "!", "-f", "- *.c", "src/", "dst/")},
+	{name: "f-exclude-from", fx: fxFilter, args: dtArgs("-a", "--exclude-from=rules.txt", "src/", "dst/")},
+	{name: "f-include-from", fx: fxFilter, args: dtArgs("-a", "--include-from=include.txt", "--exclude=*", "src/", "dst/")},
+	{name: "f-from0", fx: fxFilter, args: dtArgs("-a", "-0", "--exclude-from=rules0.txt", "src/", "dst/")},
+	{name: "f-F", fx: fxFilter, args: dtArgs("-a", "-F", "src/", "dst/")},
+	{name: "f-FF", fx: fxFilter, args: dtArgs("-a", "-FF", "src/", "dst/")},
+	{name: "f-dir-merge", fx: fxFilter, args: dtArgs("-a", "--filter=: .rules", "src/", "dst/")},
+	{name: "f-dir-merge-exclude-self", fx: fxFilter, args: dtArgs("-a", "--filter=:e .rules", "src/", "dst/")},
+	{name: "f-cvs-exclude", fx: fxFilter, args: dtArgs("-a", "-C", "src/", "dst/")},
+	{name: "f-hide", fx: fxFilter, args: dtArgs("-a", "-f", "H *.c", "src/", "dst/")},
+	{name: "f-bad-rule", fx: fxFilter, args: dtArgs("-a", "-f", "x foo", "src/", "dst/"), code: 1},
+	{name: "f-missing-exclude-from", fx: fxFilter, args: dtArgs("-a", "--exclude-from=nothere", "src/", "dst/"), code: 11},
+	{name: "f-itemize", fx: fxFilter, pre: preFilterDst, args: dtArgs("-ai", "--delete", "--exclude=*.o", "src/", "dst/"), stdout: true, sorted: true},
+
+	// deletion with filters
+	{name: "d-exclude-protects", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete", "--exclude=*.o", "src/", "dst/")},
+	{name: "d-delete-excluded", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete-excluded", "--exclude=*.o", "src/", "dst/")},
+	{name: "d-protect", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete", "-f", "P keep*", "src/", "dst/")},
+	{name: "d-receiver-side", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete", "-f", "-r *.log", "src/", "dst/")},
+	{name: "d-sender-side", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete", "-f", "-s *.log", "src/", "dst/")},
+	{name: "d-perishable", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete", "-f", "-p *.tmp", "src/", "dst/")},
+	// olddir stays (its f.tmp is protected) and gets the time of the deletion in it
+	{name: "d-not-perishable", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete", "-f", "- *.tmp", "src/", "dst/"),
+		cmp: treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return p == "olddir" }}},
+	{name: "d-risk", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete", "-f", "R run.log", "-f", "- *.log", "src/", "dst/")},
+	{name: "d-before", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete-before", "src/", "dst/")},
+	{name: "d-after", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete-after", "src/", "dst/")},
+	{name: "d-delay", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete-delay", "src/", "dst/")},
+	{name: "d-two-whens", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete-before", "--delete-after", "src/", "dst/"), code: 1, dstSame: true},
+	{name: "d-F-protects-receiver", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete", "-F", "src/", "dst/")},
+}
+
+func init() { diffScenarios = append(diffScenarios, filterScenarios...) }

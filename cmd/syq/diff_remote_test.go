@@ -1,0 +1,106 @@
+package main
+
+// The differential suite in remote mode: every scenario that makes sense
+// across ssh runs twice more, as a push (remote destination) and as a pull
+// (remote sources), against a real OpenSSH sshd on 127.0.0.1. Real rsync
+// goes through the same sshd as the reference. The syq arm installs its
+// helper through the bootstrap into a cache directory of the test's own
+// (XDG_CACHE_HOME sent with SetEnv), so the first scenarios also test
+// concurrent installs.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"syq/scripts/sshtest"
+)
+
+// remoteSkip lists scenarios that do not carry over to a remote run, and why.
+var remoteSkip = map[string]string{
+	"help": "no transfer", "version": "no transfer", "unknown-option": "no transfer", "no-operands": "no transfer",
+	// rsync's remote sender sees the operand as one more argument after
+	// its own parsing, so a leading dash means something else there.
+	"leading-dash-operand": "operand parsing of the remote rsync", "double-dash-operands": "operand parsing of the remote rsync",
+}
+
+// takesValue lists the options the scenarios give with a separate value.
+var takesValue = map[string]bool{"-f": true, "--filter": true, "--exclude": true, "--include": true, "-e": true}
+
+// remoteArgs rewrites a scenario's operands for a push or a pull: the
+// remote ones become 127.0.0.1:/absolute/path. ok is false when the
+// scenario has no operand to make remote.
+func remoteArgs(args []string, root string, push bool) (out []string, ok bool) {
+	var opts, ops []string
+	dashes, value := false, false
+	for _, a := range args {
+		switch {
+		case value:
+			opts = append(opts, a)
+			value = false
+		case dashes || !strings.HasPrefix(a, "-"):
+			ops = append(ops, a)
+		case a == "--":
+			dashes = true
+		default:
+			opts = append(opts, a)
+			value = takesValue[a]
+		}
+	}
+	if len(ops) == 0 || (push && len(ops) < 2) {
+		return nil, false
+	}
+	abs := func(p string) string {
+		q := filepath.Join(root, p)
+		if strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") {
+			q += "/"
+		}
+		return "127.0.0.1:" + q
+	}
+	out = append(out, opts...)
+	if dashes {
+		out = append(out, "--")
+	}
+	for i, o := range ops {
+		last := i == len(ops)-1 && len(ops) > 1
+		if last == push {
+			o = abs(o)
+		}
+		out = append(out, o)
+	}
+	return out, true
+}
+
+func TestDiffRemote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("remote differential suite skipped in -short mode")
+	}
+	srv := sshtest.Start(t)
+	setupDiff(t)
+	cache := filepath.Join(diffBase, "helper-cache")
+	os.MkdirAll(cache, 0o755)
+	rsh := srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+cache, "-o", "KexAlgorithms=curve25519-sha256")
+	for k, mode := range []string{"push", "pull"} {
+		base := 1000 * (k + 1) // scenario directory numbers apart from the local suite's
+		t.Run(mode, func(t *testing.T) {
+			for i, s := range diffScenarios {
+				if s.unpriv || remoteSkip[s.name] != "" {
+					continue
+				}
+				if _, ok := remoteArgs(s.args, "/", mode == "push"); !ok {
+					continue
+				}
+				t.Run(s.name, func(t *testing.T) {
+					t.Parallel()
+					rs := s
+					rs.remote = func(root string) []string {
+						args, _ := remoteArgs(s.args, root, mode == "push")
+						return append([]string{"-e", rsh}, args...)
+					}
+					runDiffScenario(t, base+i, rs)
+				})
+			}
+		})
+	}
+}

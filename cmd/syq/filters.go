@@ -1,0 +1,110 @@
+package main
+
+// Building the filter rules of a transfer from the command line (and, in
+// the helper, from the rule texts the client sent).
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"syq/filter"
+	"syq/fsops"
+	"syq/wire"
+)
+
+// filterArg is one filter option as given: a rule, or (fromFile) the
+// name of a file of rules or patterns.
+type filterArg struct {
+	kind     filter.Kind
+	text     string
+	fromFile bool
+}
+
+// buildFilters compiles the command line's filter rules; nil when there
+// are none. A rule rsync would refuse is a usage error (exit 1); a rule
+// file that cannot be read is exit 11, as in rsync.
+func buildFilters(inv *Invocation, stdin io.Reader) (*filter.List, error) {
+	if len(inv.Filters) == 0 && !inv.CVSExclude {
+		return nil, nil
+	}
+	read := func(name string) ([]byte, error) {
+		if name == "-" {
+			return io.ReadAll(stdin)
+		}
+		return fsops.ReadFile(name)
+	}
+	b := filter.NewBuilder(filter.Options{
+		DeleteExcluded: inv.Opts.DeleteExcluded,
+		From0:          inv.From0,
+		ReadFile:       read,
+		HomeCVSIgnore:  homeCVSIgnore(),
+		CVSIgnore:      os.Getenv("CVSIGNORE"),
+	})
+	for _, f := range inv.Filters {
+		var err error
+		if f.fromFile {
+			var data []byte
+			if data, err = read(f.text); err == nil {
+				err = b.AddFrom(f.kind, f.text, bytes.NewReader(data))
+			}
+		} else {
+			err = b.Add(f.kind, f.text)
+		}
+		if err != nil {
+			return nil, filterError(f.text, err)
+		}
+	}
+	if inv.CVSExclude {
+		for _, r := range []string{":C", "-C"} {
+			if err := b.Add(filter.Filter, r); err != nil {
+				return nil, filterError(r, err)
+			}
+		}
+	}
+	return b.List(), nil
+}
+
+// helperFilters rebuilds, in the helper, the rules the client encoded.
+func helperFilters(opts *wire.Options) (*filter.List, error) {
+	if len(opts.FilterRules) == 0 {
+		return nil, nil
+	}
+	b := filter.NewBuilder(filter.Options{
+		DeleteExcluded: opts.DeleteExcluded,
+		HomeCVSIgnore:  homeCVSIgnore(),
+		CVSIgnore:      os.Getenv("CVSIGNORE"),
+		ReadFile:       fsops.ReadFile,
+	})
+	for _, r := range opts.FilterRules {
+		if err := b.Add(filter.Filter, r); err != nil {
+			return nil, filterError(r, err)
+		}
+	}
+	return b.List(), nil
+}
+
+func filterError(rule string, err error) error {
+	var se *filter.SyntaxError
+	if errors.As(err, &se) {
+		return &UsageError{Msg: se.Error()}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("failed to open filter file %s: %v", rule, err)}
+	}
+	return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("filter %s: %v", rule, err)}
+}
+
+// homeCVSIgnore is ~/.cvsignore, which -C adds to its list.
+func homeCVSIgnore() []byte {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil
+	}
+	b, _ := fsops.ReadFile(filepath.Join(home, ".cvsignore"))
+	return b
+}

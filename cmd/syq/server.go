@@ -1,0 +1,151 @@
+package main
+
+// The helper: `syq --syq-server`, started on the remote host through the
+// remote shell. It plays the half of the transfer the client's Setup asks
+// for and sends its reports and output back as Log messages.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"syq/receiver"
+	"syq/remote"
+	"syq/sender"
+	"syq/tuner"
+	"syq/wire"
+)
+
+// helperVersion names this build for the bootstrap: the release and a
+// hash of the executable, so a cached helper is this very binary.
+func helperVersion() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	id, err := remote.BuildID(exe)
+	if err != nil {
+		return "", err
+	}
+	return version + "-" + id, nil
+}
+
+func programName() string { return "syq " + version }
+
+// runServer is the helper's main. Its standard output is the protocol
+// stream; nothing else may write there.
+func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
+	r := bufio.NewReaderSize(stdin, 256<<10)
+	w := bufio.NewWriter(stdout)
+	fail := func(fe *wire.FatalError) int {
+		wire.WriteFatal(w, fe)
+		w.Flush()
+		return fe.Code
+	}
+	local := wire.LocalHello(programName())
+	if err := wire.WriteHello(w, local); err != nil {
+		return wire.ExitStreamIO
+	}
+	w.Flush()
+	peer, err := wire.ReadHello(r)
+	if err != nil {
+		fmt.Fprintf(stderr, "syq helper: %v\n", err)
+		return wire.ExitStreamIO
+	}
+	if _, err := wire.Negotiate(local, peer); err != nil {
+		return fail(err.(*wire.FatalError))
+	}
+	setup, err := wire.ReadSetup(r)
+	if err != nil {
+		var fe *wire.FatalError
+		if errors.As(err, &fe) {
+			return fail(fe)
+		}
+		return fail(&wire.FatalError{Code: wire.ExitProtocol, Err: err})
+	}
+	if setup.Debug {
+		os.Setenv("SYQ_DEBUG", "1")
+	}
+	if err := wire.WriteReady(w); err != nil {
+		return wire.ExitStreamIO
+	}
+	if err := w.Flush(); err != nil {
+		return wire.ExitStreamIO
+	}
+
+	st := wire.NewStream(r, stdout, nil, wire.StreamConfig{Peer: "client"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The client ends the transfer by closing the connection; signals
+	// (ssh hanging up) stop the helper the same way.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+			st.Close()
+		case <-ctx.Done():
+		}
+	}()
+
+	report := func(class int, msg string) { st.Send(&wire.Log{Class: class, Text: msg}) }
+	opts := &setup.Options
+	rules, err := helperFilters(opts)
+	if err != nil {
+		fe := asFatal(err)
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			fe = &wire.FatalError{Code: wire.ExitSyntax, Err: err}
+		}
+		st.Fatal(fe)
+		st.Close()
+		return fe.Code
+	}
+	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Workers: opts.Workers})
+	var runErr error
+	switch setup.Role {
+	case "sender":
+		_, runErr = sender.Run(ctx, sender.Config{Opts: opts, Operands: setup.Args, Walkers: plan.Walkers, Report: report, Filter: rules}, st)
+	case "receiver":
+		if len(setup.Args) != 1 {
+			return fail(&wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("a receiver needs one destination, got %d", len(setup.Args))})
+		}
+		out := io.Writer(logWriter{st})
+		if opts.Quiet {
+			out = io.Discard
+		}
+		_, runErr = receiver.Run(ctx, receiver.Config{
+			Opts: opts, Dest: setup.Args[0],
+			DirWorkers: plan.DirWorkers, Writers: plan.Writers,
+			Out: out, Report: report, Debug: setup.Debug, Pushed: true, Filter: rules,
+		}, st)
+	}
+	// The last word: the error that stopped this side, if any. The
+	// client reads until the stream ends, so it sees this even after the
+	// conversation itself completed.
+	code := 0
+	if fe := fatal(runErr); fe != nil {
+		st.Fatal(fe)
+		code = fe.Code
+	}
+	st.Flush()
+	st.Close()
+	return code
+}
+
+// logWriter sends the receiver's standard output to the client.
+type logWriter struct{ st *wire.Stream }
+
+func (l logWriter) Write(p []byte) (int, error) {
+	if err := l.st.Send(&wire.Log{Class: wire.LogStdout, Text: string(p)}); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

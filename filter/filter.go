@@ -1,0 +1,186 @@
+// Package filter implements rsync's filter rules: the rule grammar of
+// --filter, --exclude, --include, their -from files and merge files, the
+// -C (--cvs-exclude) ignore list, per-directory merge files, and the
+// decisions the rules make on each side of a transfer.
+//
+// The package owns rule syntax and matching only. It performs no I/O of its
+// own: every file it needs (a merge file named by a rule, a per-directory
+// merge file, ~/.cvsignore) is read through a callback or passed in by the
+// caller, so the caller controls how paths are resolved and opened.
+//
+// A Builder turns command-line rules into a List. A List is immutable and safe
+// for concurrent use. Walking a tree, the caller calls Enter for each
+// directory whose contents it is about to list, which yields the List in
+// effect inside that directory with any per-directory merge files read, and
+// asks Excluded about each entry:
+//
+//	b := filter.NewBuilder(filter.Options{ReadFile: readMerge})
+//	if err := b.Add(filter.Exclude, "*.o"); err != nil { ... }
+//	top := b.List().WithRoot("/abs/path/of/transfer/root")
+//	dir, err := top.Enter("", readMerge) // the root's own contents
+//	if dir.Excluded(filter.Sender, "main.o", false) { ... }
+//
+// Paths are slash-separated and relative to the transfer root, the directory
+// that rsync's leading-slash patterns are anchored at. The sender walks its
+// source tree with Sender decisions; the receiver, before deleting, walks the
+// destination with Receiver decisions and reads the destination's own
+// per-directory files, as rsync does.
+package filter
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Side selects whose decision Excluded makes.
+type Side uint8
+
+const (
+	// Sender decides what goes into the file list: an excluded entry is
+	// hidden (and a directory is not descended into).
+	Sender Side = iota
+	// Receiver decides what --delete may remove: an excluded entry that is
+	// missing from the sender's list is protected.
+	Receiver
+	// Deleting is Receiver for entries inside a directory that is itself
+	// being deleted because it is gone from the sender. Perishable rules
+	// are ignored there so that, for example, the -C default excludes do
+	// not keep an otherwise-deleted directory alive.
+	Deleting
+)
+
+// ReadFunc returns the contents of a filter file. name is slash-separated
+// and either absolute or relative: relative to the transfer root when Enter
+// reads it (per-directory files come as "dir/.rules"; a merge rule inside one
+// may climb out with "../"), and as written, so relative to the working
+// directory, for merge rules given to a Builder, where "-" means standard
+// input. A missing file must be reported with an error for which
+// errors.Is(err, fs.ErrNotExist) is true.
+type ReadFunc func(name string) ([]byte, error)
+
+// List is a compiled, immutable rule list: the global rules plus, once Enter
+// has been called, the per-directory rules in effect in one directory.
+type List struct {
+	cfg   *config
+	root  string            // absolute transfer root, "" if unknown
+	rules []*rule           // the global rules, in order
+	state map[*rule][]*rule // per-directory rules of each reachable dir-merge rule
+}
+
+// WithRoot returns a copy of l for a transfer whose root is the absolute,
+// slash-separated directory root. The root is needed by rules with the '/'
+// modifier, which match the absolute path, and by dir-merge rules naming a
+// parent directory of the transfer (": /.rsync-filter"), whose parent
+// directories Enter scans. Without it, or given a relative root, such rules
+// see the root as "/" and no parent directory is scanned.
+func (l *List) WithRoot(root string) *List {
+	c := *l
+	c.root = ""
+	if path.IsAbs(root) {
+		c.root = path.Clean(root)
+	}
+	return &c
+}
+
+// Root is the transfer root given to WithRoot ("" when none was).
+func (l *List) Root() string { return l.root }
+
+// Enter returns the list in effect inside dir, the path of a directory
+// relative to the transfer root ("" for the root itself), where l is the list
+// in effect in dir's parent (or the top-level list for the first directory
+// listed). It must be called for every directory whose contents are listed,
+// in walk order from the top, and it reads each active per-directory merge
+// file in dir through read. A file read reports as not existing adds no
+// rules; rsync treats every file it cannot open that way, so read may do the
+// same. Other read errors are returned wrapped, and so are syntax errors in
+// the files, which rsync treats as fatal.
+func (l *List) Enter(dir string, read ReadFunc) (*List, error) {
+	if !l.hasDirMerge() {
+		return l, nil
+	}
+	dir = strings.Trim(dir, "/")
+	if dir == "." {
+		dir = ""
+	}
+	e := &enter{l: l, dir: dir, read: read, state: make(map[*rule][]*rule, len(l.state))}
+	if err := e.visit(l.rules); err != nil {
+		return nil, err
+	}
+	c := *l
+	c.state = e.state
+	return &c, nil
+}
+
+// Excluded reports whether the rules exclude path for side: the first rule
+// that matches decides, and an entry no rule matches is included. path is
+// relative to the transfer root; the root itself ("" or ".") is never
+// excluded, as rsync never filters it.
+func (l *List) Excluded(side Side, path string, isDir bool) bool {
+	path = strings.TrimLeft(path, "/")
+	if path == "" || path == "." {
+		return false
+	}
+	m := matcher{l: l, side: side, path: path, isDir: isDir}
+	return m.check(l.rules) < 0
+}
+
+// Encode returns the global rules as normalised rule texts, one rule each, in
+// the form an rsync client sends its filter list to the server, whose role is
+// peer (Sender or Receiver): merge files are already read in, rules only for
+// this side are left out (a server applies every rule it receives), and the
+// -C list is spelled out for a receiving peer but left as "-C" for a sending
+// one, which expands it itself. The peer adds each text with
+// Builder.Add(Filter, text). Per-directory rules are not included: the peer
+// reads those files itself.
+func (l *List) Encode(peer Side) []string {
+	if peer != Sender {
+		peer = Receiver
+	}
+	var out []string
+	for _, r := range l.rules {
+		if !r.applies(peer) {
+			continue
+		}
+		if r.flags&fCVS != 0 && r.flags&fMerge == 0 && peer == Receiver {
+			for _, c := range r.cvs {
+				if c.applies(peer) {
+					out = append(out, c.String())
+				}
+			}
+			continue
+		}
+		out = append(out, r.String())
+	}
+	return out
+}
+
+func (l *List) hasDirMerge() bool {
+	for _, r := range l.rules {
+		if r.flags&fDirMerge != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// SyntaxError reports a rule that rsync would refuse.
+type SyntaxError struct {
+	Msg  string // what is wrong
+	Rule string // the offending rule text
+	File string // file the rule was read from, "" for a command-line rule
+	Line int    // 1-based line in File, 0 if the file is split into words
+}
+
+// Error leaves out the rule text when it came from a file, as rsync does:
+// the peer chooses which files get merged, so echoing their contents would let
+// it read any file line by line through error messages.
+func (e *SyntaxError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("filter: %s: %s", e.Msg, e.Rule)
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("filter: %s in %s line %d", e.Msg, e.File, e.Line)
+	}
+	return fmt.Sprintf("filter: %s in %s", e.Msg, e.File)
+}

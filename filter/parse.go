@@ -1,0 +1,572 @@
+package filter
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"strings"
+)
+
+// Kind says how a command-line argument or file is to be read.
+type Kind uint8
+
+const (
+	// Filter is a full rule (--filter); as a file, it is read like a
+	// merge file.
+	Filter Kind = iota
+	// Exclude is a pattern (--exclude, --exclude-from) that may be
+	// prefixed with "+ " or "- ", and "!" clears the list.
+	Exclude
+	// Include is like Exclude but patterns default to include
+	// (--include, --include-from).
+	Include
+)
+
+// Options configure a Builder.
+type Options struct {
+	// DeleteExcluded is --delete-excluded: rules that name no side
+	// become sender-only, so they no longer protect anything from
+	// deletion.
+	DeleteExcluded bool
+	// From0 is -0 (--from0): rule files are NUL-separated instead of
+	// line-based, as rsync does for every rule file when it is given.
+	From0 bool
+	// ReadFile reads the files named by merge ('.') rules on the command
+	// line. Nil makes such rules an error.
+	ReadFile ReadFunc
+	// HomeCVSIgnore is the contents of ~/.cvsignore (nil if there is
+	// none) and CVSIgnore the value of $CVSIGNORE; both extend the -C
+	// list after rsync's built-in names.
+	HomeCVSIgnore []byte
+	CVSIgnore     string
+}
+
+// Builder accumulates command-line rules in order. Its zero value is not
+// usable; call NewBuilder.
+type Builder struct {
+	cfg  *config
+	list sink
+}
+
+// NewBuilder returns a Builder using o.
+func NewBuilder(o Options) *Builder {
+	cfg := config(o)
+	return &Builder{cfg: &cfg}
+}
+
+// Add adds one command-line rule: text is the argument of --filter (kind
+// Filter), --exclude or --include. The -C option is not a rule: rsync
+// appends Add(Filter, ":C") and Add(Filter, "-C") after all other rules.
+func (b *Builder) Add(kind Kind, text string) error {
+	return b.cfg.parse(&b.list, text, kind.template(), context{old: kind != Filter})
+}
+
+// AddFrom adds the rules in a file, as --exclude-from (kind Exclude),
+// --include-from (Include) or a merge rule (Filter) read it. name is used in
+// errors; reading "-" from standard input is up to the caller.
+func (b *Builder) AddFrom(kind Kind, name string, r io.Reader) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("filter: reading %s: %w", name, err)
+	}
+	return b.cfg.parseFile(&b.list, name, data, kind.template(), context{old: kind != Filter})
+}
+
+// List returns the rules added so far. The Builder may still be used.
+func (b *Builder) List() *List {
+	return &List{cfg: b.cfg, rules: append([]*rule(nil), b.list.rules...)}
+}
+
+func (k Kind) template() flags {
+	if k == Include {
+		return fInclude
+	}
+	return 0
+}
+
+// flags describe a rule; most are modifiers of the rule text.
+type flags uint32
+
+const (
+	fInclude     flags = 1 << iota // '+': include rather than exclude
+	fDirOnly                       // pattern had a trailing slash
+	fAbs                           // '/': match against the absolute path
+	fNegate                        // '!': match when the pattern does not
+	fPerishable                    // 'p': ignored inside doomed directories
+	fXattr                         // 'x': about xattr names, not files
+	fSender                        // 's', 'H', 'S'
+	fReceiver                      // 'r', 'P', 'R'
+	fMerge                         // '.' or ':'
+	fDirMerge                      // ':'
+	fNoPrefixes                    // merge '-' or '+': lines are bare patterns
+	fWordSplit                     // merge 'w': split on white space
+	fNoInherit                     // merge 'n'
+	fExcludeSelf                   // merge 'e'
+	fCVS                           // 'C': the -C list, or a .cvsignore-style merge
+	fClear                         // '!' rule
+
+	fSides = fSender | fReceiver
+	// Flags a merge rule passes on to the rules read from its file.
+	fFromContainer = fAbs | fInclude | fDirOnly | fNegate | fPerishable
+)
+
+// maxMergeDepth bounds merge files merging merge files, which could
+// otherwise recurse forever.
+const maxMergeDepth = 32
+
+// cvsDefault is rsync's built-in -C list.
+const cvsDefault = "RCS SCCS CVS CVS.adm RCSLOG cvslog.* tags TAGS .make.state .nse_depinfo " +
+	"*~ #* .#* ,* _$* *$ *.old *.bak *.BAK *.orig *.rej .del-* *.a *.olb *.o *.obj *.so " +
+	"*.exe *.Z *.elc *.ln core .svn/ .git/ .hg/ .bzr/"
+
+// config is Options as the parser uses them.
+type config Options
+
+// sink is a rule list being built; clearing it also tells a per-directory
+// list to drop what it inherited.
+type sink struct {
+	rules   []*rule
+	cleared bool
+	active  func(base string) bool // dir-merge rules in force outside rules
+}
+
+func (s *sink) clear() {
+	s.rules = nil
+	s.cleared = true
+}
+
+// hasDirMerge reports whether a dir-merge rule for the same file is already
+// active: rsync reads each per-directory file name only once.
+func (s *sink) hasDirMerge(base string) bool {
+	if s.active != nil && s.active(base) {
+		return true
+	}
+	for _, r := range s.rules {
+		if r.flags&fDirMerge != 0 && r.base == base {
+			return true
+		}
+	}
+	return false
+}
+
+// context is where rule text comes from, which changes how it is parsed.
+type context struct {
+	old    bool   // --exclude/--include style: only "+ " and "- " prefixes
+	file   string // file being read, "" for an argument
+	line   int
+	depth  int    // merge-file nesting
+	perDir bool   // directly inside a per-directory merge file
+	dir    string // that file's directory, relative to the root
+	absDir string // or, in a scan of the root's parents, absolute
+	scan   bool   // reading a parent directory of the transfer root
+	read   ReadFunc
+}
+
+// syntaxError reports rule; detail quotes the rule, so it is left out for
+// rules read from files.
+func (c *context) syntaxError(rule, msg, detail string) error {
+	if c.file == "" {
+		msg += detail
+	}
+	return &SyntaxError{Msg: msg, Rule: rule, File: c.file, Line: c.line}
+}
+
+// parse adds the rules in text, one rule unless tmpl splits on white space.
+func (cfg *config) parse(s *sink, text string, tmpl flags, ctx context) error {
+	if i := strings.IndexByte(text, 0); i >= 0 {
+		text = text[:i] // rsync sees rule text as a C string
+	}
+	for {
+		r, pat, rest, err := cfg.token(text, tmpl, &ctx)
+		if err != nil || r == nil {
+			return err
+		}
+		text = rest
+		if err := cfg.add(s, r, pat, &ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// add places one parsed rule into s, reading merge files as they come.
+func (cfg *config) add(s *sink, r *rule, pat string, ctx *context) error {
+	switch {
+	case r.flags&fClear != 0:
+		s.clear()
+		return nil
+	case r.flags&fMerge != 0:
+		if pat == "" {
+			pat = ".cvsignore"
+		}
+		if r.flags&fExcludeSelf != 0 {
+			if base := pat[strings.LastIndexByte(pat, '/')+1:]; base != "" {
+				self := &rule{}
+				cfg.sideDefault(self)
+				self.setPattern(base)
+				s.rules = append(s.rules, self)
+			}
+			r.flags &^= fExcludeSelf
+		}
+		if r.flags&fDirMerge == 0 {
+			return cfg.merge(s, r, pat, ctx)
+		}
+		if ctx.scan && !path.IsAbs(pat) {
+			pat = path.Join(ctx.absDir, pat) // rsync resolves these at once
+		}
+	}
+	if r.flags&fCVS != 0 && r.flags&fMerge == 0 {
+		cvs, err := cfg.cvsList(r.flags)
+		if err != nil {
+			return err
+		}
+		r.cvs = cvs
+	}
+	r.setPattern(pat)
+	if r.flags&fDirMerge != 0 {
+		if s.hasDirMerge(r.base) {
+			return nil
+		}
+	} else if ctx.perDir && r.anchored && r.flags&fAbs == 0 {
+		// A leading slash in a per-directory file anchors at that file's
+		// directory, not at the transfer root.
+		if ctx.scan {
+			r.flags |= fAbs
+			r.anchor = strings.TrimPrefix(ctx.absDir, "/")
+		} else {
+			r.anchor = ctx.dir
+		}
+		if r.anchor != "" {
+			r.anchor += "/"
+		}
+	}
+	s.rules = append(s.rules, r)
+	return nil
+}
+
+// merge reads a '.' merge file into s in place of its rule.
+func (cfg *config) merge(s *sink, r *rule, name string, ctx *context) error {
+	if ctx.depth >= maxMergeDepth {
+		return fmt.Errorf("filter: merge files nested deeper than %d at %s", maxMergeDepth, name)
+	}
+	read := cfg.ReadFile
+	if ctx.read != nil {
+		// Inside a per-directory file, like rsync: a name with a slash is
+		// relative to that file's directory, a bare name to the root.
+		read = ctx.read
+		switch {
+		case path.IsAbs(name):
+		case ctx.scan:
+			name = path.Join(ctx.absDir, name)
+		case strings.Contains(name, "/"):
+			name = path.Join(ctx.dir, name)
+		}
+	}
+	if read == nil {
+		return fmt.Errorf("filter: cannot read merge file %s: no ReadFile given", name)
+	}
+	data, err := read(name)
+	if err != nil {
+		return fmt.Errorf("filter: failed to open merge file %s: %w", name, err)
+	}
+	sub := context{file: name, depth: ctx.depth + 1, read: ctx.read, dir: ctx.dir, absDir: ctx.absDir, scan: ctx.scan}
+	return cfg.parseFile(s, name, data, r.flags, sub)
+}
+
+// cvsList builds the rules a -C rule stands for.
+func (cfg *config) cvsList(tmpl flags) ([]*rule, error) {
+	var s sink
+	sub := context{file: "the default CVS ignore list"}
+	if err := cfg.parse(&s, cvsDefault, tmpl|fPerishable, sub); err != nil {
+		return nil, err
+	}
+	sub.file = "~/.cvsignore"
+	if err := cfg.parseFile(&s, sub.file, cfg.HomeCVSIgnore, tmpl, sub); err != nil {
+		return nil, err
+	}
+	sub.file = "$CVSIGNORE"
+	if err := cfg.parse(&s, cfg.CVSIgnore, tmpl, sub); err != nil {
+		return nil, err
+	}
+	return s.rules, nil
+}
+
+// parseFile adds the rules in a file's contents: one rule per line (or word,
+// or NUL-terminated string with From0), skipping blank lines and comments.
+func (cfg *config) parseFile(s *sink, name string, data []byte, tmpl flags, ctx context) error {
+	words := tmpl&fWordSplit != 0
+	ctx.file = name
+	ctx.line = 0
+	for len(data) > 0 {
+		end, next := cfg.nextLine(data, words)
+		tok := string(data[:end])
+		data = data[next:]
+		if !words {
+			ctx.line++
+		}
+		if tok == "" || !words && (tok[0] == ';' || tok[0] == '#') {
+			continue
+		}
+		if err := cfg.parse(s, tok, tmpl, ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nextLine returns the end of the first line (or word) of data and where the
+// next one starts. A CR, LF or CRLF ends a line.
+func (cfg *config) nextLine(data []byte, words bool) (end, next int) {
+	for i, c := range data {
+		switch {
+		case cfg.From0:
+			if c == 0 {
+				return i, i + 1
+			}
+		case c == '\r':
+			if i+1 < len(data) && data[i+1] == '\n' {
+				return i, i + 2
+			}
+			return i, i + 1
+		case c == '\n':
+			return i, i + 1
+		}
+		if words && isSpace(c) {
+			return i, i + 1
+		}
+	}
+	return len(data), len(data)
+}
+
+var longNames = [...]string{
+	'!': "clear", ':': "dir-merge", '-': "exclude", 'H': "hide", '+': "include",
+	'.': "merge", 'P': "protect", 'R': "risk", 'S': "show",
+}
+
+// token parses the first rule in text and returns it with its pattern (or
+// merge-file name) and the unparsed rest; it returns a nil rule at the end.
+func (cfg *config) token(text string, tmpl flags, ctx *context) (r *rule, pat, rest string, err error) {
+	words := tmpl&fWordSplit != 0
+	if words {
+		text = strings.TrimLeft(text, " \t\n\v\f\r")
+	}
+	if text == "" {
+		return nil, "", "", nil
+	}
+	r = &rule{flags: tmpl & fFromContainer}
+	i := 0 // index of the pattern in text
+	switch {
+	case tmpl&fNoPrefixes != 0:
+		if text[0] == '!' && tmpl&fCVS != 0 {
+			r.flags |= fClear // only if nothing follows, decided below
+		}
+	case ctx.old:
+		switch {
+		case strings.HasPrefix(text, "- "):
+			r.flags &^= fInclude
+			i = 2
+		case strings.HasPrefix(text, "+ "):
+			r.flags |= fInclude
+			i = 2
+		case text[0] == '!':
+			r.flags |= fClear
+		}
+	default:
+		if i, err = prefix(text, r, tmpl, ctx); err != nil {
+			return nil, "", "", err
+		}
+	}
+	if tmpl&fSides != 0 {
+		if r.flags&fSides != 0 {
+			return nil, "", "", ctx.syntaxError(text, "specified-side merge file contains specified-side filter", "")
+		}
+		r.flags |= tmpl & fSides
+	}
+	n := len(text) - i
+	if words {
+		n = strings.IndexAny(text[i:], " \t\n\v\f\r")
+		if n < 0 {
+			n = len(text) - i
+		}
+	}
+	pat, rest = text[i:i+n], text[i+n:]
+	if r.flags&fClear != 0 {
+		if n > 0 && tmpl&fNoPrefixes == 0 && !ctx.old {
+			return nil, "", "", ctx.syntaxError(text, "'!' rule has trailing characters", "")
+		}
+		if n > 1 {
+			r.flags &^= fClear
+		}
+	} else if n == 0 && r.flags&fCVS == 0 {
+		return nil, "", "", ctx.syntaxError(text, "unexpected end of filter rule", "")
+	}
+	// A per-directory file of bare patterns holds only include/exclude
+	// rules, so rsync treats it like one.
+	if r.flags&fMerge == 0 || r.flags&(fDirMerge|fNoPrefixes) == fDirMerge|fNoPrefixes {
+		cfg.sideDefault(r)
+	}
+	return r, pat, rest, nil
+}
+
+// sideDefault applies --delete-excluded to a rule that names no side.
+func (cfg *config) sideDefault(r *rule) {
+	if cfg.DeleteExcluded && r.flags&fSides == 0 {
+		r.flags |= fSender
+	}
+}
+
+// prefix parses a rule name and its modifiers into r and returns the index
+// of the pattern in text.
+func prefix(text string, r *rule, tmpl flags, ctx *context) (int, error) {
+	var ch byte
+	i := 0 // index of the last character of the rule name
+	switch c := text[0]; c {
+	case 'c', 'd', 'e', 'h', 'i', 'm', 'p', 'r', 's':
+		for k, name := range longNames {
+			if name == "" || name[0] != c || !strings.HasPrefix(text, name) {
+				continue
+			}
+			switch after := at(text, len(name)); {
+			case after == 0 || after == '_' || isSpace(after):
+				ch, i = byte(k), len(name)-1
+			case after == ',':
+				ch, i = byte(k), len(name)
+			}
+		}
+	default:
+		ch = c
+		if at(text, 1) == ',' {
+			i = 1
+		}
+	}
+	sideByName := false
+	switch ch {
+	case ':':
+		r.flags |= fMerge | fDirMerge
+	case '.':
+		r.flags |= fMerge
+	case '+':
+		r.flags |= fInclude
+	case '-':
+	case 'S':
+		r.flags |= fInclude | fSender
+		sideByName = true
+	case 'H':
+		r.flags |= fSender
+		sideByName = true
+	case 'R':
+		r.flags |= fInclude | fReceiver
+		sideByName = true
+	case 'P':
+		r.flags |= fReceiver
+		sideByName = true
+	case '!':
+		r.flags |= fClear
+		return min(i+1, len(text)), nil
+	default:
+		return 0, ctx.syntaxError(text, "unknown filter rule", "")
+	}
+	for i++; i < len(text) && text[i] != ' ' && text[i] != '_'; i++ {
+		c := text[i]
+		if tmpl&fWordSplit != 0 && isSpace(c) {
+			i--
+			break
+		}
+		merge := r.flags&fMerge != 0
+		ok := true
+		switch c {
+		case '-', '+':
+			ok = merge && r.flags&fNoPrefixes == 0
+			r.flags |= fNoPrefixes
+			if c == '+' {
+				r.flags |= fInclude
+			}
+		case '/':
+			r.flags |= fAbs
+		case '!':
+			ok = !merge // negation belongs to a pattern, not a file of them
+			r.flags |= fNegate
+		case 'C':
+			ok = r.flags&fNoPrefixes == 0 && !sideByName
+			r.flags |= fNoPrefixes | fWordSplit | fNoInherit | fCVS
+		case 'e':
+			ok = merge
+			r.flags |= fExcludeSelf
+		case 'n':
+			ok = merge
+			r.flags |= fNoInherit
+		case 'w':
+			ok = merge
+			r.flags |= fWordSplit
+		case 'p':
+			r.flags |= fPerishable
+		case 'r':
+			ok = !sideByName
+			r.flags |= fReceiver
+		case 's':
+			ok = !sideByName
+			r.flags |= fSender
+		case 'x':
+			r.flags |= fXattr
+		default:
+			ok = false
+		}
+		if !ok {
+			return 0, ctx.syntaxError(text, "invalid modifier", fmt.Sprintf(" '%c' at position %d", c, i))
+		}
+	}
+	return min(i+1, len(text)), nil
+}
+
+func at(s string, i int) byte {
+	if i < len(s) {
+		return s[i]
+	}
+	return 0
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// String formats r as rsync sends it to its peer.
+func (r *rule) String() string {
+	var b strings.Builder
+	switch {
+	case r.flags&fDirMerge != 0:
+		b.WriteByte(':')
+	case r.flags&fInclude != 0:
+		b.WriteByte('+')
+	default:
+		b.WriteByte('-')
+	}
+	mod := func(f flags, c byte) {
+		if r.flags&f != 0 {
+			b.WriteByte(c)
+		}
+	}
+	mod(fAbs, '/')
+	mod(fNegate, '!')
+	if r.flags&fCVS != 0 {
+		b.WriteByte('C') // implies n, w and -
+	} else {
+		mod(fNoInherit, 'n')
+		mod(fWordSplit, 'w')
+		if r.flags&fNoPrefixes != 0 {
+			if r.flags&fInclude != 0 {
+				b.WriteByte('+')
+			} else {
+				b.WriteByte('-')
+			}
+		}
+	}
+	mod(fXattr, 'x')
+	mod(fSender, 's')
+	mod(fReceiver, 'r')
+	mod(fPerishable, 'p')
+	b.WriteByte(' ')
+	b.WriteString(r.text)
+	if r.flags&fDirOnly != 0 {
+		b.WriteByte('/')
+	}
+	return b.String()
+}

@@ -1,0 +1,442 @@
+// Package remote starts syq's helper on another machine through a remote
+// shell (ssh, or whatever -e names) and hands back its standard input and
+// output, on which the wire handshake and Stream run.
+//
+// It owns the remote command line: rsync's splitting of the -e command,
+// the user and host arguments, and the bootstrap. By default one shell
+// script runs on the remote side: it execs the helper when the per-user
+// cache (~/.cache/syq/VERSION/syq) or --rsync-path already holds this
+// very build; otherwise it asks for the binary, receives it on the same
+// ssh stdin, checks its size and SHA-256, installs it atomically (each
+// client writes its own temporary file and renames it) and execs it. A
+// copy therefore costs one ssh session whether or not the helper was
+// there. The script speaks in lines starting with "SYQ-BOOT" before the
+// helper's Magic; anything else printed then is shell noise and shown.
+package remote
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+
+	"syq/wire"
+)
+
+// Config says how to reach the helper.
+type Config struct {
+	Rsh       string // the -e command; "" means $RSYNC_RSH, then "ssh"
+	User      string // "" for the remote shell's default
+	Host      string
+	RsyncPath string // --rsync-path: a command (may have words, e.g. "sudo /opt/syq")
+	Bootstrap bool   // install this binary on the remote side when missing
+	Version   string // this build's version, part of the cache path
+	// Binary is this executable, uploaded when the helper is missing.
+	Binary string
+	// Stderr receives the remote side's standard error.
+	Stderr io.Writer
+	// Debug, if set, receives one line per decision (SYQ_DEBUG).
+	Debug func(format string, args ...any)
+}
+
+// Session is a running helper.
+type Session struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	// Reader is the helper's output, positioned after Magic.
+	Reader *bufio.Reader
+	// Uploaded says the helper was installed by this session.
+	Uploaded bool
+
+	closeOnce sync.Once
+	waitOnce  sync.Once
+	waitErr   error
+}
+
+// Write sends bytes to the helper.
+func (s *Session) Write(p []byte) (int, error) { return s.stdin.Write(p) }
+
+// CloseWrite ends the helper's input: an orderly end of the conversation.
+func (s *Session) CloseWrite() error { return s.stdin.Close() }
+
+// Close ends both directions at once (it unblocks pending reads and
+// writes) and reaps the remote shell.
+func (s *Session) Close() error {
+	s.closeOnce.Do(func() {
+		s.stdin.Close()
+		s.stdout.Close()
+	})
+	return nil
+}
+
+// Wait waits for the remote shell to exit and returns its exit status
+// (255 is ssh's own failure).
+func (s *Session) Wait() (int, error) {
+	s.waitOnce.Do(func() { s.waitErr = s.cmd.Wait() })
+	var ee *exec.ExitError
+	switch {
+	case s.waitErr == nil:
+		return 0, nil
+	case errors.As(s.waitErr, &ee):
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			return 128 + int(st.Signal()), s.waitErr
+		}
+		return ee.ExitCode(), s.waitErr
+	}
+	return -1, s.waitErr
+}
+
+// Kill stops the remote shell process.
+func (s *Session) Kill() {
+	if s.cmd.Process != nil {
+		s.cmd.Process.Kill()
+	}
+}
+
+// Start runs the remote shell and, through it, the helper; it returns
+// once the helper's Magic has arrived. Errors are *wire.FatalError with
+// rsync's exit code.
+func Start(ctx context.Context, cfg Config) (*Session, error) {
+	if cfg.Debug == nil {
+		cfg.Debug = func(string, ...any) {}
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = os.Stderr
+	}
+	var bin *binaryInfo
+	if cfg.Bootstrap {
+		var err error
+		if bin, err = describeBinary(cfg.Binary); err != nil {
+			return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: err}
+		}
+	}
+	force := false
+	for attempt := 0; ; attempt++ {
+		s, err := start(ctx, cfg, bin, force)
+		if err == nil {
+			return s, nil
+		}
+		var stale *staleHelperError
+		if errors.As(err, &stale) && cfg.Bootstrap && attempt == 0 {
+			cfg.Debug("remote: the cached helper did not answer with a handshake (%v); installing it again", stale.err)
+			force = true
+			continue
+		}
+		return nil, err
+	}
+}
+
+// staleHelperError: a cached helper was found but did not speak syq's
+// protocol (corrupt, or another build under the same name).
+type staleHelperError struct{ err error }
+
+func (e *staleHelperError) Error() string { return e.err.Error() }
+
+func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Session, error) {
+	argv, err := Command(cfg, bootScript(cfg, bin, force))
+	if err != nil {
+		return nil, &wire.FatalError{Code: wire.ExitSyntax, Err: err}
+	}
+	cfg.Debug("remote: running %s", strings.Join(quoteAll(argv[:len(argv)-1]), " ")+" '<bootstrap script>'")
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stderr = cfg.Stderr
+	// The remote shell gets its own process group, so a Ctrl-C at the
+	// terminal reaches syq, which ends the transfer in order, and not
+	// ssh directly.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: err}
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: err}
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: fmt.Errorf("failed to exec %s: %w", argv[0], err)}
+	}
+	s := &Session{cmd: cmd, stdin: stdin, stdout: stdout, Reader: bufio.NewReaderSize(stdout, 256<<10)}
+	found := false
+	var bootErr error
+	err = wire.SkipToMagic(s.Reader, func(line string) error {
+		rest, ok := strings.CutPrefix(line, "SYQ-BOOT ")
+		if !ok {
+			fmt.Fprintf(cfg.Stderr, "syq: remote shell said: %s\n", line)
+			return nil
+		}
+		word, arg, _ := strings.Cut(rest, " ")
+		switch word {
+		case "found":
+			found = true
+			cfg.Debug("remote: helper present at %s (no upload)", arg)
+		case "send":
+			if bin == nil {
+				bootErr = errors.New("the remote side asked for the helper binary, but bootstrap is off")
+				return bootErr
+			}
+			cfg.Debug("remote: helper missing, uploading %d bytes to %s", bin.size, arg)
+			if err := bin.send(stdin); err != nil {
+				bootErr = fmt.Errorf("uploading the helper: %w", err)
+				return bootErr
+			}
+			s.Uploaded = true
+		case "installed":
+			cfg.Debug("remote: helper installed at %s", arg)
+		case "missing":
+			bootErr = fmt.Errorf("the remote helper %s is not syq %s; install syq there (or leave out --syq-no-bootstrap so syq installs itself)", arg, cfg.Version)
+			return bootErr
+		case "unsupported":
+			bootErr = fmt.Errorf("the remote host runs %s, but this syq is built for %s/%s and cannot install itself there; install syq %s on it and point --rsync-path at it", arg, runtime.GOOS, runtime.GOARCH, cfg.Version)
+			return bootErr
+		case "nowrite":
+			bootErr = fmt.Errorf("cannot install the helper on the remote host: %s is not writable (set XDG_CACHE_HOME there, or install syq %s and point --rsync-path at it)", arg, cfg.Version)
+			return bootErr
+		case "failed":
+			bootErr = fmt.Errorf("installing the helper on the remote host failed: %s", arg)
+			return bootErr
+		default:
+			cfg.Debug("remote: %s", line)
+		}
+		return nil
+	})
+	if err == nil {
+		return s, nil
+	}
+	s.Close()
+	code, _ := s.Wait()
+	switch {
+	case bootErr != nil:
+		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: bootErr}
+	case found && !wire.IsNoMagic(err):
+		return nil, &staleHelperError{err: err}
+	case code == 255:
+		// ssh could not connect or log in; it said why on stderr.
+		return nil, &wire.FatalError{Code: 255, Err: errors.New("connection unexpectedly closed (0 bytes received so far) [sender]")}
+	case wire.IsNoMagic(err) && found:
+		return nil, &staleHelperError{err: fmt.Errorf("the helper exited with status %d before its handshake", code)}
+	case wire.IsNoMagic(err):
+		return nil, &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("the remote command exited with status %d before syq's handshake (is the remote shell clean, and does -e run the command it is given?)", code)}
+	}
+	return nil, &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("the remote side did not start syq's helper: %v", err)}
+}
+
+// Command is the argv that runs script on the remote host, as rsync
+// builds it: the -e command split into words, "-l USER" when a user was
+// given, the host, then the remote command.
+func Command(cfg Config, script string) ([]string, error) {
+	rsh := cfg.Rsh
+	if rsh == "" {
+		rsh = os.Getenv("RSYNC_RSH")
+	}
+	if rsh == "" {
+		rsh = "ssh"
+	}
+	argv, err := SplitRsh(rsh)
+	if err != nil {
+		return nil, err
+	}
+	if len(argv) == 0 {
+		return nil, errors.New("the remote shell command (-e) is empty")
+	}
+	if cfg.User != "" {
+		argv = append(argv, "-l", cfg.User)
+	}
+	return append(argv, cfg.Host, "sh -c "+ShellQuote(script)), nil
+}
+
+// SplitRsh splits a remote shell command the way rsync does: words are
+// separated by spaces; single or double quotes group, and inside them a
+// doubled quote character stands for itself. There are no backslash
+// escapes.
+func SplitRsh(cmd string) ([]string, error) {
+	var args []string
+	i := 0
+	for i < len(cmd) {
+		if cmd[i] == ' ' {
+			i++
+			continue
+		}
+		var word []byte
+		var quote byte
+		for i < len(cmd) && (cmd[i] != ' ' || quote != 0) {
+			c := cmd[i]
+			if c == '\'' || c == '"' {
+				if quote == 0 {
+					quote = c
+					i++
+					continue
+				}
+				if c == quote {
+					if i+1 < len(cmd) && cmd[i+1] == quote {
+						word = append(word, c)
+						i += 2
+						continue
+					}
+					quote = 0
+					i++
+					continue
+				}
+			}
+			word = append(word, c)
+			i++
+		}
+		if quote != 0 {
+			return nil, fmt.Errorf("missing trailing-%c in remote-shell command", quote)
+		}
+		args = append(args, string(word))
+	}
+	return args, nil
+}
+
+// ShellQuote quotes s for a POSIX shell.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:@,+%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = ShellQuote(a)
+	}
+	return out
+}
+
+// The arguments a syq binary understands as the helper: ServerFlag runs
+// it, VersionFlag makes it print "syq-helper VERSION" (the probe of a
+// --rsync-path command).
+const (
+	ServerFlag  = "--syq-server"
+	VersionFlag = "--syq-helper-version"
+)
+
+// bootScript is the remote command. It runs under sh -c, so it does not
+// depend on the user's login shell.
+func bootScript(cfg Config, bin *binaryInfo, force bool) string {
+	var b strings.Builder
+	v := ShellQuote(cfg.Version)
+	fmt.Fprintf(&b, "V=%s\n", v)
+	prefix := ""
+	if cfg.RsyncPath != "" {
+		// The command as given, words split by the shell (it may be
+		// "sudo /opt/syq"); if it is this build, run it.
+		fmt.Fprintf(&b, "if [ \"$(%s %s 2>/dev/null)\" = \"syq-helper $V\" ]; then echo \"SYQ-BOOT found %s\"; exec %s %s; fi\n",
+			cfg.RsyncPath, VersionFlag, strings.ReplaceAll(cfg.RsyncPath, `"`, ``), cfg.RsyncPath, ServerFlag)
+		if words, err := SplitRsh(cfg.RsyncPath); err == nil && len(words) > 1 {
+			// Keep a wrapper such as sudo in front of the cached helper.
+			prefix = strings.Join(quoteAll(words[:len(words)-1]), " ") + " "
+		}
+		if !cfg.Bootstrap {
+			fmt.Fprintf(&b, "echo \"SYQ-BOOT missing %s\"; exit 1\n", strings.ReplaceAll(cfg.RsyncPath, `"`, ``))
+			return b.String()
+		}
+	}
+	b.WriteString(`D="${XDG_CACHE_HOME:-$HOME/.cache}/syq/$V"; H="$D/syq"` + "\n")
+	if !force {
+		fmt.Fprintf(&b, "if [ -x \"$H\" ]; then echo \"SYQ-BOOT found $H\"; exec %s\"$H\" %s; fi\n", prefix, ServerFlag)
+	}
+	if !cfg.Bootstrap {
+		b.WriteString("echo \"SYQ-BOOT missing $H\"; exit 1\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, `case "$(uname -s)/$(uname -m)" in %s) ;; *) echo "SYQ-BOOT unsupported $(uname -s)/$(uname -m)"; exit 1;; esac
+mkdir -p "$D" 2>/dev/null && T="$D/.syq.$$.tmp" && : > "$T" 2>/dev/null || { echo "SYQ-BOOT nowrite $D"; exit 1; }
+echo "SYQ-BOOT send $H"
+head -c %d > "$T"
+N=$(wc -c < "$T")
+[ "$N" -eq %d ] || { rm -f "$T"; echo "SYQ-BOOT failed only $N of %d bytes arrived (is the disk full?)"; exit 1; }
+if command -v sha256sum >/dev/null 2>&1; then
+  [ "$(sha256sum < "$T" | cut -c1-64)" = %s ] || { rm -f "$T"; echo "SYQ-BOOT failed checksum mismatch"; exit 1; }
+fi
+chmod 755 "$T" && mv -f "$T" "$H" || { rm -f "$T"; echo "SYQ-BOOT failed cannot install $H"; exit 1; }
+echo "SYQ-BOOT installed $H"
+exec %s"$H" %s
+`, unameFor(runtime.GOOS, runtime.GOARCH), bin.size, bin.size, bin.size, bin.sum, prefix, ServerFlag)
+	return b.String()
+}
+
+// unameFor is the `uname -s`/`uname -m` pattern of machines that run this
+// build.
+func unameFor(goos, goarch string) string {
+	sys := map[string]string{"linux": "Linux", "darwin": "Darwin", "freebsd": "FreeBSD"}[goos]
+	machines := map[string]string{
+		"amd64": "x86_64|amd64", "arm64": "aarch64|arm64", "386": "i386|i486|i586|i686",
+		"arm": "armv6l|armv7l", "riscv64": "riscv64", "ppc64le": "ppc64le", "s390x": "s390x",
+	}[goarch]
+	if sys == "" || machines == "" {
+		return "no-such-machine"
+	}
+	var alts []string
+	for _, m := range strings.Split(machines, "|") {
+		alts = append(alts, sys+"/"+m)
+	}
+	return strings.Join(alts, "|")
+}
+
+// binaryInfo is what the bootstrap needs to know about this executable.
+type binaryInfo struct {
+	path string
+	size int64
+	sum  string
+}
+
+var (
+	describeOnce sync.Once
+	described    *binaryInfo
+	describeErr  error
+)
+
+func describeBinary(path string) (*binaryInfo, error) {
+	describeOnce.Do(func() {
+		f, err := os.Open(path)
+		if err != nil {
+			describeErr = fmt.Errorf("cannot read this executable to install it remotely: %w", err)
+			return
+		}
+		defer f.Close()
+		h := sha256.New()
+		n, err := io.Copy(h, f)
+		if err != nil {
+			describeErr = fmt.Errorf("cannot read this executable to install it remotely: %w", err)
+			return
+		}
+		described = &binaryInfo{path: path, size: n, sum: hex.EncodeToString(h.Sum(nil))}
+	})
+	return described, describeErr
+}
+
+// send writes exactly the binary's bytes, as the script's head -c reads.
+func (b *binaryInfo) send(w io.Writer) error {
+	f, err := os.Open(b.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	n, err := io.Copy(w, io.LimitReader(f, b.size))
+	if err == nil && n != b.size {
+		err = fmt.Errorf("%s changed while being sent (%d of %d bytes)", b.path, n, b.size)
+	}
+	return err
+}
+
+// BuildID names this executable's content: the cache directory of a
+// helper is VERSION-BUILDID, so a helper found there is this very build.
+func BuildID(path string) (string, error) {
+	b, err := describeBinary(path)
+	if err != nil {
+		return "", err
+	}
+	return b.sum[:12], nil
+}

@@ -1,0 +1,645 @@
+package wire
+
+// Byte layouts of protocol v1. Every message travels in one frame:
+//
+//	type   uint8
+//	length uint32, big endian (at most MaxFrame)
+//	body   length bytes
+//
+// Bodies use unsigned LEB128 varints for counts, sizes and ids, zig-zag
+// varints for signed values, and a varint length before every string or
+// byte string. Every length read from a peer is checked against what is
+// left of its frame before anything is allocated, so a hostile peer cannot
+// make a decoder allocate more than the frame it already sent.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Frame types of protocol v1. A decoder refuses types it does not know.
+const (
+	frameHello    = 1  // JSON: Hello
+	frameSetup    = 2  // JSON: Setup
+	frameReady    = 3  // empty: the helper accepted the Setup
+	frameBatch    = 10 // FileBatch, possibly in several frames
+	frameListEnd  = 11 // empty
+	frameWants    = 12 // Wants
+	frameData     = 13 // Data: the files of one Wants follow as FileData
+	frameFileData = 14 // FileData
+	frameDataEnd  = 15 // empty
+	frameDone     = 16 // Done
+	frameLog      = 20 // Log
+	frameFatal    = 21 // FatalError from the peer
+)
+
+// MaxFrame bounds a frame's body. File data travels in chunks of at most
+// DataChunk bytes; a file list batch larger than a frame is split.
+const (
+	MaxFrame  = 4 << 20
+	DataChunk = 256 << 10
+	// batchSplit is the body size after which a batch continues in a
+	// new frame.
+	batchSplit = 1 << 20
+	// maxBatchEntries bounds one directory's entries across frames.
+	maxBatchEntries = 1 << 24
+	frameHeader     = 5
+)
+
+// errShort reports a body that ends inside a field.
+var errShort = errors.New("truncated frame")
+
+// decoder reads fields from one frame body.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail(errShort)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail(errShort)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a varint that counts items of at least minSize bytes each,
+// so it cannot exceed what the rest of the frame could hold.
+func (d *decoder) count(minSize int) int {
+	v := d.uvarint()
+	if d.err == nil && v > uint64(len(d.b)/max(minSize, 1)) {
+		d.fail(fmt.Errorf("count %d exceeds its frame", v))
+		return 0
+	}
+	return int(v)
+}
+
+// u32 reads a varint that must fit 32 bits.
+func (d *decoder) u32() uint32 {
+	v := d.uvarint()
+	if v > math.MaxUint32 {
+		d.fail(fmt.Errorf("value %d out of range", v))
+		return 0
+	}
+	return uint32(v)
+}
+
+// nonNeg reads a varint that must fit a non-negative int64.
+func (d *decoder) nonNeg() int64 {
+	v := d.uvarint()
+	if v > math.MaxInt64 {
+		d.fail(fmt.Errorf("value %d out of range", v))
+		return 0
+	}
+	return int64(v)
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.fail(errShort)
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) str() string { return string(d.bytes()) }
+
+func (d *decoder) byte1() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) == 0 {
+		d.fail(errShort)
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+// end checks that the body was read completely.
+func (d *decoder) end() error {
+	if d.err == nil && len(d.b) != 0 {
+		d.fail(fmt.Errorf("%d stray bytes at the end of a frame", len(d.b)))
+	}
+	return d.err
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendBytes(b []byte, s []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// Entry field flags: which optional fields follow, and which repeat the
+// previous entry's value (most entries of a directory share owner, group
+// and mode, so a typical small file costs a dozen bytes).
+const (
+	entSameMode = 1 << iota
+	entSameUid
+	entSameGid
+	entSameMtime
+	entNsec
+	entLink
+	entRdev
+	entSum
+	entLinkGroup
+	entLinkLeader
+	entKnown = entLinkLeader<<1 - 1
+)
+
+// batchHead flags.
+const (
+	batchComplete = 1 << iota
+	batchIOError
+	batchMore // the batch continues in the next frame
+)
+
+// encodeBatch appends the frames of b to out; a batch whose body would
+// exceed batchSplit is split into several frames of the same Seq.
+func encodeBatch(out []byte, b *FileBatch) []byte {
+	entries := b.Entries
+	for {
+		start := len(out)
+		out = append(out, frameBatch, 0, 0, 0, 0)
+		out = binary.AppendUvarint(out, b.Seq)
+		flagAt := len(out)
+		out = append(out, 0)
+		out = appendStr(out, b.Dir)
+		// The count is unknown until the frame is full: reserve a fixed
+		// five-byte varint.
+		countAt := len(out)
+		out = append(out, 0x80, 0x80, 0x80, 0x80, 0)
+		var prev *Entry
+		n := 0
+		for n < len(entries) && len(out)-start < batchSplit {
+			out = appendEntry(out, &entries[n], prev)
+			prev = &entries[n]
+			n++
+		}
+		entries = entries[n:]
+		var flags byte
+		if b.Complete {
+			flags |= batchComplete
+		}
+		if b.IOError {
+			flags |= batchIOError
+		}
+		if len(entries) > 0 {
+			flags |= batchMore
+		}
+		out[flagAt] = flags
+		putFixedUvarint5(out[countAt:], uint64(n))
+		binary.BigEndian.PutUint32(out[start+1:], uint32(len(out)-start-frameHeader))
+		if len(entries) == 0 {
+			return out
+		}
+	}
+}
+
+// putFixedUvarint5 writes v (< 2^35) as a five-byte varint.
+func putFixedUvarint5(b []byte, v uint64) {
+	for i := 0; i < 4; i++ {
+		b[i] = byte(v) | 0x80
+		v >>= 7
+	}
+	b[4] = byte(v)
+}
+
+func appendEntry(out []byte, e, prev *Entry) []byte {
+	var f uint64
+	if prev != nil {
+		if e.Mode == prev.Mode {
+			f |= entSameMode
+		}
+		if e.Uid == prev.Uid {
+			f |= entSameUid
+		}
+		if e.Gid == prev.Gid {
+			f |= entSameGid
+		}
+		if e.MtimeSec == prev.MtimeSec {
+			f |= entSameMtime
+		}
+	}
+	if e.MtimeNsec != 0 {
+		f |= entNsec
+	}
+	if e.Link != "" {
+		f |= entLink
+	}
+	if e.Rdev != 0 {
+		f |= entRdev
+	}
+	if len(e.Sum) > 0 {
+		f |= entSum
+	}
+	if e.LinkGroup != 0 {
+		f |= entLinkGroup
+	}
+	if e.LinkLeader {
+		f |= entLinkLeader
+	}
+	out = binary.AppendUvarint(out, f)
+	out = appendStr(out, e.Name)
+	if f&entSameMode == 0 {
+		out = binary.AppendUvarint(out, uint64(e.Mode))
+	}
+	out = binary.AppendUvarint(out, uint64(max(e.Size, 0)))
+	if f&entSameMtime == 0 {
+		out = binary.AppendVarint(out, e.MtimeSec)
+	}
+	if f&entNsec != 0 {
+		out = binary.AppendUvarint(out, uint64(e.MtimeNsec))
+	}
+	if f&entSameUid == 0 {
+		out = binary.AppendUvarint(out, uint64(e.Uid))
+	}
+	if f&entSameGid == 0 {
+		out = binary.AppendUvarint(out, uint64(e.Gid))
+	}
+	if f&entLink != 0 {
+		out = appendStr(out, e.Link)
+	}
+	if f&entRdev != 0 {
+		out = binary.AppendUvarint(out, e.Rdev)
+	}
+	if f&entSum != 0 {
+		out = appendBytes(out, e.Sum)
+	}
+	if f&entLinkGroup != 0 {
+		out = binary.AppendUvarint(out, e.LinkGroup)
+	}
+	return out
+}
+
+// decodeBatchFrame decodes one frame of a batch. more says whether the
+// batch continues in the next frame.
+func decodeBatchFrame(body []byte) (b *FileBatch, more bool, err error) {
+	d := &decoder{b: body}
+	b = &FileBatch{Seq: d.uvarint()}
+	flags := d.byte1()
+	b.Dir = d.str()
+	// An entry takes at least four bytes: flags, name length, size, one
+	// more field.
+	n := d.count(4)
+	if d.err == nil && flags&^(batchComplete|batchIOError|batchMore) != 0 {
+		d.fail(fmt.Errorf("unknown batch flags %#x", flags))
+	}
+	b.Complete = flags&batchComplete != 0
+	b.IOError = flags&batchIOError != 0
+	if d.err != nil {
+		return nil, false, d.err
+	}
+	b.Entries = make([]Entry, n)
+	var prev *Entry
+	for i := range b.Entries {
+		e := &b.Entries[i]
+		decodeEntry(d, e, prev)
+		if d.err != nil {
+			return nil, false, fmt.Errorf("entry %d: %w", i, d.err)
+		}
+		prev = e
+	}
+	if err := d.end(); err != nil {
+		return nil, false, err
+	}
+	return b, flags&batchMore != 0, nil
+}
+
+func decodeEntry(d *decoder, e, prev *Entry) {
+	f := d.uvarint()
+	if d.err != nil {
+		return
+	}
+	if f&^entKnown != 0 {
+		d.fail(fmt.Errorf("unknown entry flags %#x", f))
+		return
+	}
+	if prev == nil && f&(entSameMode|entSameUid|entSameGid|entSameMtime) != 0 {
+		d.fail(errors.New("first entry refers to a previous one"))
+		return
+	}
+	e.Name = d.str()
+	if f&entSameMode != 0 {
+		e.Mode = prev.Mode
+	} else {
+		e.Mode = d.u32()
+	}
+	e.Size = d.nonNeg()
+	if f&entSameMtime != 0 {
+		e.MtimeSec = prev.MtimeSec
+	} else {
+		e.MtimeSec = d.varint()
+	}
+	if f&entNsec != 0 {
+		e.MtimeNsec = d.nonNeg()
+		if e.MtimeNsec >= 1e9 {
+			d.fail(fmt.Errorf("nanoseconds %d out of range", e.MtimeNsec))
+		}
+	}
+	if f&entSameUid != 0 {
+		e.Uid = prev.Uid
+	} else {
+		e.Uid = d.u32()
+	}
+	if f&entSameGid != 0 {
+		e.Gid = prev.Gid
+	} else {
+		e.Gid = d.u32()
+	}
+	if f&entLink != 0 {
+		e.Link = d.str()
+	}
+	if f&entRdev != 0 {
+		e.Rdev = d.uvarint()
+	}
+	if f&entSum != 0 {
+		e.Sum = d.bytes()
+	}
+	if f&entLinkGroup != 0 {
+		e.LinkGroup = d.uvarint()
+	}
+	e.LinkLeader = f&entLinkLeader != 0
+}
+
+func encodeWants(out []byte, w *Wants) []byte {
+	start := len(out)
+	out = append(out, frameWants, 0, 0, 0, 0)
+	out = binary.AppendUvarint(out, w.Seq)
+	out = binary.AppendUvarint(out, uint64(len(w.Indexes)))
+	prev := int64(-1)
+	for _, i := range w.Indexes {
+		out = binary.AppendVarint(out, int64(i)-prev)
+		prev = int64(i)
+	}
+	return finishFrame(out, start)
+}
+
+func decodeWants(body []byte) (*Wants, error) {
+	d := &decoder{b: body}
+	w := &Wants{Seq: d.uvarint()}
+	n := d.count(1)
+	if d.err != nil {
+		return nil, d.err
+	}
+	w.Indexes = make([]int32, n)
+	prev := int64(-1)
+	for k := range w.Indexes {
+		i := prev + d.varint()
+		if i < 0 || i > math.MaxInt32 {
+			d.fail(fmt.Errorf("index %d out of range", i))
+		}
+		w.Indexes[k] = int32(i)
+		prev = i
+	}
+	return w, d.end()
+}
+
+// FileData carries bytes of one wanted file across a network Conn. The
+// files of one Data follow it in the order of the Wants' indexes, each
+// from offset 0 in one or more chunks; the last chunk has End set.
+// Failed ends a file whose data the sender could not read (it reported
+// why); the receiver discards what it had of it.
+type FileData struct {
+	Seq    uint64
+	Index  int32
+	Offset int64
+	Bytes  []byte
+	End    bool
+	Failed bool
+}
+
+func (*FileData) isMessage() {}
+
+const (
+	fileDataEnd = 1 << iota
+	fileDataFailed
+)
+
+// appendFileDataHead appends the frame header and fields of f; the caller
+// appends f.Bytes, which are the rest of the body.
+func appendFileDataHead(out []byte, f *FileData) []byte {
+	var body [4 * binary.MaxVarintLen64]byte
+	b := binary.AppendUvarint(body[:0], f.Seq)
+	b = binary.AppendUvarint(b, uint64(f.Index))
+	b = binary.AppendUvarint(b, uint64(f.Offset))
+	var flags byte
+	if f.End {
+		flags |= fileDataEnd
+	}
+	if f.Failed {
+		flags |= fileDataFailed
+	}
+	b = append(b, flags)
+	out = append(out, frameFileData)
+	out = binary.BigEndian.AppendUint32(out, uint32(len(b)+len(f.Bytes)))
+	return append(out, b...)
+}
+
+func decodeFileData(body []byte) (*FileData, error) {
+	d := &decoder{b: body}
+	f := &FileData{Seq: d.uvarint()}
+	idx := d.uvarint()
+	f.Offset = d.nonNeg()
+	flags := d.byte1()
+	if d.err != nil {
+		return nil, d.err
+	}
+	if idx > math.MaxInt32 {
+		return nil, fmt.Errorf("index %d out of range", idx)
+	}
+	if flags&^(fileDataEnd|fileDataFailed) != 0 {
+		return nil, fmt.Errorf("unknown data flags %#x", flags)
+	}
+	if len(d.b) > DataChunk {
+		return nil, fmt.Errorf("data chunk of %d bytes exceeds %d", len(d.b), DataChunk)
+	}
+	f.Index = int32(idx)
+	f.End = flags&fileDataEnd != 0
+	f.Failed = flags&fileDataFailed != 0
+	f.Bytes = d.b
+	return f, nil
+}
+
+// Stats travel as a count and then the fields in this order; a decoder
+// ignores fields it does not know, so a later version may add some.
+func statsFields(s *Stats) []*int64 {
+	return []*int64{
+		&s.Files, &s.RegFiles, &s.Dirs, &s.Links, &s.Devices, &s.Specials,
+		&s.CreatedFiles, &s.CreatedReg, &s.CreatedDirs,
+		&s.CreatedLinks, &s.CreatedDevices, &s.CreatedSpecials,
+		&s.DeletedFiles, &s.DeletedReg, &s.DeletedDirs,
+		&s.TransferredFiles, &s.TotalSize, &s.TransferredSize,
+	}
+}
+
+func encodeDone(out []byte, m *Done) []byte {
+	start := len(out)
+	out = append(out, frameDone, 0, 0, 0, 0)
+	fields := statsFields(&m.Stats)
+	out = binary.AppendUvarint(out, uint64(len(fields)))
+	for _, p := range fields {
+		out = binary.AppendVarint(out, *p)
+	}
+	return finishFrame(out, start)
+}
+
+func decodeDone(body []byte) (*Done, error) {
+	d := &decoder{b: body}
+	m := &Done{}
+	n := d.count(1)
+	fields := statsFields(&m.Stats)
+	for i := 0; i < n && d.err == nil; i++ {
+		v := d.varint()
+		if i < len(fields) {
+			*fields[i] = v
+		}
+	}
+	return m, d.end()
+}
+
+// Log carries a report of the peer's (an error, a warning, a -v line) to
+// the side that talks to the user. Class is one of the Problem classes,
+// or LogStdout for text that goes to standard output as it is.
+type Log struct {
+	Class int
+	Text  string
+}
+
+func (*Log) isMessage() {}
+
+// LogStdout is the Log class of the peer's standard output (file names
+// under -v, -i lines).
+const LogStdout = 100
+
+func encodeLog(out []byte, m *Log) []byte {
+	start := len(out)
+	out = append(out, frameLog, 0, 0, 0, 0)
+	out = binary.AppendUvarint(out, uint64(m.Class))
+	out = appendStr(out, truncateText(m.Text))
+	return finishFrame(out, start)
+}
+
+func decodeLog(body []byte) (*Log, error) {
+	d := &decoder{b: body}
+	c := d.uvarint()
+	m := &Log{Class: int(min(c, 1<<16)), Text: d.str()}
+	return m, d.end()
+}
+
+func encodeFatal(out []byte, m *FatalError) []byte {
+	start := len(out)
+	out = append(out, frameFatal, 0, 0, 0, 0)
+	out = binary.AppendUvarint(out, uint64(m.Code))
+	out = appendStr(out, truncateText(m.Err.Error()))
+	return finishFrame(out, start)
+}
+
+func decodeFatal(body []byte) (*FatalError, error) {
+	d := &decoder{b: body}
+	code := d.uvarint()
+	text := d.str()
+	if err := d.end(); err != nil {
+		return nil, err
+	}
+	if code == 0 || code > 255 {
+		code = ExitStreamIO
+	}
+	return &FatalError{Code: int(code), Err: &PeerError{Text: text}}, nil
+}
+
+// PeerError is an error the peer reported about itself.
+type PeerError struct{ Text string }
+
+func (e *PeerError) Error() string { return e.Text }
+
+// truncateText keeps a message well inside a frame.
+func truncateText(s string) string {
+	const limit = 64 << 10
+	if len(s) > limit {
+		return s[:limit]
+	}
+	return s
+}
+
+func encodeSeq(out []byte, typ byte, seq uint64) []byte {
+	start := len(out)
+	out = append(out, typ, 0, 0, 0, 0)
+	out = binary.AppendUvarint(out, seq)
+	return finishFrame(out, start)
+}
+
+func decodeSeq(body []byte) (uint64, error) {
+	d := &decoder{b: body}
+	v := d.uvarint()
+	return v, d.end()
+}
+
+func appendEmpty(out []byte, typ byte) []byte {
+	return append(out, typ, 0, 0, 0, 0)
+}
+
+// finishFrame fills in the length of the frame that starts at start.
+func finishFrame(out []byte, start int) []byte {
+	binary.BigEndian.PutUint32(out[start+1:], uint32(len(out)-start-frameHeader))
+	return out
+}
+
+// appendMessage appends the frames of m. FileData is not handled here:
+// its bytes are written without copying them into out.
+func appendMessage(out []byte, m Message) ([]byte, error) {
+	switch m := m.(type) {
+	case *FileBatch:
+		return encodeBatch(out, m), nil
+	case *ListEnd:
+		return appendEmpty(out, frameListEnd), nil
+	case *Wants:
+		return encodeWants(out, m), nil
+	case *Data:
+		return encodeSeq(out, frameData, m.Seq), nil
+	case *DataEnd:
+		return appendEmpty(out, frameDataEnd), nil
+	case *Done:
+		return encodeDone(out, m), nil
+	case *Log:
+		return encodeLog(out, m), nil
+	}
+	return out, fmt.Errorf("wire: no encoding for %T", m)
+}

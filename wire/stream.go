@@ -1,0 +1,763 @@
+package wire
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// StreamConfig tunes a Stream.
+type StreamConfig struct {
+	// OnLog receives the peer's Log messages (its reports and output).
+	// It runs on the reading goroutine, so it must not block for long.
+	OnLog func(class int, text string)
+	// Buffered bounds the bytes of file data held for receivers that
+	// have not read them yet; 0 means 32 MiB.
+	Buffered int
+	// Peer names the other side in error messages ("receiver", "sender").
+	Peer string
+}
+
+// Stream is a Conn over a byte stream, such as the standard input and
+// output of a remote helper reached through ssh. One goroutine encodes
+// outgoing messages (control messages overtake queued file data, so the
+// file list and wants keep flowing while data moves) and flushes only
+// when its queues are empty, so many small messages share one write. A
+// second goroutine decodes incoming frames and routes file data to the
+// readers the receiver opened.
+type Stream struct {
+	r      *bufio.Reader
+	w      *bufio.Writer
+	closer io.Closer
+	cfg    StreamConfig
+
+	ctrl    chan Message // outgoing control messages
+	data    chan Message // outgoing Data, FileData and DataEnd, in order
+	flushed chan chan error
+	wdone   chan struct{}
+	werr    error // set before wdone closes
+
+	in      chan Message // decoded incoming messages
+	rerr    error        // why in was closed; set before closing it
+	read    atomic.Int64 // bytes received
+	written atomic.Int64 // bytes sent
+
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	mu      sync.Mutex
+	batches map[uint64][]Entry // incoming batches whose data may still come
+	wants   map[uint64][]int32 // wants sent and not yet answered with Data
+	budget  *budget
+
+	// Reading goroutine only: the batch whose files are arriving.
+	cur    *streamRef
+	curPos int
+}
+
+// NewStream starts a Conn over r and w; closer, if not nil, is closed
+// by Close and must unblock a pending Read of r and Write to w.
+func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig) *Stream {
+	if cfg.Buffered <= 0 {
+		cfg.Buffered = 32 << 20
+	}
+	if cfg.Peer == "" {
+		cfg.Peer = "peer"
+	}
+	s := &Stream{
+		r:       r,
+		w:       bufio.NewWriterSize(w, 256<<10),
+		closer:  closer,
+		cfg:     cfg,
+		ctrl:    make(chan Message, 256),
+		data:    make(chan Message, 32),
+		flushed: make(chan chan error),
+		wdone:   make(chan struct{}),
+		in:      make(chan Message, 64),
+		closed:  make(chan struct{}),
+		batches: make(map[uint64][]Entry),
+		wants:   make(map[uint64][]int32),
+		budget:  newBudget(int64(cfg.Buffered)),
+	}
+	go s.writeLoop()
+	go s.readLoop()
+	return s
+}
+
+// PassesFiles is false: file data travels as bytes.
+func (s *Stream) PassesFiles() bool { return false }
+
+// Send queues m for the peer. Data must carry no SourceRef; the sender
+// follows it with the FileData of every wanted file.
+func (s *Stream) Send(m Message) error {
+	q := s.ctrl
+	switch m := m.(type) {
+	case *Wants:
+		s.mu.Lock()
+		if len(m.Indexes) == 0 {
+			delete(s.batches, m.Seq)
+		} else {
+			s.wants[m.Seq] = m.Indexes
+		}
+		s.mu.Unlock()
+	case *Data:
+		if m.Ref != nil {
+			return errors.New("wire: a stream cannot pass open files")
+		}
+		q = s.data
+	case *FileData:
+		if len(m.Bytes) > DataChunk {
+			return fmt.Errorf("wire: data chunk of %d bytes exceeds %d", len(m.Bytes), DataChunk)
+		}
+		q = s.data
+	case *DataEnd:
+		q = s.data
+	}
+	select {
+	case <-s.wdone:
+		return s.writeErr()
+	default:
+	}
+	select {
+	case q <- m:
+		return nil
+	case <-s.wdone:
+		return s.writeErr()
+	}
+}
+
+// Flush waits until everything sent so far is written to the stream.
+func (s *Stream) Flush() error {
+	done := make(chan error, 1)
+	select {
+	case s.flushed <- done:
+		return <-done
+	case <-s.wdone:
+		return s.writeErr()
+	}
+}
+
+func (s *Stream) writeErr() error {
+	if s.werr != nil {
+		return s.werr
+	}
+	return ErrClosed
+}
+
+// Fatal sends the error that stops this side, so the peer reports it
+// with its exit code, and flushes.
+func (s *Stream) Fatal(fe *FatalError) error {
+	out := encodeFatal(nil, fe)
+	return s.sendRaw(out)
+}
+
+type rawFrames []byte
+
+func (rawFrames) isMessage() {}
+
+func (s *Stream) sendRaw(b []byte) error {
+	if err := s.Send(rawFrames(b)); err != nil {
+		return err
+	}
+	return s.Flush()
+}
+
+func (s *Stream) writeLoop() {
+	defer close(s.wdone)
+	scratch := make([]byte, 0, 64<<10)
+	write := func(m Message) error {
+		var err error
+		if f, ok := m.(*FileData); ok {
+			scratch = appendFileDataHead(scratch[:0], f)
+			s.written.Add(int64(len(scratch) + len(f.Bytes)))
+			if _, err := s.w.Write(scratch); err != nil {
+				return err
+			}
+			_, err = s.w.Write(f.Bytes)
+			return err
+		}
+		if raw, ok := m.(rawFrames); ok {
+			s.written.Add(int64(len(raw)))
+			_, err = s.w.Write(raw)
+			return err
+		}
+		scratch, err = appendMessage(scratch[:0], m)
+		if err != nil {
+			return err
+		}
+		s.written.Add(int64(len(scratch)))
+		_, err = s.w.Write(scratch)
+		if cap(scratch) > 4<<20 {
+			scratch = make([]byte, 0, 64<<10) // a huge batch passed; do not keep its buffer
+		}
+		return err
+	}
+	fail := func(err error) {
+		s.werr = &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("writing to the %s failed: %w", s.cfg.Peer, err)}
+	}
+	for {
+		var m Message
+		select {
+		case m = <-s.ctrl:
+		default:
+			select {
+			case m = <-s.ctrl:
+			case m = <-s.data:
+			default:
+				if err := s.w.Flush(); err != nil {
+					fail(err)
+					return
+				}
+				select {
+				case m = <-s.ctrl:
+				case m = <-s.data:
+				case done := <-s.flushed:
+					done <- s.drainAndFlush(write)
+					continue
+				case <-s.closed:
+					return
+				}
+			}
+		}
+		if isDataClass(m) {
+			// Control messages queued before this one go first, so
+			// ListEnd is never overtaken by DataEnd.
+			for drained := false; !drained; {
+				select {
+				case c := <-s.ctrl:
+					if err := write(c); err != nil {
+						fail(err)
+						return
+					}
+				default:
+					drained = true
+				}
+			}
+		}
+		if err := write(m); err != nil {
+			fail(err)
+			return
+		}
+	}
+}
+
+// drainAndFlush writes what is queued, then flushes.
+func (s *Stream) drainAndFlush(write func(Message) error) error {
+	for {
+		select {
+		case m := <-s.ctrl:
+			if err := write(m); err != nil {
+				return err
+			}
+		case m := <-s.data:
+			if err := write(m); err != nil {
+				return err
+			}
+		default:
+			return s.w.Flush()
+		}
+	}
+}
+
+func isDataClass(m Message) bool {
+	switch m.(type) {
+	case *Data, *FileData, *DataEnd:
+		return true
+	}
+	return false
+}
+
+// Traffic returns the bytes sent and received so far (frames, not
+// counting the handshake), for --stats and -v.
+func (s *Stream) Traffic() (sent, received int64) {
+	return s.written.Load(), s.read.Load()
+}
+
+// Recv returns the next message from the peer. A broken stream or a
+// protocol violation is a *FatalError with rsync's exit code.
+func (s *Stream) Recv() (Message, error) {
+	m, ok := <-s.in
+	if !ok {
+		return nil, s.rerr
+	}
+	return m, nil
+}
+
+// Close ends the stream in both directions at once; anything not yet
+// flushed is lost (call Flush first for an orderly end).
+func (s *Stream) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		s.budget.close()
+		if s.closer != nil {
+			err = s.closer.Close()
+		}
+	})
+	return err
+}
+
+func (s *Stream) readLoop() {
+	err := s.readFrames()
+	s.rerr = err
+	if s.cur != nil {
+		s.cur.abort(err)
+	}
+	close(s.in)
+}
+
+// deliver hands a message to Recv.
+func (s *Stream) deliver(m Message) error {
+	select {
+	case s.in <- m:
+		return nil
+	case <-s.closed:
+		return ErrClosed
+	}
+}
+
+func (s *Stream) protocolErr(format string, args ...any) error {
+	return &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("protocol error from the %s: %s", s.cfg.Peer, fmt.Sprintf(format, args...))}
+}
+
+// readFrame reads one frame; the body is a new slice the caller may keep.
+func (s *Stream) readFrame() (byte, []byte, error) {
+	var head [frameHeader]byte
+	if _, err := io.ReadFull(s.r, head[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(head[1:])
+	if n > MaxFrame {
+		return 0, nil, s.protocolErr("frame of %d bytes exceeds %d", n, MaxFrame)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(s.r, body); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, nil, err
+	}
+	s.read.Add(int64(n) + frameHeader)
+	return head[0], body, nil
+}
+
+func (s *Stream) readFrames() error {
+	var pending *FileBatch // a batch continued in the next frame
+	for {
+		typ, body, err := s.readFrame()
+		if err != nil {
+			var fe *FatalError
+			switch {
+			case errors.As(err, &fe):
+				return err
+			case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+				select {
+				case <-s.closed:
+					return ErrClosed
+				default:
+				}
+				return &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("connection unexpectedly closed (%d bytes received so far) [%s]", s.read.Load(), s.cfg.Peer)}
+			default:
+				select {
+				case <-s.closed:
+					return ErrClosed
+				default:
+				}
+				return &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("reading from the %s failed: %w", s.cfg.Peer, err)}
+			}
+		}
+		if pending != nil && typ != frameBatch {
+			return s.protocolErr("batch %d ends without its last part", pending.Seq)
+		}
+		var m Message
+		switch typ {
+		case frameBatch:
+			b, more, err := decodeBatchFrame(body)
+			if err != nil {
+				return s.protocolErr("file list: %v", err)
+			}
+			if pending != nil {
+				if b.Seq != pending.Seq || b.Dir != pending.Dir {
+					return s.protocolErr("batch %d interleaved with batch %d", b.Seq, pending.Seq)
+				}
+				if len(pending.Entries)+len(b.Entries) > maxBatchEntries {
+					return s.protocolErr("batch %d has more than %d entries", b.Seq, maxBatchEntries)
+				}
+				pending.Entries = append(pending.Entries, b.Entries...)
+				b = pending
+			}
+			if more {
+				pending = b
+				continue
+			}
+			pending = nil
+			s.mu.Lock()
+			_, dup := s.batches[b.Seq]
+			if !dup {
+				s.batches[b.Seq] = b.Entries
+			}
+			s.mu.Unlock()
+			if dup {
+				return s.protocolErr("batch %d sent twice", b.Seq)
+			}
+			m = b
+		case frameListEnd:
+			m = &ListEnd{}
+		case frameWants:
+			w, err := decodeWants(body)
+			if err != nil {
+				return s.protocolErr("wants: %v", err)
+			}
+			m = w
+		case frameData:
+			seq, err := decodeSeq(body)
+			if err != nil {
+				return s.protocolErr("data: %v", err)
+			}
+			if s.cur != nil {
+				return s.protocolErr("data for batch %d before batch %d was complete", seq, s.cur.seq)
+			}
+			ref, err := s.startData(seq)
+			if err != nil {
+				return err
+			}
+			m = &Data{Seq: seq, Ref: ref}
+		case frameFileData:
+			f, err := decodeFileData(body)
+			if err != nil {
+				return s.protocolErr("file data: %v", err)
+			}
+			if err := s.route(f); err != nil {
+				return err
+			}
+			continue
+		case frameDataEnd:
+			if s.cur != nil {
+				return s.protocolErr("data ended inside batch %d", s.cur.seq)
+			}
+			m = &DataEnd{}
+		case frameDone:
+			d, err := decodeDone(body)
+			if err != nil {
+				return s.protocolErr("done: %v", err)
+			}
+			m = d
+		case frameLog:
+			l, err := decodeLog(body)
+			if err != nil {
+				return s.protocolErr("log: %v", err)
+			}
+			if s.cfg.OnLog != nil {
+				s.cfg.OnLog(l.Class, l.Text)
+			}
+			continue
+		case frameFatal:
+			fe, err := decodeFatal(body)
+			if err != nil {
+				return s.protocolErr("error message: %v", err)
+			}
+			return fe
+		default:
+			return s.protocolErr("unknown frame type %d", typ)
+		}
+		if err := s.deliver(m); err != nil {
+			return err
+		}
+	}
+}
+
+// startData begins the files of one answered Wants.
+func (s *Stream) startData(seq uint64) (*streamRef, error) {
+	s.mu.Lock()
+	idx, ok := s.wants[seq]
+	entries := s.batches[seq]
+	delete(s.wants, seq)
+	s.mu.Unlock()
+	if !ok {
+		return nil, s.protocolErr("data for batch %d, which wanted nothing", seq)
+	}
+	ref := &streamRef{seq: seq, indexes: idx, entries: entries, files: make([]*streamFile, len(idx)), pos: make(map[int32]int, len(idx))}
+	for k, i := range idx {
+		if i < 0 || int(i) >= len(entries) {
+			return nil, s.protocolErr("batch %d: want for entry %d of %d", seq, i, len(entries))
+		}
+		ref.pos[i] = k
+		ref.files[k] = newStreamFile(s.budget)
+	}
+	s.cur, s.curPos = ref, 0
+	return ref, nil
+}
+
+// route delivers a chunk to the file it belongs to, checking that the
+// sender keeps to the order and sizes it announced.
+func (s *Stream) route(f *FileData) error {
+	ref := s.cur
+	if ref == nil || f.Seq != ref.seq {
+		return s.protocolErr("file data for batch %d outside its Data", f.Seq)
+	}
+	want := ref.indexes[s.curPos]
+	if f.Index != want {
+		return s.protocolErr("batch %d: data for entry %d where %d was due", f.Seq, f.Index, want)
+	}
+	file := ref.files[s.curPos]
+	size := ref.entries[want].Size
+	if f.Offset != file.received {
+		return s.protocolErr("batch %d entry %d: data at offset %d, expected %d", f.Seq, f.Index, f.Offset, file.received)
+	}
+	if int64(len(f.Bytes)) > size-file.received {
+		return s.protocolErr("batch %d entry %d: more data than its size %d", f.Seq, f.Index, size)
+	}
+	file.received += int64(len(f.Bytes))
+	switch {
+	case f.Failed:
+		file.fail()
+	default:
+		if len(f.Bytes) > 0 {
+			file.push(f.Bytes)
+		}
+		if f.End {
+			if file.received != size {
+				return s.protocolErr("batch %d entry %d: %d bytes for a file of %d", f.Seq, f.Index, file.received, size)
+			}
+			file.finish()
+		}
+	}
+	if f.End || f.Failed {
+		s.curPos++
+		if s.curPos == len(ref.indexes) {
+			s.mu.Lock()
+			delete(s.batches, ref.seq)
+			s.mu.Unlock()
+			s.cur = nil
+		}
+	}
+	return nil
+}
+
+// streamRef is the SourceRef of a batch whose data arrives on a Stream.
+type streamRef struct {
+	seq     uint64
+	indexes []int32
+	entries []Entry
+	files   []*streamFile
+	pos     map[int32]int
+	once    sync.Once
+}
+
+// errSenderFailed: the sender could not read the file and said why.
+var errSenderFailed = errors.New("the sender could not read the file")
+
+func (r *streamRef) Open(i int32) (Source, error) {
+	k, ok := r.pos[i]
+	if !ok {
+		return nil, fmt.Errorf("wire: entry %d of batch %d was not wanted", i, r.seq)
+	}
+	f := r.files[k]
+	if err := f.waitStart(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (r *streamRef) Dev(int32) uint64 { return 0 }
+
+// Release drops whatever nobody opened or finished reading.
+func (r *streamRef) Release() {
+	r.once.Do(func() {
+		for _, f := range r.files {
+			f.Close()
+		}
+	})
+}
+
+func (r *streamRef) abort(err error) {
+	for _, f := range r.files {
+		f.abort(err)
+	}
+}
+
+// streamFile is one wanted file as it arrives: a queue of chunks read by
+// one writer.
+type streamFile struct {
+	budget   *budget
+	received int64 // reading goroutine only
+
+	mu      sync.Mutex
+	cond    sync.Cond
+	chunks  [][]byte
+	held    int64 // budget taken by chunks
+	started bool
+	ended   bool
+	failed  bool
+	dropped bool
+	err     error
+}
+
+func newStreamFile(b *budget) *streamFile {
+	f := &streamFile{budget: b}
+	f.cond.L = &f.mu
+	return f
+}
+
+func (f *streamFile) push(b []byte) {
+	f.mu.Lock()
+	dropped := f.dropped
+	f.mu.Unlock()
+	if dropped {
+		return
+	}
+	n := int64(len(b))
+	if !f.budget.acquire(n) {
+		return // closed
+	}
+	f.mu.Lock()
+	if f.dropped {
+		f.mu.Unlock()
+		f.budget.release(n)
+		return
+	}
+	f.chunks = append(f.chunks, b)
+	f.held += n
+	f.started = true
+	f.mu.Unlock()
+	f.cond.Broadcast()
+}
+
+func (f *streamFile) finish() {
+	f.mu.Lock()
+	f.started, f.ended = true, true
+	f.mu.Unlock()
+	f.cond.Broadcast()
+}
+
+func (f *streamFile) fail() {
+	f.mu.Lock()
+	f.started, f.failed = true, true
+	f.dropLocked()
+	f.mu.Unlock()
+	f.cond.Broadcast()
+}
+
+func (f *streamFile) abort(err error) {
+	f.mu.Lock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.mu.Unlock()
+	f.cond.Broadcast()
+}
+
+func (f *streamFile) dropLocked() {
+	f.chunks = nil
+	f.budget.release(f.held)
+	f.held = 0
+}
+
+// waitStart waits for the first chunk (or the end, for an empty file).
+func (f *streamFile) waitStart() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for !f.started && f.err == nil && !f.dropped {
+		f.cond.Wait()
+	}
+	switch {
+	case f.failed:
+		return errSenderFailed
+	case f.started:
+		return nil
+	case f.err != nil:
+		return f.err
+	}
+	return ErrClosed
+}
+
+func (f *streamFile) Read(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for len(f.chunks) == 0 && !f.ended && !f.failed && f.err == nil && !f.dropped {
+		f.cond.Wait()
+	}
+	if len(f.chunks) > 0 {
+		c := f.chunks[0]
+		n := copy(p, c)
+		if n == len(c) {
+			f.chunks[0] = nil
+			f.chunks = f.chunks[1:]
+		} else {
+			f.chunks[0] = c[n:]
+		}
+		f.held -= int64(n)
+		f.budget.release(int64(n))
+		return n, nil
+	}
+	switch {
+	case f.failed:
+		return 0, errSenderFailed
+	case f.ended:
+		return 0, io.EOF
+	case f.err != nil:
+		return 0, f.err
+	}
+	return 0, ErrClosed
+}
+
+// Close drops the rest of the file: later chunks are discarded on arrival.
+func (f *streamFile) Close() error {
+	f.mu.Lock()
+	f.dropped = true
+	f.dropLocked()
+	f.mu.Unlock()
+	f.cond.Broadcast()
+	return nil
+}
+
+// budget bounds the bytes of file data waiting for writers.
+type budget struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	avail  int64
+	max    int64
+	closed bool
+}
+
+func newBudget(n int64) *budget {
+	b := &budget{avail: n, max: n}
+	b.cond.L = &b.mu
+	return b
+}
+
+// acquire takes n bytes (at most the whole budget); false once closed.
+func (b *budget) acquire(n int64) bool {
+	n = min(n, b.max)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.avail < n && !b.closed {
+		b.cond.Wait()
+	}
+	if b.closed {
+		return false
+	}
+	b.avail -= n
+	return true
+}
+
+func (b *budget) release(n int64) {
+	if n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.avail = min(b.avail+n, b.max)
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+func (b *budget) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
