@@ -29,6 +29,8 @@ type batchState struct {
 	changed  atomic.Bool
 	entry    *wire.Entry
 	recorded bool
+
+	alts []*fsops.Dir // this directory in each --*-dest directory (nil: not there), opened on first use
 }
 
 func (b *batchState) release() {
@@ -51,6 +53,9 @@ type fileJob struct {
 	name  string
 	rel   string
 	old   *fsops.Stat // what the destination had, nil if nothing
+	// srcDev is st_dev of a local source that is not the sender's (a
+	// --copy-dest file); 0 means ask the batch's SourceRef.
+	srcDev uint64
 }
 
 // getReady returns the readiness signal of a destination directory.
@@ -107,6 +112,11 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	var wants []int32
 	var jobs []*fileJob
 	defer func() {
+		for _, d := range b.alts {
+			if d != nil {
+				d.Close()
+			}
+		}
 		if len(wants) > 0 {
 			b.changed.Store(true)
 		}

@@ -27,7 +27,18 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 	}
 	r.dirInfo(".", e, flags.any())
 	r.signal(".", true)
-	if flags.any() || r.opts.Verbose > 1 {
+	switch {
+	case r.rootCreated:
+		// A new destination shows as created, or against the first
+		// --*-dest directory when there is one.
+		it := newItem('c')
+		if len(r.alts) > 0 {
+			if ast, err := r.alts[0].Stat(); err == nil {
+				it = item{update: 'c', flags: r.attrChanges(e, &ast)}
+			}
+		}
+		lines = append(lines, r.itemLine(it, "./", e))
+	case flags.any() || r.opts.Verbose > 1:
 		lines = append(lines, r.itemLine(item{update: '.', flags: flags}, "./", e))
 	}
 	return lines
@@ -62,11 +73,15 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		r.signal(rel, false) // --existing creates no new directories
 		return lines
 	}
+	created := newItem('c')
+	if it, ok := r.altDirItem(b, e); ok {
+		created = it
+	}
 	if r.opts.DryRun || b.dir == nil {
 		r.signal(rel, false)
 		r.countEntry(e)
 		r.countCreated(e)
-		return append(lines, r.itemLine(newItem('c'), rel+"/", e))
+		return append(lines, r.itemLine(created, rel+"/", e))
 	}
 	if old != nil {
 		// A file, link or special file is in the way.
@@ -88,7 +103,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 	r.signal(rel, true)
 	r.countEntry(e)
 	r.countCreated(e)
-	return append(lines, r.itemLine(newItem('c'), rel+"/", e))
+	return append(lines, r.itemLine(created, rel+"/", e))
 }
 
 // decideFile decides whether a regular file needs its data. An unchanged
@@ -136,6 +151,12 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, rel string, old *fso
 		}
 	}
 	it := newItem(r.sentChar())
+	if old == nil && len(r.alts) > 0 {
+		var done bool
+		if done, it, lines = r.decideAlt(b, e, rel, lines); done {
+			return false, lines
+		}
+	}
 	if old != nil && old.IsReg() {
 		it = item{update: r.sentChar(), flags: r.attrChanges(e, old)}
 		if old.Size != e.Size {

@@ -90,6 +90,8 @@ type Receiver struct {
 	dirsMu   sync.Mutex
 	dirAttrs []dirAttr // every directory whose metadata is set at the end
 
+	alts []*fsops.Dir // --compare-dest, --copy-dest or --link-dest directories
+
 	rulesMu sync.Mutex
 	rules   map[string]*filter.List // filter rules by destination directory
 
@@ -197,6 +199,8 @@ func (r *Receiver) run(ctx context.Context) error {
 		r.drain()
 		return err
 	}
+	r.openAltDests()
+	defer r.closeAltDests()
 	if r.opts.Perms {
 		// Modes are set exactly from here on; a umask would only force
 		// extra chmods. (The destination itself was made with the umask.)

@@ -244,7 +244,11 @@ func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.Sourc
 	if !ok {
 		return fsops.CopyStream(ctx, dst, src, job.e.Size, r.opts.Sparse)
 	}
-	method, err := fsops.CopyDataDev(ctx, dst, local, b.src.Dev(job.index), b.dev, job.e.Size, r.opts.Sparse)
+	srcDev := job.srcDev
+	if srcDev == 0 {
+		srcDev = b.src.Dev(job.index)
+	}
+	method, err := fsops.CopyDataDev(ctx, dst, local, srcDev, b.dev, job.e.Size, r.opts.Sparse)
 	if err == nil && r.cfg.Debug && !r.loggedMethod.Swap(true) {
 		r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("copy method for %s: %s", job.rel, method))
 	}
@@ -285,10 +289,16 @@ func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error 
 
 // sameChecksum compares the sender's checksum with the destination file's.
 func (r *Receiver) sameChecksum(b *batchState, e *wire.Entry) bool {
-	if b.dir == nil || len(e.Sum) == 0 {
+	return r.sameChecksumIn(b.dir, e)
+}
+
+// sameChecksumIn compares the sender's checksum with that of the file of
+// the same name in dir.
+func (r *Receiver) sameChecksumIn(dir *fsops.Dir, e *wire.Entry) bool {
+	if dir == nil || len(e.Sum) == 0 {
 		return false
 	}
-	f, err := b.dir.OpenRead(e.Name)
+	f, err := dir.OpenRead(e.Name)
 	if err != nil {
 		return false
 	}

@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"syq/wire"
 )
@@ -150,6 +151,9 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 	cfg.Debug("remote: running %s", strings.Join(quoteAll(argv[:len(argv)-1]), " ")+" '<bootstrap script>'")
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stderr = cfg.Stderr
+	// A helper that outlives the remote shell (stopped, or stuck) must
+	// not keep Wait blocked on its stderr.
+	cmd.WaitDelay = 2 * time.Second
 	// The remote shell gets its own process group, so a Ctrl-C at the
 	// terminal reaches syq, which ends the transfer in order, and not
 	// ssh directly.

@@ -21,18 +21,19 @@ import (
 
 // Frame types of protocol v1. A decoder refuses types it does not know.
 const (
-	frameHello    = 1  // JSON: Hello
-	frameSetup    = 2  // JSON: Setup
-	frameReady    = 3  // empty: the helper accepted the Setup
-	frameBatch    = 10 // FileBatch, possibly in several frames
-	frameListEnd  = 11 // empty
-	frameWants    = 12 // Wants
-	frameData     = 13 // Data: the files of one Wants follow as FileData
-	frameFileData = 14 // FileData
-	frameDataEnd  = 15 // empty
-	frameDone     = 16 // Done
-	frameLog      = 20 // Log
-	frameFatal    = 21 // FatalError from the peer
+	frameHello     = 1  // JSON: Hello
+	frameSetup     = 2  // JSON: Setup
+	frameReady     = 3  // empty: the helper accepted the Setup
+	frameBatch     = 10 // FileBatch, possibly in several frames
+	frameListEnd   = 11 // empty
+	frameWants     = 12 // Wants
+	frameData      = 13 // Data: the files of one Wants follow as FileData
+	frameFileData  = 14 // FileData
+	frameDataEnd   = 15 // empty
+	frameDone      = 16 // Done
+	frameLog       = 20 // Log
+	frameFatal     = 21 // FatalError from the peer
+	frameKeepalive = 22 // empty: the sender is alive (--timeout)
 )
 
 // MaxFrame bounds a frame's body. File data travels in chunks of at most
@@ -640,6 +641,13 @@ func appendMessage(out []byte, m Message) ([]byte, error) {
 		return encodeDone(out, m), nil
 	case *Log:
 		return encodeLog(out, m), nil
+	case *keepaliveMsg:
+		return appendEmpty(out, frameKeepalive), nil
 	}
 	return out, fmt.Errorf("wire: no encoding for %T", m)
 }
+
+// keepaliveMsg tells a peer with --timeout that this side is alive.
+type keepaliveMsg struct{}
+
+func (*keepaliveMsg) isMessage() {}

@@ -48,6 +48,13 @@ type Options struct {
 	MkPath    bool // --mkpath
 	DryRun    bool // -n
 
+	// AltDests are --compare-dest, --copy-dest or --link-dest
+	// directories (one kind per transfer, as rsync allows), relative to
+	// the destination unless absolute; AltDestKind is "compare", "copy"
+	// or "link".
+	AltDests    []string
+	AltDestKind string
+
 	// Deletion.
 	Delete       bool // --delete (during)
 	MaxDelete    int  // --max-delete; <0 means unlimited
@@ -62,6 +69,10 @@ type Options struct {
 	Stats            bool // --stats
 	HumanReadable    int  // -h count; -1 after --no-h (plain digits, no thousands separators)
 	Progress         bool // whole-transfer progress line on a terminal
+
+	// TimeoutSec (--timeout) ends a remote transfer with exit 30 when
+	// nothing arrives for that long; 0 waits forever.
+	TimeoutSec int
 
 	// Tuning (syq-only).
 	Workers int // --syq-workers; 0 = automatic

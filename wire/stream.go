@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // StreamConfig tunes a Stream.
@@ -20,6 +21,11 @@ type StreamConfig struct {
 	Buffered int
 	// Peer names the other side in error messages ("receiver", "sender").
 	Peer string
+	// Timeout, if positive, ends the stream with exit 30 (rsync's
+	// --timeout) when nothing arrives for that long. A quiet sender
+	// sends keepalives at a third of it, so only a dead or stuck peer
+	// times out.
+	Timeout time.Duration
 }
 
 // Stream is a Conn over a byte stream, such as the standard input and
@@ -48,6 +54,7 @@ type Stream struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+	timedOut  atomic.Bool
 
 	mu      sync.Mutex
 	batches map[uint64][]Entry // incoming batches whose data may still come
@@ -85,7 +92,33 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 	}
 	go s.writeLoop()
 	go s.readLoop()
+	if cfg.Timeout > 0 {
+		go s.watch()
+	}
 	return s
+}
+
+// watch ends the stream when nothing arrived within the timeout.
+func (s *Stream) watch() {
+	tick := time.NewTicker(max(s.cfg.Timeout/10, 10*time.Millisecond))
+	defer tick.Stop()
+	last, lastAt := s.read.Load(), time.Now()
+	for {
+		select {
+		case <-s.closed:
+			return
+		case <-tick.C:
+		}
+		if n := s.read.Load(); n != last {
+			last, lastAt = n, time.Now()
+			continue
+		}
+		if time.Since(lastAt) >= s.cfg.Timeout {
+			s.timedOut.Store(true)
+			s.Close()
+			return
+		}
+	}
 }
 
 // PassesFiles is false: file data travels as bytes.
@@ -199,6 +232,12 @@ func (s *Stream) writeLoop() {
 	fail := func(err error) {
 		s.werr = &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("writing to the %s failed: %w", s.cfg.Peer, err)}
 	}
+	var keepalive <-chan time.Time
+	if s.cfg.Timeout > 0 {
+		t := time.NewTicker(max(s.cfg.Timeout/3, 10*time.Millisecond))
+		defer t.Stop()
+		keepalive = t.C
+	}
 	for {
 		var m Message
 		select {
@@ -218,6 +257,8 @@ func (s *Stream) writeLoop() {
 				case done := <-s.flushed:
 					done <- s.drainAndFlush(write)
 					continue
+				case <-keepalive:
+					m = &keepaliveMsg{}
 				case <-s.closed:
 					return
 				}
@@ -349,6 +390,9 @@ func (s *Stream) readFrames() error {
 	var pending *FileBatch // a batch continued in the next frame
 	for {
 		typ, body, err := s.readFrame()
+		if err != nil && s.timedOut.Load() {
+			return &FatalError{Code: ExitTimeout, Err: fmt.Errorf("timeout: no data from the %s for %v", s.cfg.Peer, s.cfg.Timeout)}
+		}
 		if err != nil {
 			var fe *FatalError
 			switch {
@@ -454,6 +498,8 @@ func (s *Stream) readFrames() error {
 			if s.cfg.OnLog != nil {
 				s.cfg.OnLog(l.Class, l.Text)
 			}
+			continue
+		case frameKeepalive:
 			continue
 		case frameFatal:
 			fe, err := decodeFatal(body)

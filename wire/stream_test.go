@@ -304,3 +304,35 @@ func TestHandshake(t *testing.T) {
 		t.Error("binary garbage accepted as a handshake")
 	}
 }
+
+// TestTimeout: a silent peer ends the stream with exit 30; a live but
+// idle one keeps it open with keepalives.
+func TestTimeout(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	// b never writes; a times out.
+	go io.Copy(io.Discard, b)
+	s := NewStream(bufio.NewReader(a), a, a, StreamConfig{Timeout: 200 * time.Millisecond, Peer: "receiver"})
+	start := time.Now()
+	_, err := s.Recv()
+	var fe *FatalError
+	if !errors.As(err, &fe) || fe.Code != ExitTimeout {
+		t.Fatalf("Recv: %v, want exit %d", err, ExitTimeout)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("timed out after %v", d)
+	}
+
+	c, d := net.Pipe()
+	sc := NewStream(bufio.NewReader(c), c, c, StreamConfig{Timeout: 150 * time.Millisecond})
+	sd := NewStream(bufio.NewReader(d), d, d, StreamConfig{Timeout: 150 * time.Millisecond})
+	defer sc.Close()
+	defer sd.Close()
+	got := make(chan error, 1)
+	go func() { _, err := sc.Recv(); got <- err }()
+	time.Sleep(600 * time.Millisecond) // four timeouts of silence but for keepalives
+	sd.Send(&ListEnd{})
+	if err := <-got; err != nil {
+		t.Fatalf("an idle but live peer timed out: %v", err)
+	}
+}

@@ -101,7 +101,8 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 
 	peerReport := probs.report(peerSide)
 	st := wire.NewStream(sess.Reader, sess, sess, wire.StreamConfig{
-		Peer: peerSide,
+		Peer:    peerSide,
+		Timeout: time.Duration(opts.TimeoutSec) * time.Second,
 		OnLog: func(class int, text string) {
 			if class == wire.LogStdout {
 				probs.print(text)
@@ -164,8 +165,17 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		debugf("remote: the helper did not exit 30 s after the transfer; stopping it")
 		sess.Kill()
 	}
-	if code, _ := sess.Wait(); code != 0 {
-		debugf("remote: the remote shell exited with status %d", code)
+	waited := make(chan int, 1)
+	go func() { code, _ := sess.Wait(); waited <- code }()
+	select {
+	case code := <-waited:
+		if code != 0 {
+			debugf("remote: the remote shell exited with status %d", code)
+		}
+	case <-time.After(5 * time.Second):
+		debugf("remote: the remote shell did not exit; stopping it")
+		sess.Kill()
+		<-waited
 	}
 	st.Close()
 

@@ -22,6 +22,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -46,16 +47,17 @@ type Invocation struct {
 	// RemoteOptions (-M) are rsync options for the remote side only.
 	RemoteOptions []string
 	// Filter rules in command-line order; -C adds its rules after them.
-	Filters     []filterArg
-	CVSExclude  bool         // -C
-	From0       bool         // -0: rule files are NUL-separated
-	filterF     int          // how many -F were given
-	filters     *filter.List // compiled from Filters and CVSExclude
-	deleteWhens int          // how many --delete-before/-after were given
-	NoProgress  bool         // --no-progress was the last word on progress
-	Progress2   bool         // --info=progress2: one whole-transfer progress line on stdout
-	InfoHelp    bool         // --info=help
-	Debug       bool         // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
+	Filters      []filterArg
+	CVSExclude   bool         // -C
+	From0        bool         // -0: rule files are NUL-separated
+	filterF      int          // how many -F were given
+	filters      *filter.List // compiled from Filters and CVSExclude
+	deleteWhens  int          // how many --delete-before/-after were given
+	altDestMixed bool         // more than one kind of --*-dest was given
+	NoProgress   bool         // --no-progress was the last word on progress
+	Progress2    bool         // --info=progress2: one whole-transfer progress line on stdout
+	InfoHelp     bool         // --info=help
+	Debug        bool         // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
 
 	// syq-only options of remote mode.
 	NoBootstrap bool // --syq-no-bootstrap
@@ -284,7 +286,16 @@ func buildCLIOptions() []cliOpt {
 	add(optTodo("checksum-choice", 0, cliStrArg), optTodo("cc", 0, cliStrArg))
 	add(optTodo("checksum-seed", 0, cliIntArg))
 	add(optTodo("fuzzy", 'y', cliNoArg), optNoop("no-fuzzy"), optNoop("no-y"))
-	add(optTodo("compare-dest", 0, cliStrArg), optTodo("copy-dest", 0, cliStrArg), optTodo("link-dest", 0, cliStrArg))
+	altDest := func(kind string) func(*Invocation, string) {
+		return func(c *Invocation, s string) {
+			if c.Opts.AltDestKind != "" && c.Opts.AltDestKind != kind {
+				c.altDestMixed = true
+			}
+			c.Opts.AltDestKind = kind
+			c.Opts.AltDests = append(c.Opts.AltDests, s)
+		}
+	}
+	add(optText("compare-dest", 0, altDest("compare")), optText("copy-dest", 0, altDest("copy")), optText("link-dest", 0, altDest("link")))
 
 	// How files are written.
 	add(optBool(func(o *wire.Options) *bool { return &o.WholeFile }, "whole-file", 'W', "no-whole-file", "no-W")...)
@@ -368,8 +379,11 @@ func buildCLIOptions() []cliOpt {
 	add(optText("remote-option", 'M', func(c *Invocation, s string) { c.RemoteOptions = append(c.RemoteOptions, s) }))
 	add(optTodo("password-file", 0, cliStrArg), optTodo("early-input", 0, cliStrArg))
 	add(optTodo("bwlimit", 0, cliStrArg), optNoop("no-bwlimit"))
-	add(optTodo("timeout", 0, cliIntArg), optNoop("no-timeout"))
-	add(optTodo("contimeout", 0, cliIntArg), optNoop("no-contimeout"))
+	add(optNum("timeout", 0, func(c *Invocation, n int) { c.Opts.TimeoutSec = max(n, 0) }))
+	add(optFlag("no-timeout", 0, func(c *Invocation) { c.Opts.TimeoutSec = 0 }))
+	// --contimeout bounds the wait for an rsync daemon's socket; syq
+	// never connects to one, so (as rsync over ssh) it changes nothing.
+	add(optNum("contimeout", 0, func(*Invocation, int) {}), optNoop("no-contimeout"))
 	add(optTodo("stop-after", 0, cliStrArg), optTodo("time-limit", 0, cliStrArg), optTodo("stop-at", 0, cliStrArg))
 	add(optTodo("iconv", 0, cliStrArg), optNoop("no-iconv"))
 	add(optTodo("ipv4", '4', cliNoArg), optTodo("ipv6", '6', cliNoArg))
@@ -706,6 +720,12 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	if inv.ShowVersion {
 		return inv, nil
+	}
+	if inv.altDestMixed {
+		return nil, &UsageError{Msg: "You may not mix --compare-dest, --copy-dest, and --link-dest."}
+	}
+	if len(inv.Opts.AltDests) > 20 {
+		return nil, &UsageError{Msg: fmt.Sprintf("ERROR: at most 20 --%s-dest args may be specified", inv.Opts.AltDestKind)}
 	}
 	if inv.deleteWhens > 1 {
 		return nil, &UsageError{Msg: "You may not combine multiple --delete-WHEN options."}

@@ -268,9 +268,55 @@ func TestHelperKilledMidTransfer(t *testing.T) {
 	}
 }
 
+// TestTimeoutStalledHelper: --timeout ends a transfer whose helper stops
+// answering with exit 30, as rsync's does.
+func TestTimeoutStalledHelper(t *testing.T) {
+	cache := t.TempDir()
+	rsh := localShell(t, "XDG_CACHE_HOME="+cache)
+	src := filepath.Join(t.TempDir(), "src")
+	os.MkdirAll(src, 0o755)
+	f, _ := os.Create(filepath.Join(src, "huge"))
+	f.Truncate(8 << 30)
+	f.Close()
+	dst := t.TempDir()
+	cmd := exec.Command(testBinary(t), "rsync", "-a", "--timeout=2", "-e", rsh, src+"/", "lh:"+dst+"/")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stopped := false
+	for i := 0; i < 300 && !stopped; i++ {
+		time.Sleep(50 * time.Millisecond)
+		stopped = signalHelper(cache, syscall.SIGSTOP)
+	}
+	defer signalHelper(cache, syscall.SIGKILL)
+	if !stopped {
+		cmd.Process.Kill()
+		t.Fatalf("never saw the helper running; stderr: %s", errb.String())
+	}
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != 30 {
+			t.Errorf("exit code %d, want 30; stderr:\n%s", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("--timeout=2 did not end the transfer")
+	}
+	if _, err := os.Stat(filepath.Join(dst, "huge")); err == nil {
+		t.Error("a partial file is under the final name")
+	}
+}
+
 // killHelper SIGKILLs processes running a helper from cache; it reports
 // whether it found one.
-func killHelper(cache string) bool {
+func killHelper(cache string) bool { return signalHelper(cache, syscall.SIGKILL) }
+
+// signalHelper signals processes running a helper from cache.
+func signalHelper(cache string, sig syscall.Signal) bool {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	found := false
 	for _, p := range procs {
@@ -279,7 +325,7 @@ func killHelper(cache string) bool {
 			continue
 		}
 		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
-			syscall.Kill(pid, syscall.SIGKILL)
+			syscall.Kill(pid, sig)
 			found = true
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"syq/receiver"
 	"syq/remote"
@@ -78,7 +79,10 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 		return wire.ExitStreamIO
 	}
 
-	st := wire.NewStream(r, stdout, nil, wire.StreamConfig{Peer: "client"})
+	st := wire.NewStream(r, stdout, nil, wire.StreamConfig{
+		Peer:    "client",
+		Timeout: time.Duration(setup.Options.TimeoutSec) * time.Second,
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The client ends the transfer by closing the connection; signals

@@ -1,0 +1,64 @@
+package main
+
+// Differential scenarios for --compare-dest, --copy-dest and --link-dest.
+
+import (
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// fxAltDest: a source and two earlier snapshots beside it: files equal in
+// data and attributes, equal in data only (mode), different, missing.
+func fxAltDest(b *fixtureBuilder) {
+	b.dir("src")
+	b.text("src/same", "same content")
+	b.text("src/moded", "same data, other mode", fbMode(0o600))
+	b.text("src/changed", "new content here")
+	b.text("src/onlysrc", "nowhere else")
+	b.text("src/in-second", "only in the second snapshot")
+	b.text("src/sub/deep", "deep file")
+	b.dir("src/emptydir")
+	b.dir("src/sub")
+	b.dir("src")
+	for _, snap := range []string{"prev", "prev2"} {
+		b.dir(snap)
+	}
+	b.data("prev/same", []byte("same content"), fbMt(b.byRel["src/same"].mtime))
+	b.data("prev/moded", []byte("same data, other mode"), fbMt(b.byRel["src/moded"].mtime), fbMode(0o644))
+	b.text("prev/changed", "old content")
+	b.data("prev/sub/deep", []byte("deep file"), fbMt(b.byRel["src/sub/deep"].mtime))
+	b.dir("prev/emptydir")
+	b.dir("prev/sub")
+	b.data("prev2/in-second", []byte("only in the second snapshot"), fbMt(b.byRel["src/in-second"].mtime))
+	b.dir("prev2")
+	b.dir("prev")
+}
+
+var altDestScenarios = []diffScenario{
+	{name: "alt-link-dest", fx: fxAltDest, args: dtArgs("-a", "--link-dest=../prev", "src/", "dst/"), check: checkLinked("dst/same", "prev/same")},
+	{name: "alt-link-dest-itemize", fx: fxAltDest, args: dtArgs("-ai", "--link-dest=../prev", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "alt-link-dest-two", fx: fxAltDest, args: dtArgs("-a", "--link-dest=../prev", "--link-dest=../prev2", "src/", "dst/"), check: checkLinked("dst/in-second", "prev2/in-second")},
+	{name: "alt-link-dest-absent", fx: fxAltDest, args: dtArgs("-a", "--link-dest=../nothere", "src/", "dst/")},
+	{name: "alt-link-dest-checksum", fx: fxAltDest, args: dtArgs("-ac", "--link-dest=../prev", "src/", "dst/")},
+	{name: "alt-link-dest-rt", fx: fxAltDest, args: dtArgs("-rt", "--link-dest=../prev", "src/", "dst/")},
+	{name: "alt-compare-dest", fx: fxAltDest, args: dtArgs("-a", "--compare-dest=../prev", "src/", "dst/")},
+	{name: "alt-compare-dest-itemize", fx: fxAltDest, args: dtArgs("-ai", "--compare-dest=../prev", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "alt-copy-dest", fx: fxAltDest, args: dtArgs("-a", "--copy-dest=../prev", "src/", "dst/")},
+	{name: "alt-copy-dest-itemize", fx: fxAltDest, args: dtArgs("-ai", "--copy-dest=../prev", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "alt-mixed-kinds", fx: fxAltDest, args: dtArgs("-a", "--link-dest=../prev", "--copy-dest=../prev2", "src/", "dst/"), code: 1},
+	{name: "alt-dest-exists", fx: fxAltDest, pre: func(b *fixtureBuilder) { b.text("dst/same", "other"); b.dir("dst") }, args: dtArgs("-a", "--link-dest=../prev", "src/", "dst/")},
+}
+
+// checkLinked: after the run, the two paths are one file (a hard link).
+func checkLinked(a, b string) func(t *testing.T, root string) {
+	return func(t *testing.T, root string) {
+		var sa, sb unix.Stat_t
+		if unix.Lstat(filepath.Join(root, a), &sa) != nil || unix.Lstat(filepath.Join(root, b), &sb) != nil || sa.Ino != sb.Ino {
+			t.Errorf("%s: %s and %s are not one hard-linked file", root, a, b)
+		}
+	}
+}
+
+func init() { diffScenarios = append(diffScenarios, altDestScenarios...) }

@@ -1,0 +1,191 @@
+package receiver
+
+// --compare-dest, --copy-dest and --link-dest: a file missing from the
+// destination is looked up in other directories first, as rsync does.
+// One whose data and attributes match is skipped (compare), copied
+// locally (copy) or hard-linked (link); one whose data matches but whose
+// attributes differ is copied locally in all three modes; one that only
+// exists there is transferred and itemized against it.
+
+import (
+	"context"
+	"path/filepath"
+
+	"syq/fsops"
+	"syq/wire"
+)
+
+// Kinds of alternate destination directories (wire.Options.AltDestKind).
+const (
+	AltCompare = "compare"
+	AltCopy    = "copy"
+	AltLink    = "link"
+)
+
+// openAltDests opens the alternate directories, which are relative to the
+// destination directory unless absolute. A missing one is skipped with
+// rsync's warning.
+func (r *Receiver) openAltDests() {
+	for _, p := range r.opts.AltDests {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(r.rootPath, p)
+		}
+		d, err := fsops.OpenDirPath(p)
+		if err != nil {
+			r.cfg.Report(wire.ProblemWarning, "--"+r.opts.AltDestKind+"-dest arg does not exist: "+p)
+			continue
+		}
+		r.alts = append(r.alts, d)
+	}
+}
+
+func (r *Receiver) closeAltDests() {
+	for _, d := range r.alts {
+		d.Close()
+	}
+}
+
+// altLookup finds name of the batch's directory in the alternate
+// directories: the first regular file (level 1), the first whose data
+// matches (2), or the first that matches in its attributes too (3).
+func (r *Receiver) altLookup(b *batchState, e *wire.Entry, wantDir bool) (level int, dir *fsops.Dir, st fsops.Stat) {
+	if b.alts == nil {
+		b.alts = make([]*fsops.Dir, len(r.alts))
+		for i, root := range r.alts {
+			if d, err := root.OpenBeneath(b.rel, true); err == nil {
+				b.alts[i] = d
+			}
+		}
+	}
+	for _, d := range b.alts {
+		if d == nil {
+			continue
+		}
+		s, err := d.Lstat(e.Name)
+		if err != nil {
+			continue
+		}
+		if wantDir {
+			if s.IsDir() {
+				return 1, d, s
+			}
+			continue
+		}
+		if !s.IsReg() {
+			continue
+		}
+		if level == 0 {
+			level, dir, st = 1, d, s
+		}
+		if !r.unchangedIn(d, e, &s) {
+			continue
+		}
+		if level == 1 {
+			level, dir, st = 2, d, s
+		}
+		if r.sameAttrs(e, &s) {
+			return 3, d, s
+		}
+	}
+	return level, dir, st
+}
+
+// unchangedIn is the quick check against a file of dir.
+func (r *Receiver) unchangedIn(dir *fsops.Dir, e *wire.Entry, st *fsops.Stat) bool {
+	opts := r.opts
+	switch {
+	case opts.IgnoreTimes:
+		return false
+	case st.Size != e.Size:
+		return false
+	case opts.SizeOnly:
+		return true
+	case opts.Checksum:
+		return r.sameChecksumIn(dir, e)
+	}
+	return sameMtime(st, e, opts.ModifyWindowSec)
+}
+
+// sameAttrs: the attributes the transfer preserves are already right, so
+// the file may be shared by a hard link.
+func (r *Receiver) sameAttrs(e *wire.Entry, st *fsops.Stat) bool {
+	switch {
+	case r.opts.Perms && st.Mode&0o7777 != e.Mode&0o7777:
+		return false
+	case r.opts.Owner && r.asRoot && st.Uid != e.Uid:
+		return false
+	case r.opts.Group && st.Gid != e.Gid:
+		return false
+	}
+	return true
+}
+
+// decideAlt handles a regular file missing from the destination. done
+// says it needs nothing more; otherwise the file is transferred and it
+// is the item to show (itemized against the alternate file, if any).
+func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, rel string, lines []string) (done bool, it item, out []string) {
+	level, dir, st := r.altLookup(b, e, false)
+	switch {
+	case level == 3 && r.opts.AltDestKind == AltCompare:
+		return true, item{}, lines
+	case level == 3 && r.opts.AltDestKind == AltLink:
+		if r.opts.DryRun || b.dir == nil {
+			return true, item{}, lines
+		}
+		if err := b.dir.Link(dir, e.Name, e.Name); err == nil {
+			b.changed.Store(true)
+			return true, item{}, lines
+		}
+		// Not linkable (another file system, too many links): copy it.
+		fallthrough
+	case level >= 2:
+		// Shown only when attributes change, as rsync shows a local copy.
+		if flags := r.attrChanges(e, &st); flags.any() || r.opts.ItemizeUnchanged {
+			lines = append(lines, r.itemLine(item{update: 'c', flags: flags}, rel, e))
+		}
+		if !r.opts.DryRun && b.dir != nil {
+			r.copyAlt(b, e, rel, dir, &st)
+		}
+		return true, item{}, lines
+	case level == 1:
+		it := item{update: r.sentChar(), flags: r.attrChanges(e, &st)}
+		if st.Size != e.Size {
+			it.flags |= flagSize
+		}
+		if r.opts.Checksum {
+			it.flags |= flagSum
+		}
+		return false, it, lines
+	}
+	return false, newItem(r.sentChar()), lines
+}
+
+// copyAlt copies an alternate file into place (a local copy: reflink or
+// copy_file_range) and gives it the sender's attributes.
+func (r *Receiver) copyAlt(b *batchState, e *wire.Entry, rel string, dir *fsops.Dir, st *fsops.Stat) {
+	src, err := dir.OpenRead(e.Name)
+	if err != nil {
+		r.problem(wire.ProblemGeneral, "open %q failed: %s", dir.Join(e.Name), fsops.ErrText(err))
+		return
+	}
+	defer src.Close()
+	b.refs.Add(1) // writeTemp's job holds the batch like any other
+	job := &fileJob{batch: b, e: e, name: e.Name, rel: rel, srcDev: st.Dev}
+	b.changed.Store(true)
+	if err := r.writeTemp(context.Background(), job, src); err != nil {
+		r.writeFailed(job, err)
+	}
+	b.release()
+}
+
+// altDirItem itemizes a directory created in the destination against
+// the alternate one of the same name, as rsync shows it.
+func (r *Receiver) altDirItem(b *batchState, e *wire.Entry) (item, bool) {
+	if len(r.alts) == 0 {
+		return item{}, false
+	}
+	if level, _, st := r.altLookup(b, e, true); level > 0 {
+		return item{update: 'c', flags: r.attrChanges(e, &st)}, true
+	}
+	return item{}, false
+}
