@@ -132,6 +132,14 @@ func MkdirPath(path string, parents bool) error {
 	return nil
 }
 
+// ChmodPath sets the permission bits of path (following a symlink).
+func ChmodPath(path string, mode uint32) error {
+	if err := unix.Chmod(path, mode); err != nil {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
+	}
+	return nil
+}
+
 var noOpenat2 atomic.Bool
 
 // OpenBeneath opens the directory rel (slash-separated, relative) below d

@@ -411,9 +411,14 @@ func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, li
 	}
 	if !r.opts.DryRun {
 		var err error
-		if st.IsDir() {
+		switch {
+		case st.IsDir():
 			err = dir.Rmdir(name)
-		} else {
+		case r.backupOn():
+			if !r.backup(dir, name, rel) {
+				return lines
+			}
+		default:
 			err = dir.Unlink(name)
 		}
 		if err != nil {

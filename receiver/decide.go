@@ -296,6 +296,12 @@ func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string) {
 		return
 	}
 	r.fixAttrs(dir, tmp, rel, e, nil)
+	if r.backupOn() {
+		if st, err := dir.Lstat(e.Name); err == nil && !st.IsDir() && !r.backup(dir, e.Name, rel) {
+			dir.Unlink(tmp)
+			return
+		}
+	}
 	if err := dir.Rename(tmp, dir, e.Name); err != nil {
 		dir.Unlink(tmp)
 		r.problem(wire.ProblemGeneral, "rename %q failed: %s", r.destPath(rel), fsops.ErrText(err))

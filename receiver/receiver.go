@@ -92,6 +92,8 @@ type Receiver struct {
 
 	alts []*fsops.Dir // --compare-dest, --copy-dest or --link-dest directories
 
+	backupMu sync.Mutex // serialises making --backup-dir directories
+
 	rulesMu sync.Mutex
 	rules   map[string]*filter.List // filter rules by destination directory
 

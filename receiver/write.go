@@ -123,6 +123,9 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source)
 	if err := ctx.Err(); err != nil {
 		return err // interrupted: the temp file goes, the old file stays
 	}
+	if job.old != nil && r.backupOn() && !r.backup(dir, job.name, job.rel) {
+		return &userError{fmt.Sprintf("not replacing %q: its backup failed", r.destPath(job.rel))}
+	}
 	if err := dir.Rename(tmp, dir, job.name); err != nil {
 		return &userError{fmt.Sprintf("rename %q -> %q failed: %s", tmp, r.destPath(job.rel), fsops.ErrText(err))}
 	}
@@ -213,6 +216,11 @@ func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.Sour
 	var err error
 	cur := r.createPerm(job) &^ r.umaskNow
 	if job.old != nil && job.old.IsReg() {
+		if r.backupOn() {
+			if err := r.backupCopy(dir, job.name, job.rel); err != nil {
+				return &userError{fmt.Sprintf("not updating %q in place: its backup failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
+			}
+		}
 		f, err = dir.OpenWrite(job.name)
 		cur = job.old.Mode & 0o7777
 	} else {

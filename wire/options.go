@@ -55,6 +55,12 @@ type Options struct {
 	AltDests    []string
 	AltDestKind string
 
+	// Backups (-b): replaced and deleted files are moved to NAME+suffix,
+	// below BackupDir (relative to the destination) when set.
+	Backup       bool
+	BackupDir    string
+	BackupSuffix string
+
 	// Deletion.
 	Delete       bool // --delete (during)
 	MaxDelete    int  // --max-delete; <0 means unlimited

@@ -907,7 +907,7 @@ func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 		problems = append(problems, fmt.Sprintf("HARNESS: rsync did not finish within %v", dtTimeout()))
 	}
 	if sq.timedOut {
-		problems = append(problems, fmt.Sprintf("TIMEOUT: syq did not finish within %v (killed)", dtTimeout()))
+		problems = append(problems, fmt.Sprintf("TIMEOUT: syq did not finish within %v (killed); its stderr, with goroutines:\n%s", dtTimeout(), sq.stderr))
 	}
 	if rs.code != s.code {
 		problems = append(problems, fmt.Sprintf("HARNESS: rsync itself exited %d, scenario expects %d", rs.code, s.code))
@@ -980,8 +980,15 @@ func runDiffTool(bin string, args []string, dir string, unpriv bool) (code int, 
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TZ=UTC", "LC_ALL=C", "HOME=/nonexistent"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
+	cmd.Cancel = func() error {
+		// SIGQUIT first: a Go program prints its goroutines, which shows
+		// where a hang is; then the whole group goes.
+		pid := cmd.Process.Pid
+		syscall.Kill(-pid, syscall.SIGQUIT)
+		time.AfterFunc(time.Second, func() { syscall.Kill(-pid, syscall.SIGKILL) })
+		return nil
+	}
+	cmd.WaitDelay = 3 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	runErr := cmd.Run()

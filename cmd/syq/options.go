@@ -54,10 +54,12 @@ type Invocation struct {
 	filters      *filter.List // compiled from Filters and CVSExclude
 	deleteWhens  int          // how many --delete-before/-after were given
 	altDestMixed bool         // more than one kind of --*-dest was given
-	NoProgress   bool         // --no-progress was the last word on progress
-	Progress2    bool         // --info=progress2: one whole-transfer progress line on stdout
-	InfoHelp     bool         // --info=help
-	Debug        bool         // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
+	suffix       string       // --suffix
+	suffixSet    bool
+	NoProgress   bool // --no-progress was the last word on progress
+	Progress2    bool // --info=progress2: one whole-transfer progress line on stdout
+	InfoHelp     bool // --info=help
+	Debug        bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
 
 	// syq-only options of remote mode.
 	NoBootstrap bool // --syq-no-bootstrap
@@ -312,8 +314,9 @@ func buildCLIOptions() []cliOpt {
 	add(optBool(func(o *wire.Options) *bool { return &o.MkPath }, "mkpath", 0, "no-mkpath")...)
 	add(optFlag("dry-run", 'n', func(c *Invocation) { c.Opts.DryRun = true }))
 	add(optTodo("temp-dir", 'T', cliStrArg))
-	add(optTodo("backup", 'b', cliNoArg), optNoop("no-backup"))
-	add(optTodo("backup-dir", 0, cliStrArg), optTodo("suffix", 0, cliStrArg))
+	add(optFlag("backup", 'b', func(c *Invocation) { c.Opts.Backup = true }), optFlag("no-backup", 0, func(c *Invocation) { c.Opts.Backup = false }))
+	add(optText("backup-dir", 0, func(c *Invocation, s string) { c.Opts.BackupDir = s; c.Opts.Backup = true }))
+	add(optText("suffix", 0, func(c *Invocation, s string) { c.suffix, c.suffixSet = s, true }))
 	add(optTodos("remove-source-files", "remove-sent-files")...)
 	add(optTodo("prune-empty-dirs", 'm', cliNoArg), optNoop("no-prune-empty-dirs"), optNoop("no-m"))
 
@@ -721,6 +724,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if inv.ShowVersion {
 		return inv, nil
 	}
+	if err := settleBackup(inv); err != nil {
+		return nil, err
+	}
 	if inv.altDestMixed {
 		return nil, &UsageError{Msg: "You may not mix --compare-dest, --copy-dest, and --link-dest."}
 	}
@@ -737,6 +743,35 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		return nil, err
 	}
 	return inv, nil
+}
+
+// settleBackup applies rsync's backup defaults and checks: the suffix is
+// "~" unless --backup-dir is given, a suffix may not contain a slash,
+// and without --backup-dir an empty suffix would overwrite the file.
+func settleBackup(inv *Invocation) error {
+	o := &inv.Opts
+	switch {
+	case inv.suffixSet:
+		o.BackupSuffix = inv.suffix
+	case o.BackupDir == "":
+		o.BackupSuffix = "~"
+	}
+	if strings.Contains(o.BackupSuffix, "/") {
+		return &UsageError{Msg: "--suffix cannot contain slashes: " + o.BackupSuffix}
+	}
+	if o.Backup && o.BackupDir == "" && o.BackupSuffix == "" {
+		return &UsageError{Msg: "--suffix cannot be empty without a --backup-dir"}
+	}
+	if o.Backup && o.BackupDir == "" {
+		// rsync implies --omit-dir-times here (its options.c: backups
+		// beside the files would otherwise change directory times).
+		o.OmitDirTimes = true
+	}
+	if o.Backup && o.Delete && o.BackupDir == "" && !o.DeleteExcluded {
+		// rsync keeps --delete from removing the backups it makes.
+		inv.Filters = append(inv.Filters, filterArg{kind: filter.Filter, text: "P *" + o.BackupSuffix})
+	}
+	return nil
 }
 
 // --info takes comma-separated FLAG[LEVEL] words. syq implements progress

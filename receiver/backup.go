@@ -1,0 +1,149 @@
+package receiver
+
+// -b/--backup: a file that is replaced or deleted is first moved aside,
+// to NAME+SUFFIX beside it or, with --backup-dir, to the same relative
+// path below that directory.
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+
+	"syq/fsops"
+	"syq/wire"
+)
+
+// backupOn reports whether replaced and deleted files are kept.
+func (r *Receiver) backupOn() bool { return r.opts.Backup }
+
+// backup moves the entry name of dir (destination path rel) to its
+// backup name. It reports failures itself; false means the caller must
+// leave the entry alone.
+func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
+	if r.opts.DryRun {
+		return true
+	}
+	bdir, bname, err := r.backupTarget(dir, rel)
+	if err != nil {
+		r.problem(wire.ProblemGeneral, "backup of %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+		return false
+	}
+	if bdir != dir {
+		defer bdir.Close()
+	}
+	// A directory in the way of the backup name goes (rsync does the
+	// same); anything else there is replaced by the rename.
+	if st, err := bdir.Lstat(bname); err == nil && st.IsDir() {
+		r.deleteOne(bdir, bname, "", st, nil, nil)
+	}
+	if err := dir.Rename(name, bdir, bname); err != nil {
+		r.problem(wire.ProblemGeneral, "rename %q -> %q failed: %s", r.destPath(rel), filepath.Join(bdir.Path(), bname), fsops.ErrText(err))
+		return false
+	}
+	return true
+}
+
+// backupTarget is the directory and name a backup of rel goes to. With
+// --backup-dir the directories on the way are created as needed.
+func (r *Receiver) backupTarget(dir *fsops.Dir, rel string) (*fsops.Dir, string, error) {
+	base := rel[strings.LastIndexByte(rel, '/')+1:] + r.opts.BackupSuffix
+	if r.opts.BackupDir == "" {
+		return dir, base, nil
+	}
+	parent, err := r.backupDirFor(filepath.Dir(rel))
+	if err != nil {
+		return nil, "", err
+	}
+	d, err := fsops.OpenDirPath(parent)
+	if err != nil {
+		return nil, "", err
+	}
+	return d, base, nil
+}
+
+// backupCopy copies a file that is about to be changed in place (with
+// --inplace the old inode is overwritten, so it cannot be moved aside).
+func (r *Receiver) backupCopy(dir *fsops.Dir, name, rel string) error {
+	if r.opts.DryRun {
+		return nil
+	}
+	bdir, bname, err := r.backupTarget(dir, rel)
+	if err != nil {
+		return err
+	}
+	if bdir != dir {
+		defer bdir.Close()
+	}
+	src, err := dir.OpenRead(name)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	st, err := fsops.Fstat(src)
+	if err != nil {
+		return err
+	}
+	dst, tmp, err := bdir.CreateTemp(bname, st.Mode&0o7777|0o200)
+	if err != nil {
+		return err
+	}
+	_, err = fsops.CopyData(context.Background(), dst, src, st.Size, false)
+	if err == nil {
+		err = fsops.Fchmod(dst, st.Mode&0o7777)
+	}
+	if err == nil {
+		err = fsops.FsetMtime(dst, st.MtimeSec, st.MtimeNsec)
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = bdir.Rename(tmp, bdir, bname)
+	}
+	if err != nil {
+		bdir.Unlink(tmp)
+	}
+	return err
+}
+
+// backupDirFor makes the backup directory of the destination directory
+// rel (and those above it) as rsync does: the backup root with the
+// user's default mode, each directory below with the mode of the
+// destination directory it mirrors.
+func (r *Receiver) backupDirFor(rel string) (string, error) {
+	r.backupMu.Lock()
+	defer r.backupMu.Unlock()
+	root := r.opts.BackupDir
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(r.rootPath, root)
+	}
+	if _, err := fsops.StatPath(root); fsops.IsNotExist(err) {
+		if err := fsops.MkdirPath(root, true); err != nil {
+			return "", err
+		}
+		if err := fsops.ChmodPath(root, 0o777&^r.umask); err != nil {
+			return "", err
+		}
+	}
+	cur, src := root, r.rootPath
+	if rel == "." || rel == "" {
+		return cur, nil
+	}
+	for _, comp := range strings.Split(rel, "/") {
+		cur, src = filepath.Join(cur, comp), filepath.Join(src, comp)
+		if _, err := fsops.LstatPath(cur); err == nil {
+			continue
+		}
+		perm := 0o777 &^ r.umask
+		if st, err := fsops.LstatPath(src); err == nil && st.IsDir() {
+			perm = st.Mode & 0o7777
+		}
+		if err := fsops.MkdirPath(cur, false); err != nil && !fsops.IsExist(err) {
+			return "", err
+		}
+		if err := fsops.ChmodPath(cur, perm); err != nil {
+			return "", err
+		}
+	}
+	return cur, nil
+}
