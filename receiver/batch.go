@@ -226,6 +226,13 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 				continue
 			}
 		}
+		if e.Type() == 0 {
+			// --delete-missing-args: the operand is gone at the source.
+			if r.opts.DeleteMissingArgs && old != nil && b.dir != nil {
+				lines = r.deleteNames(b.dir, fb.Dir, []string{e.Name}, lines, r.rulesFor(fb.Dir), filter.Receiver)
+			}
+			continue
+		}
 		if e.Name == "." && e.IsDir() {
 			if r.opts.Recursive || r.opts.Dirs {
 				// Shown with the root's own batch, after its deletions.
@@ -560,6 +567,11 @@ func checkBatch(fb *wire.FileBatch) error {
 		seen[e.Name] = true
 		switch e.Type() {
 		case wire.TypeReg, wire.TypeDir, wire.TypeLnk, wire.TypeChr, wire.TypeBlk, wire.TypeFifo, wire.TypeSock:
+		case 0:
+			// A missing operand (--delete-missing-args): only at the top.
+			if fb.Dir != "" {
+				return fmt.Errorf("protocol error: missing-argument entry %q below the top level", e.Name)
+			}
 		default:
 			return fmt.Errorf("protocol error: unknown file type %#o for %q", e.Type(), e.Name)
 		}

@@ -117,6 +117,9 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, rel string, old *fso
 	if old != nil && opts.IgnoreExisting {
 		return false, lines
 	}
+	if opts.MaxSize != nil && e.Size > *opts.MaxSize || opts.MinSize != nil && e.Size < *opts.MinSize {
+		return false, lines // --max-size/--min-size: left as it is, not deleted
+	}
 	if e.LinkGroup != 0 && !e.LinkLeader {
 		r.linkMu.Lock()
 		r.followers = append(r.followers, follower{rel: rel, group: e.LinkGroup, e: *e})

@@ -199,7 +199,15 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			st, err = fsops.LstatPath(op)
 		}
 		if err != nil {
-			fail("link_stat %q failed: %s", absPath(op), fsops.ErrText(err))
+			switch {
+			case fsops.IsNotExist(err) && opts.DeleteMissingArgs:
+				// The receiver deletes what has this name (mode 0: gone).
+				top.entries = append(top.entries, wire.Entry{Name: name})
+				top.from = append(top.from, 0)
+			case fsops.IsNotExist(err) && opts.IgnoreMissingArgs:
+			default:
+				fail("link_stat %q failed: %s", absPath(op), fsops.ErrText(err))
+			}
 			continue
 		}
 		if contents && !st.IsDir() {

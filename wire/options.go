@@ -38,6 +38,8 @@ type Options struct {
 	Existing        bool // --existing
 	IgnoreExisting  bool // --ignore-existing
 	ModifyWindowSec int64
+	MaxSize         *int64 // --max-size: larger files are skipped (nil: no limit)
+	MinSize         *int64 // --min-size: smaller files are skipped (nil: no limit)
 
 	// How the receiver writes.
 	WholeFile bool // -W (always true locally unless --no-whole-file)
@@ -60,6 +62,11 @@ type Options struct {
 	Backup       bool
 	BackupDir    string
 	BackupSuffix string
+
+	// Missing operands: skipped silently, or (delete) also deleted at
+	// the destination.
+	IgnoreMissingArgs bool
+	DeleteMissingArgs bool
 
 	// Deletion.
 	Delete       bool // --delete (during)

@@ -54,6 +54,8 @@ type Invocation struct {
 	filters      *filter.List // compiled from Filters and CVSExclude
 	deleteWhens  int          // how many --delete-before/-after were given
 	altDestMixed bool         // more than one kind of --*-dest was given
+	maxSize      string       // --max-size as given
+	minSize      string       // --min-size as given
 	suffix       string       // --suffix
 	suffixSet    bool
 	NoProgress   bool // --no-progress was the last word on progress
@@ -284,7 +286,8 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("ignore-non-existing", 0, func(c *Invocation) { c.Opts.Existing = true }))
 	add(optFlag("ignore-existing", 0, func(c *Invocation) { c.Opts.IgnoreExisting = true }))
 	add(optNum("modify-window", '@', func(c *Invocation, n int) { c.Opts.ModifyWindowSec = int64(n) }))
-	add(optTodo("max-size", 0, cliStrArg), optTodo("min-size", 0, cliStrArg), optTodo("max-alloc", 0, cliStrArg))
+	add(optText("max-size", 0, func(c *Invocation, s string) { c.maxSize = s }), optText("min-size", 0, func(c *Invocation, s string) { c.minSize = s }))
+	add(optTodo("max-alloc", 0, cliStrArg))
 	add(optTodo("checksum-choice", 0, cliStrArg), optTodo("cc", 0, cliStrArg))
 	add(optTodo("checksum-seed", 0, cliIntArg))
 	add(optTodo("fuzzy", 'y', cliNoArg), optNoop("no-fuzzy"), optNoop("no-y"))
@@ -328,7 +331,8 @@ func buildCLIOptions() []cliOpt {
 	deleteWhen := func(c *Invocation) { c.Opts.Delete = true; c.deleteWhens++ }
 	add(optFlag("delete-before", 0, deleteWhen), optFlag("delete-after", 0, deleteWhen), optFlag("delete-delay", 0, deleteOn))
 	add(optFlag("delete-excluded", 0, func(c *Invocation) { c.Opts.Delete, c.Opts.DeleteExcluded = true, true }))
-	add(optTodos("delete-missing-args", "ignore-missing-args")...)
+	add(optFlag("ignore-missing-args", 0, func(c *Invocation) { c.Opts.IgnoreMissingArgs = true }))
+	add(optFlag("delete-missing-args", 0, func(c *Invocation) { c.Opts.DeleteMissingArgs = true }))
 	add(optNum("max-delete", 0, func(c *Invocation, n int) {
 		// rsync: a negative limit means "delete nothing", like 0.
 		c.Opts.MaxDelete = max(n, 0)
@@ -723,6 +727,19 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	if inv.ShowVersion {
 		return inv, nil
+	}
+	for _, lim := range []struct {
+		arg, name string
+		to        **int64
+	}{{inv.maxSize, "max-size", &inv.Opts.MaxSize}, {inv.minSize, "min-size", &inv.Opts.MinSize}} {
+		if lim.arg == "" {
+			continue
+		}
+		n, err := parseSizeArg(lim.arg, 'b', lim.name, 0)
+		if err != nil {
+			return nil, err
+		}
+		*lim.to = &n
 	}
 	if err := settleBackup(inv); err != nil {
 		return nil, err

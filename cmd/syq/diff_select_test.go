@@ -1,0 +1,19 @@
+package main
+
+// Differential scenarios for selection options: size limits and missing
+// operands.
+
+var selectScenarios = []diffScenario{
+	{name: "s-max-size", fx: fxBasic, args: dtArgs("-a", "--max-size=1.5k", "src/", "dst/")},
+	{name: "s-max-size-kb-plus", fx: fxBasic, args: dtArgs("-a", "--max-size=2kb+1", "src/", "dst/")},
+	{name: "s-min-size", fx: fxBasic, args: dtArgs("-a", "--min-size=100", "src/", "dst/")},
+	{name: "s-min-max-delete", fx: fxBasic, pre: preExtras, args: dtArgs("-a", "--delete", "--min-size=10", "--max-size=3K", "src/", "dst/")},
+	{name: "s-max-size-bad", fx: fxBasic, args: dtArgs("-a", "--max-size=12q", "src/", "dst/"), code: 1},
+	{name: "s-ignore-missing-args", fx: fxBasic, args: dtArgs("-a", "--ignore-missing-args", "src/a.txt", "nothere", "dst/"), cmp: dtSkipRoot},
+	{name: "s-delete-missing-args", fx: fxBasic, pre: func(b *fixtureBuilder) { b.text("dst/nothere", "old"); b.text("dst/keep", "k"); b.dir("dst") },
+		args: dtArgs("-a", "--delete-missing-args", "src/a.txt", "nothere", "dst/"), cmp: dtSkipRoot},
+	{name: "s-delete-missing-args-itemize", fx: fxBasic, pre: func(b *fixtureBuilder) { b.text("dst/nothere", "old"); b.dir("dst") },
+		args: dtArgs("-ai", "--delete-missing-args", "src/a.txt", "nothere", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot},
+}
+
+func init() { diffScenarios = append(diffScenarios, selectScenarios...) }
