@@ -259,6 +259,44 @@ func (d *Dir) Names() ([]string, error) {
 	}
 }
 
+// StatFollow stats the entry name, following a symlink (rsync's -L, -k).
+func (d *Dir) StatFollow(name string) (Stat, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(d.fd, name, &st, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return Stat{}, &os.PathError{Op: "stat", Path: d.Join(name), Err: err}
+		}
+		return fromUnix(&st), nil
+	}
+}
+
+// OpenDirFollow opens the directory name, following a symlink to it
+// (a directory the user asked to copy through a link: -L, -k).
+func (d *Dir) OpenDirFollow(name string) (*Dir, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	fd, err := openRetry(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "opendir", Path: d.Join(name), Err: err}
+	}
+	return &Dir{fd: fd, path: d.Join(name)}, nil
+}
+
+// OpenReadFollow opens the regular file name for reading through a
+// symlink (-L, --copy-unsafe-links).
+func (d *Dir) OpenReadFollow(name string) (*File, error) {
+	fd, err := openRetry(d.fd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: d.Join(name), Err: err}
+	}
+	return newFile(fd, d.Join(name)), nil
+}
+
 // Readlink returns the target of the symlink name.
 func (d *Dir) Readlink(name string) (string, error) {
 	buf := make([]byte, 256)

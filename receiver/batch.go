@@ -160,7 +160,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			return
 		}
 		if rd.exists {
-			d, err := r.root.OpenBeneath(fb.Dir, false)
+			d, err := r.root.OpenBeneath(fb.Dir, r.opts.KeepDirLinks)
 			if err != nil {
 				r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(fb.Dir), fsops.ErrText(err))
 				r.failChildren(fb)

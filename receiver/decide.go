@@ -1,6 +1,8 @@
 package receiver
 
 import (
+	"fmt"
+
 	"syq/fsops"
 	"syq/wire"
 )
@@ -47,6 +49,12 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 // decideDir makes sure a directory exists (replacing a non-directory in
 // its way) and records its metadata for the end of the transfer.
 func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, lines []string) []string {
+	if old != nil && old.Mode&fsops.TypeMask == fsops.TypeLnk && r.opts.KeepDirLinks && b.dir != nil {
+		// -K: a symlink to a directory stands for that directory.
+		if st, err := b.dir.StatFollow(e.Name); err == nil && st.IsDir() {
+			old = &st
+		}
+	}
 	if old != nil && old.IsDir() {
 		flags := r.attrChanges(e, old)
 		tweaked := false
@@ -198,6 +206,12 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, rel string, old *fs
 	display := rel
 	if e.Type() == wire.TypeLnk {
 		display = rel + " -> " + e.Link
+		if opts.SafeLinks && wire.UnsafeSymlink(e.Link, rel) {
+			if opts.Verbose > 0 {
+				r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("ignoring unsafe symlink %q -> %q", rel, e.Link))
+			}
+			return lines
+		}
 	}
 	if old != nil && old.Mode&fsops.TypeMask == e.Type() {
 		same := true

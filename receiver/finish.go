@@ -21,12 +21,12 @@ func (r *Receiver) linkFollowers() {
 			r.out.now(line, true)
 			continue
 		}
-		dstDir, err := r.root.OpenBeneath(parentRel(f.rel), false)
+		dstDir, err := r.root.OpenBeneath(parentRel(f.rel), r.opts.KeepDirLinks)
 		if err != nil {
 			r.problem(wire.ProblemGeneral, "link %q failed: %s", r.destPath(f.rel), fsops.ErrText(err))
 			continue
 		}
-		srcDir, err := r.root.OpenBeneath(parentRel(leader), false)
+		srcDir, err := r.root.OpenBeneath(parentRel(leader), r.opts.KeepDirLinks)
 		if err != nil {
 			dstDir.Close()
 			r.problem(wire.ProblemGeneral, "link %q failed: %s", r.destPath(f.rel), fsops.ErrText(err))
@@ -74,7 +74,7 @@ func (r *Receiver) setDirAttrs() {
 		return strings.Count(dirs[a].rel, "/") > strings.Count(dirs[b].rel, "/")
 	})
 	for _, da := range dirs {
-		d, err := r.root.OpenBeneath(da.rel, false)
+		d, err := r.root.OpenBeneath(da.rel, r.opts.KeepDirLinks)
 		if err != nil {
 			r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
 			continue
@@ -102,13 +102,28 @@ func (r *Receiver) setDirAttrs() {
 				}
 			}
 			if r.opts.Times && !r.opts.OmitDirTimes {
-				if err := d.FsetMtime(e.MtimeSec, e.MtimeNsec); err != nil {
+				if err := r.setDirMtime(d, da.rel, e); err != nil {
 					r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
 				}
 			}
 		}
 		d.Close()
 	}
+}
+
+// setDirMtime sets a directory's mtime. With -K a destination symlink
+// standing for the directory gets the time itself, as rsync's lutimes
+// does, while its other attributes went to the directory.
+func (r *Receiver) setDirMtime(d *fsops.Dir, rel string, e *wire.Entry) error {
+	if r.opts.KeepDirLinks && rel != "" && rel != "." {
+		if parent, err := r.root.OpenBeneath(parentRel(rel), true); err == nil {
+			defer parent.Close()
+			if st, err := parent.Lstat(baseRel(rel)); err == nil && st.Mode&fsops.TypeMask == fsops.TypeLnk {
+				return parent.SetMtime(baseRel(rel), e.MtimeSec, e.MtimeNsec)
+			}
+		}
+	}
+	return d.FsetMtime(e.MtimeSec, e.MtimeNsec)
 }
 
 func baseRel(rel string) string {

@@ -184,7 +184,11 @@ type batchRef struct {
 func (b *batchRef) Open(i int32) (wire.Source, error) {
 	e := &b.rec.entries[i]
 	dir := b.rec.srcs[b.rec.from[i]]
-	f, err := dir.OpenRead(e.Name)
+	open := dir.OpenRead
+	if o := b.s.cfg.Opts; o.CopyLinks || o.CopyUnsafeLinks {
+		open = dir.OpenReadFollow // the entry may be a followed symlink
+	}
+	f, err := open(e.Name)
 	switch {
 	case err == nil:
 		return f, nil

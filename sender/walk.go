@@ -21,6 +21,9 @@ type srcDir struct {
 	// rules are the filter rules in effect in the parent directory (nil
 	// without filters); listing this directory enters it.
 	rules *filter.List
+	// owned: root is this directory itself, opened through a followed
+	// symlink, and closed once listed.
+	owned bool
 }
 
 // dirJob is the listing of one destination directory, read by a walker
@@ -193,7 +196,7 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 		name, contents := operandName(op)
 		var st fsops.Stat
 		var err error
-		if contents || !opts.Links {
+		if contents || !opts.Links || opts.CopyLinks {
 			st, err = fsops.StatPath(op)
 		} else {
 			st, err = fsops.LstatPath(op)
@@ -297,6 +300,9 @@ func (s *Sender) list(j *dirJob) {
 	subByName := map[string]*dirJob{}
 	for _, src := range j.srcs {
 		d, err := src.root.OpenBeneath(src.rel, false)
+		if src.owned {
+			src.root.Close()
+		}
 		if err != nil {
 			if fsops.IsNotExist(err) {
 				s.problem(wire.ProblemVanished, "file has vanished: %q", absPath(src.root.Join(src.rel)))
@@ -332,15 +338,32 @@ func (s *Sender) list(j *dirJob) {
 				}
 				continue
 			}
+			var through *fsops.Dir // a directory reached through a followed symlink
+			if st.Mode&fsops.TypeMask == fsops.TypeLnk && s.follows() {
+				var ok bool
+				if st, through, ok = s.followLink(d, name, joinRel(j.rel, name), st, src); !ok {
+					j.ioError = j.ioError || st.Mode == 0
+					continue
+				}
+			}
 			if st.IsDir() && opts.SkipMountDirs && st.Dev != src.dev {
+				if through != nil {
+					through.Close()
+				}
 				continue // -xx: not even the mount point itself
 			}
 			if rules != nil && rules.Excluded(filter.Sender, joinRel(j.rel, name), st.IsDir()) {
+				if through != nil {
+					through.Close()
+				}
 				continue
 			}
 			e, ok, failed := s.entryFor(name, st, d, name, joinRel(j.rel, name))
 			j.ioError = j.ioError || failed
 			if !ok {
+				if through != nil {
+					through.Close()
+				}
 				continue
 			}
 			j.entries = append(j.entries, e)
@@ -352,12 +375,72 @@ func (s *Sender) list(j *dirJob) {
 					subByName[name] = sub
 					j.subdirs = append(j.subdirs, sub)
 				}
-				sub.srcs = append(sub.srcs, srcDir{root: src.root, rel: joinRel(src.rel, name), dev: src.dev, self: st.Dev, rules: rules})
+				if through != nil {
+					// Listed from its own handle: the path to it has a link.
+					sub.srcs = append(sub.srcs, srcDir{root: through, dev: src.dev, self: st.Dev, rules: rules, owned: true})
+					through = nil
+				} else {
+					sub.srcs = append(sub.srcs, srcDir{root: src.root, rel: joinRel(src.rel, name), dev: src.dev, self: st.Dev, rules: rules})
+				}
+			}
+			if through != nil {
+				through.Close()
 			}
 		}
 	}
 	j.entries, j.from = sortEntries(j.entries, j.from)
 	sortJobs(j.subdirs)
+}
+
+// follows reports whether some symlinks are copied as what they point to.
+func (s *Sender) follows() bool {
+	o := s.cfg.Opts
+	return o.CopyLinks || o.CopyDirLinks || o.CopyUnsafeLinks
+}
+
+// followLink decides for the symlink name of d (rel below the transfer
+// root) whether it is copied as what it points to, and stats that. A
+// followed directory comes with an open handle. ok false means skip the
+// entry; a Mode of 0 in st then says it was an error (a link with no
+// referent, exit 23).
+func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat, src srcDir) (st fsops.Stat, through *fsops.Dir, ok bool) {
+	o := s.cfg.Opts
+	target := ""
+	if !o.CopyLinks {
+		t, err := d.Readlink(name)
+		if err != nil {
+			return lst, nil, true // entryFor reports it
+		}
+		target = t
+		if !o.CopyUnsafeLinks || !wire.UnsafeSymlink(target, rel) {
+			if !o.CopyDirLinks {
+				return lst, nil, true
+			}
+		}
+	}
+	fst, err := d.StatFollow(name)
+	if err != nil {
+		if o.CopyLinks || o.CopyUnsafeLinks && wire.UnsafeSymlink(target, rel) {
+			s.problem(wire.ProblemGeneral, "symlink has no referent: %q", absPath(d.Join(name)))
+			return fsops.Stat{}, nil, false
+		}
+		return lst, nil, true // -k: a dangling link stays a link
+	}
+	if !fst.IsDir() {
+		if !o.CopyLinks && !(o.CopyUnsafeLinks && wire.UnsafeSymlink(target, rel)) {
+			return lst, nil, true // -k follows directories only
+		}
+		return fst, nil, true
+	}
+	if !s.cfg.Opts.Recursive {
+		return fst, nil, true
+	}
+	sub, err := d.OpenDirFollow(name)
+	if err != nil {
+		s.problem(wire.ProblemGeneral, "opendir %q failed: %s", absPath(d.Join(name)), fsops.ErrText(err))
+		return fsops.Stat{}, nil, false
+	}
+	return fst, sub, true
 }
 
 // enterRules gives the filter rules in effect inside dir (relative to the

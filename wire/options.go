@@ -5,18 +5,22 @@ package wire
 // the helper in the handshake, which is why they live here.
 type Options struct {
 	// What the sender walks and lists.
-	Recursive     bool // -r
-	Dirs          bool // -d: transfer directories without recursing
-	Links         bool // -l: copy symlinks as symlinks
-	HardLinks     bool // -H
-	Devices       bool // --devices (part of -D)
-	Specials      bool // --specials (part of -D)
-	OneFileSys    bool // -x: do not cross filesystem boundaries
-	SkipMountDirs bool // -xx: also leave out the mount-point directories themselves
-	CopyLinks     bool // -L: follow symlinks in the source (refused until built)
-	Relative      bool // -R (refused until built)
-	ImpliedDirs   bool // --implied-dirs (default true with -R)
-	ListOnly      bool // --list-only, or a single source without a destination
+	Recursive       bool // -r
+	Dirs            bool // -d: transfer directories without recursing
+	Links           bool // -l: copy symlinks as symlinks
+	HardLinks       bool // -H
+	Devices         bool // --devices (part of -D)
+	Specials        bool // --specials (part of -D)
+	OneFileSys      bool // -x: do not cross filesystem boundaries
+	SkipMountDirs   bool // -xx: also leave out the mount-point directories themselves
+	CopyLinks       bool // -L: follow symlinks in the source
+	CopyDirLinks    bool // -k: follow symlinks to directories in the source
+	CopyUnsafeLinks bool // --copy-unsafe-links: follow symlinks that leave the tree
+	SafeLinks       bool // --safe-links: the receiver ignores symlinks that leave the tree
+	KeepDirLinks    bool // -K: a destination symlink to a directory counts as that directory
+	Relative        bool // -R (refused until built)
+	ImpliedDirs     bool // --implied-dirs (default true with -R)
+	ListOnly        bool // --list-only, or a single source without a destination
 	// FilterRules carry the client's filter rules to a remote helper, as
 	// rule texts (filter.List.Encode); locally the halves share the list.
 	FilterRules    []string

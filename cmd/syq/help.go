@@ -31,6 +31,11 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -r, --recursive         descend into directories
  -d, --dirs              copy directories without recursing
  -l, --links             recreate symlinks as symlinks
+ -L, --copy-links        copy what symlinks point to, not the links
+     --copy-unsafe-links copy what links leaving the tree point to
+     --safe-links        ignore symlinks that leave the tree
+ -k, --copy-dirlinks     copy what symlinks to directories point to
+ -K, --keep-dirlinks     treat a symlink to a directory in DEST as that directory
  -H, --hard-links        keep hard-linked files hard-linked
  -p, --perms             copy permission bits
  -t, --times             copy modification times
@@ -45,6 +50,10 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --size-only         compare sizes only
  -I, --ignore-times      copy even files whose size and mtime match
  -u, --update            leave alone files that are newer at the destination
+     --max-size=SIZE     skip files larger than SIZE (rsync's units: 1.5K, 2MB, 3G+1)
+     --min-size=SIZE     skip files smaller than SIZE
+     --ignore-missing-args  a missing SRC is not an error
+     --delete-missing-args  delete what a missing SRC names at DEST
      --existing          only update files that already exist at DEST
                          (same as --ignore-non-existing)
      --ignore-existing   never touch files that already exist at DEST
@@ -61,6 +70,12 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --delete-before, --delete-after, --delete-delay
                          accepted: syq deletes per directory as it goes,
                          which ends in the same tree
+     --compare-dest=DIR  skip files that DIR (relative to DEST) has unchanged
+     --copy-dest=DIR     ... and copy them locally from DIR
+     --link-dest=DIR     ... and hard-link them from DIR (snapshots)
+ -b, --backup            keep replaced and deleted files as NAME~
+     --backup-dir=DIR    ... below DIR instead (relative to DEST)
+     --suffix=SUFFIX     backup suffix (default ~, none with --backup-dir)
      --delete-excluded   also delete excluded files on the receiving side
      --max-delete=NUM    remove at most NUM files (0: report, remove none)
      --ignore-errors     delete even after I/O errors
@@ -87,6 +102,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -e, --rsh=COMMAND       remote shell command (default: $RSYNC_RSH or ssh)
      --rsync-path=PROGRAM  the syq to run on the remote side (may be a
                          command such as "sudo /opt/syq")
+     --timeout=SECONDS   end a remote transfer when no data arrives for that long
+     --contimeout=SECONDS  accepted; it concerns rsync daemons only
  -M, --remote-option=OPT an rsync option for the remote side only
      --blocking-io       accepted; syq's remote shell I/O is always blocking
      --no-OPTION         switch off OPTION, e.g. --no-perms, --no-p, --no-D

@@ -238,11 +238,14 @@ func buildCLIOptions() []cliOpt {
 	add(optBool(func(o *wire.Options) *bool { return &o.ImpliedDirs }, "implied-dirs", 0, "no-implied-dirs", "no-i-d")...)
 	add(optFlag("i-d", 0, func(c *Invocation) { c.Opts.ImpliedDirs = true }))
 	add(optBool(func(o *wire.Options) *bool { return &o.Links }, "links", 'l', "no-links", "no-l")...)
-	add(optTodo("copy-links", 'L', cliNoArg))
-	add(optTodos("copy-unsafe-links", "safe-links", "munge-links", "insecure-links")...)
+	add(optBool(func(o *wire.Options) *bool { return &o.CopyLinks }, "copy-links", 'L')...)
+	add(optBool(func(o *wire.Options) *bool { return &o.CopyUnsafeLinks }, "copy-unsafe-links", 0)...)
+	add(optBool(func(o *wire.Options) *bool { return &o.SafeLinks }, "safe-links", 0)...)
+	add(optTodos("munge-links", "insecure-links")...)
 	add(optNoop("no-munge-links"), optNoop("no-insecure-links"))
 	add(optTodo("confine-root", 0, cliStrArg))
-	add(optTodo("copy-dirlinks", 'k', cliNoArg), optTodo("keep-dirlinks", 'K', cliNoArg))
+	add(optBool(func(o *wire.Options) *bool { return &o.CopyDirLinks }, "copy-dirlinks", 'k')...)
+	add(optBool(func(o *wire.Options) *bool { return &o.KeepDirLinks }, "keep-dirlinks", 'K')...)
 	add(optBool(func(o *wire.Options) *bool { return &o.HardLinks }, "hard-links", 'H', "no-hard-links", "no-H")...)
 	add(optFlag("one-file-system", 'x', func(c *Invocation) {
 		c.Opts.SkipMountDirs = c.Opts.OneFileSys // -xx
@@ -767,6 +770,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 // and without --backup-dir an empty suffix would overwrite the file.
 func settleBackup(inv *Invocation) error {
 	o := &inv.Opts
+	if !o.Backup {
+		return nil
+	}
 	switch {
 	case inv.suffixSet:
 		o.BackupSuffix = inv.suffix

@@ -339,7 +339,6 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"--cc=xxh3"}, "--cc"},
 		{[]string{"--old-d"}, "--old-d"},
 		{[]string{"-R"}, "--relative"},
-		{[]string{"-L"}, "--copy-links"},
 		{[]string{"-X"}, "--xattrs"},
 		{[]string{"-A"}, "--acls"},
 		{[]string{"-4"}, "--ipv4"},

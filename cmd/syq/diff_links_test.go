@@ -1,0 +1,55 @@
+package main
+
+// Differential scenarios for the symlink options: -L, -k, -K,
+// --copy-unsafe-links and --safe-links.
+
+import "syq/scripts/treecheck"
+
+// fxLinks: links to a file and a directory inside the tree, links that
+// leave it (relative and absolute), and the outside they point to.
+func fxLinks(b *fixtureBuilder) {
+	b.dir("src")
+	b.text("src/a", "alpha")
+	b.text("src/sub/b", "beta")
+	b.symlink("src/lf", "a")
+	b.symlink("src/ld", "sub")
+	b.symlink("src/sub/up-in", "../a")
+	b.symlink("src/out", "../outside/x")
+	b.symlink("src/outdir", "../outside")
+	b.symlink("src/abs", "/etc/hostname")
+	b.text("outside/x", "outside file")
+	b.dir("outside")
+	b.dir("src/sub")
+	b.dir("src")
+}
+
+func fxLinksDangling(b *fixtureBuilder) {
+	fxLinks(b)
+	b.symlink("src/dang", "nowhere")
+	b.dir("src")
+}
+
+// preKeepDirLinks: the destination has a symlink where the source has
+// the directory sub.
+func preKeepDirLinks(b *fixtureBuilder) {
+	b.text("dst/real/old", "old")
+	b.symlink("dst/sub", "real")
+	b.dir("dst/real")
+	b.dir("dst")
+}
+
+var linkScenarios = []diffScenario{
+	{name: "l-copy-links", fx: fxLinks, args: dtArgs("-aL", "src/", "dst/")},
+	{name: "l-copy-links-dangling", fx: fxLinksDangling, args: dtArgs("-aL", "src/", "dst/"), code: 23},
+	{name: "l-copy-links-operand", fx: fxLinks, args: dtArgs("-aL", "src/lf", "src/ld", "dst/"), cmp: dtSkipRoot},
+	{name: "l-copy-dirlinks", fx: fxLinksDangling, args: dtArgs("-ak", "src/", "dst/")},
+	{name: "l-copy-unsafe-links", fx: fxLinks, args: dtArgs("-a", "--copy-unsafe-links", "src/", "dst/")},
+	{name: "l-safe-links", fx: fxLinksDangling, args: dtArgs("-a", "--safe-links", "src/", "dst/")},
+	{name: "l-safe-links-itemize", fx: fxLinks, args: dtArgs("-ai", "--safe-links", "src/", "dst/"), stdout: true, sorted: true},
+	// real is written into through the link, so its mtime is the run's
+	{name: "l-keep-dirlinks", fx: fxLinks, pre: preKeepDirLinks, args: dtArgs("-aK", "src/", "dst/"),
+		cmp: treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return p == "real" }}},
+	{name: "l-no-keep-dirlinks", fx: fxLinks, pre: preKeepDirLinks, args: dtArgs("-a", "src/", "dst/")},
+}
+
+func init() { diffScenarios = append(diffScenarios, linkScenarios...) }

@@ -1,0 +1,41 @@
+package wire
+
+import "strings"
+
+// UnsafeSymlink reports whether a symlink at path (relative to the
+// transfer root, slash-separated) with this target points outside the
+// transfer: an absolute or empty target, or one whose ".." components
+// climb above the root. This is rsync's definition, used by
+// --safe-links and --copy-unsafe-links on both sides, so it lives with
+// the protocol.
+func UnsafeSymlink(target, path string) bool {
+	if target == "" || strings.HasPrefix(target, "/") {
+		return true
+	}
+	depth := 0
+	dirs := strings.Split(path, "/")
+	for _, c := range dirs[:len(dirs)-1] {
+		switch c {
+		case "..":
+			depth = 0
+		case ".", "":
+		default:
+			depth++
+		}
+	}
+	if dirs[len(dirs)-1] == ".." {
+		depth = 0
+	}
+	for _, c := range strings.Split(target, "/") {
+		switch c {
+		case "..":
+			if depth--; depth < 0 {
+				return true
+			}
+		case ".", "":
+		default:
+			depth++
+		}
+	}
+	return false
+}
