@@ -4,10 +4,11 @@
 #   scripts/bench.sh --scale small                 # smoke run, a few minutes
 #   scripts/bench.sh --scale full                  # the real numbers (quiet machine!)
 #   scripts/bench.sh --cells small,noop --reps 5
+#   scripts/bench.sh --cells ssh --scale full      # remote cells over the bench's own sshd on 127.0.0.1
 #   scripts/bench.sh --syq /path/to/syq --out /tmp/results
 #
 # Flags: see `scripts/bench.sh -h`. Needs: rsync, rclone, cp, tar, mkfs.ext4,
-# mkfs.xfs, losetup. Images and mount points live in /var/tmp/syq-bench
+# mkfs.xfs, losetup; the ssh-* cells also sshd, ssh, ssh-keygen. Images and mount points live in /var/tmp/syq-bench
 # (override with --workdir); the images are kept between runs on purpose.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

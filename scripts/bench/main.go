@@ -3,6 +3,8 @@
 // loadavg per run, every destination verified (treecheck + guards), a
 // verifier self-test at start, stated cache state with a proven evictor, and
 // purpose-made file systems (own tmpfs, ext4 and XFS-reflink loop images).
+// The ssh-* cells push through an OpenSSH sshd on 127.0.0.1 that the bench
+// starts itself (scripts/sshtest.Launch); see remote.go.
 //
 // Run it through scripts/bench.sh (needs root: mount, losetup, drop_caches).
 package main
@@ -19,7 +21,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -44,7 +48,7 @@ func main() {
 	flag.StringVar(&cfg.scenario, "scenario", "local", "scenario (only \"local\" so far)")
 	flag.StringVar(&cfg.scale, "scale", "small", "small (a few minutes) | full (20k small files, 2 GiB, 1M entries)")
 	flag.IntVar(&cfg.reps, "reps", 0, "repetitions per cell (0 = per-cell default: full 5 cheap / 3 large; small 2)")
-	flag.StringVar(&cfg.cells, "cells", "all", "comma-separated cells or prefixes: small-tmpfs,small-ext4,large-reflink,large-ext4,mixed,noop,memory-dry,memory-copy (small, large, memory select both)")
+	flag.StringVar(&cfg.cells, "cells", "all", "comma-separated cells or prefixes: small-tmpfs,small-ext4,large-reflink,large-ext4,mixed,noop,ssh-small,ssh-large,memory-dry,memory-copy (small, large, ssh, memory select both)")
 	flag.StringVar(&cfg.syq, "syq", "", "syq binary (default: go build ./cmd/syq into a temp dir)")
 	flag.StringVar(&cfg.out, "out", "", "directory for raw JSON (default WORKDIR/results/TIMESTAMP)")
 	flag.StringVar(&cfg.workdir, "workdir", "/var/tmp/syq-bench", "mount points and the kept loop images (on the root fs)")
@@ -116,7 +120,14 @@ func run(cfg config) error {
 	}
 	// The self-test runs on a tmpfs of its own.
 	selfFS := &filesys{kind: fsTmpfs, dir: filepath.Join(cfg.workdir, "mnt", "selftest"), size: 256 << 20}
+	var remMu sync.Mutex
 	cleanup := func() {
+		remMu.Lock()
+		if b.rem != nil {
+			b.rem.close()
+			b.rem = nil
+		}
+		remMu.Unlock()
 		selfFS.unmount()
 		for _, f := range b.fss {
 			f.unmount()
@@ -143,11 +154,33 @@ func run(cfg config) error {
 		b.env["syq_unavailable"] = syqErr.Error()
 	}
 	b.collectEnv(cells)
+	if slices.ContainsFunc(cells, func(c cell) bool { return c.remote }) {
+		rem, err := startRemote()
+		if err != nil {
+			return fmt.Errorf("remote cells: starting the bench's sshd: %w", err)
+		}
+		remMu.Lock()
+		b.rem = rem // closed by cleanup, also on a signal
+		remMu.Unlock()
+		if err := rem.measure(cfg.scale); err != nil {
+			return fmt.Errorf("remote cells: %w", err)
+		}
+		b.env["remote_link"] = rem.Link
+		b.env["version_ssh"] = firstLine(func() string { o, _ := exec.Command("ssh", "-V").CombinedOutput(); return string(o) }())
+	}
 	fmt.Printf("syq bench, scenario local, scale %s, cells %s, cache %s; results -> %s\n", cfg.scale, cfg.cells, cfg.cache, cfg.out)
 	for _, k := range []string{"syq", "rsync", "rclone", "cp", "tar", "kernel"} {
 		fmt.Printf("  %-7s %v\n", k, b.env["version_"+k])
 	}
 	fmt.Printf("  rclone arms run with --metadata --links --create-empty-src-dirs (--links: without it symlinks are skipped)\n")
+	if b.rem != nil {
+		fmt.Printf("  ssh     %v\n  remote cells push to %s; ssh command for syq, rsync and tar:\n    %s\n", b.env["version_ssh"], b.rem.Link.SSHD, b.rem.sshCmd)
+		fmt.Printf("  remote rclone arms: SFTP with rclone's own Go SSH client (--sftp-host/port/user/key-file; no --links: towards SFTP it makes .rclonelink files)\n")
+		fmt.Printf("  link: %s\n", b.rem.Link.describe())
+		for _, n := range b.rem.Link.Notes {
+			fmt.Printf("  link note: %s\n", n)
+		}
+	}
 
 	// Verifier self-test: must pass a true copy and fail the broken ones.
 	if err := selfFS.prepare(); err != nil {
@@ -196,7 +229,11 @@ func run(cfg config) error {
 			fmt.Printf("  CELL %s FAILED: %v\n", c.name, err)
 			failed = append(failed, c.name+": "+err.Error())
 		}
-		writeJSON(filepath.Join(cfg.out, "summary.json"), map[string]any{"cells": b.summary, "failed_cells": failed})
+		sum := map[string]any{"cells": b.summary, "failed_cells": failed}
+		if b.rem != nil {
+			sum["remote_link"], sum["bootstrap"] = b.rem.Link, b.rem.Bootstrap
+		}
+		writeJSON(filepath.Join(cfg.out, "summary.json"), sum)
 	}
 	fmt.Printf("\n==== all cells (scale %s, %.0fs) ====\n", cfg.scale, time.Since(start).Seconds())
 	for _, s := range b.summary {

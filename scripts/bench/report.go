@@ -29,6 +29,8 @@ type armSummary struct {
 	Runs       int       `json:"runs"`
 	FirstIssue string    `json:"first_issue,omitempty"`
 	Meta       string    `json:"meta_vs_source"`
+	CPUMedian  float64   `json:"cpu_s_median"`                  // user+sys of the local process tree
+	RemoteCPU  float64   `json:"remote_cpu_s_median,omitempty"` // user+sys of the sshd sessions (remote cells)
 }
 
 type cellSummary struct {
@@ -49,6 +51,10 @@ type cellSummary struct {
 	Load1Max   float64      `json:"loadavg1_max"`
 	Arms       []armSummary `json:"arms"`
 	SrcResMax  int64        `json:"src_sample_resident_max_bytes"`
+	// Remote cells.
+	Link          string           `json:"link,omitempty"`
+	Bootstrap     *bootstrapRecord `json:"bootstrap,omitempty"`
+	BootstrapNote string           `json:"bootstrap_note,omitempty"`
 }
 
 func median(xs []float64) float64 {
@@ -95,7 +101,7 @@ func summarize(c cell, armKeys []string, recs []runRecord, want *expected, fsDes
 	}
 	for _, k := range armKeys {
 		a := armSummary{Arm: k, Tool: arms[k].name, Min: 1e18}
-		var syncs, allocs []float64
+		var syncs, allocs, cpus, rcpus []float64
 		meta := map[string]bool{}
 		for _, r := range recs {
 			if r.Arm != k {
@@ -109,6 +115,8 @@ func summarize(c cell, armKeys []string, recs []runRecord, want *expected, fsDes
 			a.Load1 = append(a.Load1, r.Load1)
 			a.Min, a.Max = min(a.Min, r.ElapsedS), max(a.Max, r.ElapsedS)
 			syncs = append(syncs, r.SyncS)
+			cpus = append(cpus, r.UserS+r.SysS)
+			rcpus = append(rcpus, r.RemoteUserS+r.RemoteSysS)
 			allocs = append(allocs, float64(r.FSUsedDelta)/1e6)
 			a.MaxRSSKiB = max(a.MaxRSSKiB, r.MaxRSSKiB)
 			a.TreeHWMKiB = max(a.TreeHWMKiB, r.TreeHWMKiB)
@@ -136,6 +144,10 @@ func summarize(c cell, armKeys []string, recs []runRecord, want *expected, fsDes
 		a.Ratio = median(a.Ratios)
 		a.SyncMedian = median(syncs)
 		a.AllocMB = median(allocs)
+		a.CPUMedian = median(cpus)
+		if c.remote {
+			a.RemoteCPU = median(rcpus)
+		}
 		if a.Median > 0 {
 			a.MBps = float64(s.Bytes) / 1e6 / a.Median
 			a.FilesPerS = float64(s.Files) / a.Median
@@ -172,6 +184,25 @@ func mib(kib int64) string {
 func printTable(w io.Writer, s cellSummary) {
 	fmt.Fprintf(w, "\n## %s — %s (%d files, %d entries, %.1f MB)\n", s.Cell, s.Tree, s.Files, s.Entries, float64(s.Bytes)/1e6)
 	fmt.Fprintf(w, "   measures: %s\n   fs: %s\n   cache: %s\n   durability: %s\n", s.Measures, s.FS, s.Cache, s.Durability)
+	if s.Link != "" {
+		fmt.Fprintf(w, "   link: %s\n", s.Link)
+	}
+	if b := s.Bootstrap; b != nil {
+		ver := "ok"
+		if !b.Valid || b.Issue != "" {
+			ver = "INVALID: " + b.Issue
+		}
+		warm := ""
+		for _, a := range s.Arms {
+			if a.Arm == "syq-ssh" && a.Median > 0 {
+				warm = fmt.Sprintf(" (warm median %.3fs)", a.Median)
+			}
+		}
+		fmt.Fprintf(w, "   bootstrap: first copy incl. upload %.3fs%s, helper %.1f MB -> %s, verify %s; measured once, not in the medians\n",
+			b.ElapsedS, warm, float64(b.HelperBytes)/1e6, b.HelperPath, ver)
+	} else if s.BootstrapNote != "" {
+		fmt.Fprintf(w, "   bootstrap: %s\n", s.BootstrapNote)
+	}
 	if s.Evictor != nil {
 		fmt.Fprintf(w, "   evictor: probe %d%% -> %d%% resident; sampled source files resident before runs: max %d bytes\n",
 			s.Evictor.ResidentBefore*100/s.Evictor.ProbeBytes, s.Evictor.ResidentAfter*100/s.Evictor.ProbeBytes, s.SrcResMax)
@@ -186,6 +217,9 @@ func printTable(w io.Writer, s cellSummary) {
 		}
 	}
 	hdr := "   tool\tmedian [min-max] s\tMB/s\tfiles/s\tvs " + s.Base + "\t+sync s\tfs +MB"
+	if s.Link != "" {
+		hdr += "\tcpu local s\tcpu remote s"
+	}
 	if rss {
 		hdr += "\tmaxRSS MiB\ttree HWM MiB"
 	}
@@ -205,6 +239,9 @@ func printTable(w io.Writer, s cellSummary) {
 			sync = "-"
 		}
 		line := fmt.Sprintf("   %s\t%.3f [%.3f-%.3f]\t%s\t%.0f\tx%.2f\t%s\t%.1f", a.Tool, a.Median, a.Min, a.Max, mbps, a.FilesPerS, a.Ratio, sync, a.AllocMB)
+		if s.Link != "" {
+			line += fmt.Sprintf("\t%.2f\t%.2f", a.CPUMedian, a.RemoteCPU)
+		}
 		if rss {
 			line += "\t" + mib(a.MaxRSSKiB) + "\t" + mib(a.TreeHWMKiB)
 		}

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -49,6 +51,11 @@ type runRecord struct {
 	TreeProcs   int       `json:"tree_procs,omitempty"`
 	Verify      verdict   `json:"verify"`
 	Valid       bool      `json:"valid"`
+	// Remote cells.
+	Phase       string  `json:"phase,omitempty"`         // "bootstrap": syq's first copy with an empty helper cache (not in the medians)
+	RemoteUserS float64 `json:"remote_user_s,omitempty"` // CPU of the sshd sessions the run opened (sshd's cutime delta)
+	RemoteSysS  float64 `json:"remote_sys_s,omitempty"`  // (cstime delta)
+	RemoteWaitS float64 `json:"remote_wait_s,omitempty"` // after the client exited, until sshd had no connection left (untimed)
 }
 
 // currentPgid is the process group of the tool being timed (0 if none).
@@ -62,6 +69,7 @@ type bench struct {
 	records []runRecord
 	summary []cellSummary
 	env     map[string]any
+	rem     *remote // the bench's sshd, when a remote cell is selected
 }
 
 func (b *bench) log(format string, args ...any) {
@@ -74,7 +82,7 @@ func (b *bench) runCell(c cell) error {
 	f := b.fss[c.fs]
 	var armKeys []string
 	for _, k := range c.arms {
-		if (k == "syq" || k == "syq-n") && b.syq == "" {
+		if strings.HasPrefix(k, "syq") && b.syq == "" {
 			continue
 		}
 		armKeys = append(armKeys, k)
@@ -84,6 +92,9 @@ func (b *bench) runCell(c cell) error {
 		reps = b.cfg.reps
 	}
 	b.log("\n== %s: %s", c.name, c.measure)
+	if c.remote && b.rem == nil {
+		return fmt.Errorf("remote cell without the bench's sshd")
+	}
 
 	// A fresh fs unless the previous cell left the same source on it.
 	key := c.spec.Key()
@@ -148,6 +159,15 @@ func (b *bench) runCell(c cell) error {
 		}
 	}
 
+	var boot *bootstrapRecord
+	if c.remote {
+		b.log("  link: %s", b.rem.Link.describe())
+		b.log("  ssh: %s", b.rem.sshCmd)
+		if b.rem.Bootstrap == nil && slices.Contains(armKeys, "syq-ssh") {
+			boot = b.bootstrap(c, f, want, sample, cache, durability)
+		}
+	}
+
 	var recs []runRecord
 	for rep := 0; rep < reps; rep++ {
 		order := append([]string{}, armKeys...)
@@ -174,6 +194,9 @@ func (b *bench) runCell(c cell) error {
 				}
 			}
 			extra := ""
+			if c.remote {
+				extra = fmt.Sprintf(" cpu local %.2fs remote %.2fs", r.UserS+r.SysS, r.RemoteUserS+r.RemoteSysS)
+			}
 			if c.rss {
 				extra = fmt.Sprintf(" maxRSS %.1f MiB, tree-HWM %.1f MiB (%d procs)", float64(r.MaxRSSKiB)/1024, float64(r.TreeHWMKiB)/1024, r.TreeProcs)
 			}
@@ -185,6 +208,13 @@ func (b *bench) runCell(c cell) error {
 		}
 	}
 	s := summarize(c, armKeys, recs, want, f.describe(), cache, durability, proof)
+	if c.remote {
+		s.Link = b.rem.Link.describe()
+		s.Bootstrap = boot
+		if boot == nil && b.rem.Bootstrap != nil {
+			s.BootstrapNote = fmt.Sprintf("helper already installed by %s's bootstrap copy", b.rem.Bootstrap.Cell)
+		}
+	}
 	b.summary = append(b.summary, s)
 	printTable(os.Stdout, s)
 	return nil
@@ -225,7 +255,7 @@ func sampleFiles(want *expected, root string, n int) []string {
 
 func (b *bench) timedRun(c cell, f *filesys, want *expected, sample []string, key string, rep, slot int, cache, durability string) runRecord {
 	a := arms[key]
-	argv := a.argv(b.syq, f.src(), f.dst())
+	argv := a.argv(argEnv{syq: b.syq, src: f.src(), dst: f.dst(), rem: b.rem})
 	r := runRecord{Cell: c.name, Arm: key, Tool: a.name, Rep: rep + 1, Slot: slot + 1, Argv: argv,
 		FS: c.fs, FSDesc: f.describe(), Mode: c.mode, Cache: cache, Durability: durability}
 
@@ -273,6 +303,15 @@ func (b *bench) timedRun(c cell, f *filesys, want *expected, sample []string, ke
 			}
 		}
 	}
+	var ru0, rs0 float64
+	if c.remote {
+		// Sessions of an earlier run are over (checked after every run), so
+		// sshd's cutime/cstime are complete.
+		if _, ok := waitSSHDIdle(b.rem.srv.PID(), 5*time.Second); !ok {
+			r.Verify.fail("sshd still had connections open before the run: %v", sshdChildren(b.rem.srv.PID()))
+		}
+		ru0, rs0 = childCPU(b.rem.srv.PID())
+	}
 	used0 := fsUsed(f.dir)
 	cmd := exec.Command(runArgv[0], runArgv[1:]...)
 	var stdout, stderr = &tailBuf{max: 4096}, &tailBuf{max: 4096}
@@ -308,6 +347,16 @@ func (b *bench) timedRun(c cell, f *filesys, want *expected, sample []string, ke
 	if hwm != nil {
 		r.TreeHWMKiB, r.TreeProcs = hwm.finish()
 	}
+	remoteBusy := false
+	if c.remote {
+		// Untimed: let the remote side finish and be reaped before the
+		// destination is verified and sshd's child CPU read.
+		w, ok := waitSSHDIdle(b.rem.srv.PID(), 10*time.Second)
+		r.RemoteWaitS = w.Seconds()
+		remoteBusy = !ok
+		ru1, rs1 := childCPU(b.rem.srv.PID())
+		r.RemoteUserS, r.RemoteSysS = ru1-ru0, rs1-rs0
+	}
 	if c.fs != fsTmpfs {
 		t1 := time.Now()
 		syscall.Sync()
@@ -339,6 +388,46 @@ func (b *bench) timedRun(c cell, f *filesys, want *expected, sample []string, ke
 		r.Verify.fail("killed after --run-timeout %v", b.cfg.runTimeout)
 		r.Verify.OK = false
 	}
+	if remoteBusy {
+		r.Verify.fail("sshd sessions still running %.0fs after the client exited", r.RemoteWaitS)
+		r.Verify.OK = false
+	}
 	r.Valid = r.RC == 0 && r.Verify.OK && !r.TimedOut
 	return r
+}
+
+// bootstrap runs syq's remote arm once with an empty helper cache: the
+// first copy, including the upload of the helper. It is verified like any
+// run, kept in runs.jsonl with phase "bootstrap", and not in the medians;
+// afterwards the helper is installed and the timed runs find it.
+func (b *bench) bootstrap(c cell, f *filesys, want *expected, sample []string, cache, durability string) *bootstrapRecord {
+	br := &bootstrapRecord{Cell: c.name}
+	if ents, err := os.ReadDir(b.rem.cache); err == nil {
+		br.CacheBefore = len(ents)
+	}
+	if br.CacheBefore != 0 {
+		// Not a first copy: say so rather than report a warm time as one.
+		br.Issue = fmt.Sprintf("helper cache %s not empty before the first copy (%d entries)", b.rem.cache, br.CacheBefore)
+	}
+	r := b.timedRun(c, f, want, sample, "syq-ssh", -1, -1, cache, durability)
+	r.Phase = "bootstrap"
+	if b.runs != nil {
+		json.NewEncoder(b.runs).Encode(r)
+	}
+	br.ElapsedS, br.Valid = r.ElapsedS, r.Valid
+	br.HelperPath, br.HelperBytes = b.rem.helperInstalled()
+	switch {
+	case !r.Valid && br.Issue == "":
+		br.Issue = fmt.Sprintf("rc %d; %v", r.RC, r.Verify.Problems)
+	case br.HelperPath == "" && br.Issue == "":
+		br.Issue = "no helper found under " + b.rem.cache + " after the first copy"
+		br.Valid = false
+	}
+	b.rem.Bootstrap = br
+	status := okStr(r.Verify)
+	if br.Issue != "" {
+		status = "INVALID: " + br.Issue
+	}
+	b.log("  bootstrap: first copy incl. upload %.3fs (helper %s, %.1f MB); verify %s", br.ElapsedS, br.HelperPath, float64(br.HelperBytes)/1e6, status)
+	return br
 }
