@@ -97,9 +97,10 @@ func (s *Session) Wait() (int, error) {
 	return -1, s.waitErr
 }
 
-// Kill stops the remote shell process.
+// Kill stops the remote shell process and its process group.
 func (s *Session) Kill() {
 	if s.cmd.Process != nil {
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		s.cmd.Process.Kill()
 	}
 }
@@ -158,6 +159,9 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 	// terminal reaches syq, which ends the transfer in order, and not
 	// ssh directly.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Stopping it stops its group: a remote shell that runs the command
+	// on this machine leaves children holding the pipes otherwise.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: err}
@@ -170,6 +174,9 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: fmt.Errorf("failed to exec %s: %w", argv[0], err)}
 	}
 	s := &Session{cmd: cmd, stdin: stdin, stdout: stdout, Reader: bufio.NewReaderSize(stdout, 256<<10)}
+	// Until the helper answers, giving up (ctx) also ends the reads.
+	stopWatch := context.AfterFunc(ctx, func() { s.Close() })
+	defer stopWatch()
 	found := false
 	var bootErr error
 	err = wire.SkipToMagic(s.Reader, func(line string) error {

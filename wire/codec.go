@@ -21,19 +21,21 @@ import (
 
 // Frame types of protocol v1. A decoder refuses types it does not know.
 const (
-	frameHello     = 1  // JSON: Hello
-	frameSetup     = 2  // JSON: Setup
-	frameReady     = 3  // empty: the helper accepted the Setup
-	frameBatch     = 10 // FileBatch, possibly in several frames
-	frameListEnd   = 11 // empty
-	frameWants     = 12 // Wants
-	frameData      = 13 // Data: the files of one Wants follow as FileData
-	frameFileData  = 14 // FileData
-	frameDataEnd   = 15 // empty
-	frameDone      = 16 // Done
-	frameLog       = 20 // Log
-	frameFatal     = 21 // FatalError from the peer
-	frameKeepalive = 22 // empty: the sender is alive (--timeout)
+	frameHello      = 1  // JSON: Hello
+	frameSetup      = 2  // JSON: Setup
+	frameReady      = 3  // empty: the helper accepted the Setup
+	frameRailOffer  = 4  // JSON: RailOffer
+	frameRailChoice = 5  // JSON: whether the client took the rail
+	frameBatch      = 10 // FileBatch, possibly in several frames
+	frameListEnd    = 11 // empty
+	frameWants      = 12 // Wants
+	frameData       = 13 // Data: the files of one Wants follow as FileData
+	frameFileData   = 14 // FileData
+	frameDataEnd    = 15 // empty
+	frameDone       = 16 // Done
+	frameLog        = 20 // Log
+	frameFatal      = 21 // FatalError from the peer
+	frameKeepalive  = 22 // empty: the sender is alive (--timeout)
 )
 
 // MaxFrame bounds a frame's body. File data travels in chunks of at most

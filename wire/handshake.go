@@ -61,6 +61,9 @@ type Setup struct {
 	Args    []string `json:"args"` // sender: the source operands; receiver: the destination
 	Options Options  `json:"-"`
 	Debug   bool     `json:"debug,omitempty"`
+	// Rails asks the helper to offer a rail (a TLS connection that
+	// carries the Stream instead of ssh); 0 keeps it on ssh.
+	Rails int `json:"rails,omitempty"`
 }
 
 type setupJSON struct {
@@ -68,6 +71,7 @@ type setupJSON struct {
 	Args    []string        `json:"args"`
 	Options json.RawMessage `json:"options"`
 	Debug   bool            `json:"debug,omitempty"`
+	Rails   int             `json:"rails,omitempty"`
 }
 
 // WriteHello writes Magic and h (the helper's first words).
@@ -91,7 +95,7 @@ func WriteClientHello(w io.Writer, h *Hello, s *Setup) error {
 	if err != nil {
 		return err
 	}
-	sb, err := json.Marshal(&setupJSON{Role: s.Role, Args: s.Args, Options: opts, Debug: s.Debug})
+	sb, err := json.Marshal(&setupJSON{Role: s.Role, Args: s.Args, Options: opts, Debug: s.Debug, Rails: s.Rails})
 	if err != nil {
 		return err
 	}
@@ -253,7 +257,7 @@ func ReadSetup(r *bufio.Reader) (*Setup, error) {
 	if err := readJSONFrame(r, frameSetup, &sj); err != nil {
 		return nil, err
 	}
-	s := &Setup{Role: sj.Role, Args: sj.Args, Debug: sj.Debug}
+	s := &Setup{Role: sj.Role, Args: sj.Args, Debug: sj.Debug, Rails: sj.Rails}
 	if len(sj.Options) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(sj.Options))
 		dec.DisallowUnknownFields()

@@ -98,6 +98,10 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 	return s
 }
 
+func (s *Stream) timeoutErr() error {
+	return &FatalError{Code: ExitTimeout, Err: fmt.Errorf("timeout: no data from the %s for %v", s.cfg.Peer, s.cfg.Timeout)}
+}
+
 // watch ends the stream when nothing arrived within the timeout.
 func (s *Stream) watch() {
 	tick := time.NewTicker(max(s.cfg.Timeout/10, 10*time.Millisecond))
@@ -175,8 +179,11 @@ func (s *Stream) Flush() error {
 }
 
 func (s *Stream) writeErr() error {
-	if s.werr != nil {
+	switch {
+	case s.werr != nil:
 		return s.werr
+	case s.timedOut.Load():
+		return s.timeoutErr()
 	}
 	return ErrClosed
 }
@@ -230,6 +237,10 @@ func (s *Stream) writeLoop() {
 		return err
 	}
 	fail := func(err error) {
+		if s.timedOut.Load() {
+			s.werr = s.timeoutErr()
+			return
+		}
 		s.werr = &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("writing to the %s failed: %w", s.cfg.Peer, err)}
 	}
 	var keepalive <-chan time.Time
@@ -391,7 +402,7 @@ func (s *Stream) readFrames() error {
 	for {
 		typ, body, err := s.readFrame()
 		if err != nil && s.timedOut.Load() {
-			return &FatalError{Code: ExitTimeout, Err: fmt.Errorf("timeout: no data from the %s for %v", s.cfg.Peer, s.cfg.Timeout)}
+			return s.timeoutErr()
 		}
 		if err != nil {
 			var fe *FatalError

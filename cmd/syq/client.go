@@ -4,11 +4,14 @@ package main
 // shell, shake hands, and run the local half over the helper's stdio.
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"syq/filter"
@@ -27,7 +30,28 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	probs := &problems{stdout: stdout, stderr: stderr}
+	// --timeout also bounds the start: a helper that never answers its
+	// handshake is stopped. The timer is disarmed once the Stream (which
+	// has its own timeout) runs.
+	var startTimedOut atomic.Bool
+	var started atomic.Pointer[remote.Session]
+	startCtx, stopStart := context.WithCancel(ctx)
+	defer stopStart()
+	var startTimer *time.Timer
+	if opts.TimeoutSec > 0 {
+		startTimer = time.AfterFunc(time.Duration(opts.TimeoutSec)*time.Second, func() {
+			startTimedOut.Store(true)
+			stopStart()
+			if s := started.Load(); s != nil {
+				s.Kill()
+				s.Close()
+			}
+		})
+	}
 	fail := func(err error) int {
+		if startTimedOut.Load() {
+			err = &wire.FatalError{Code: wire.ExitTimeout, Err: fmt.Errorf("timeout: the remote side did not start within %ds", opts.TimeoutSec)}
+		}
 		fe := asFatal(err)
 		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
 		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
@@ -47,7 +71,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	exe, _ := os.Executable()
 	debug := os.Getenv("SYQ_DEBUG") != ""
-	sess, err := remote.Start(ctx, remote.Config{
+	sess, err := remote.Start(startCtx, remote.Config{
 		Rsh: inv.Rsh, User: end.User, Host: end.Host, RsyncPath: inv.RsyncPath,
 		Bootstrap: !inv.NoBootstrap, Version: ver, Binary: exe,
 		Stderr: stderr, Debug: debugf,
@@ -56,6 +80,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer sess.Close()
+	started.Store(sess)
 
 	// The listing and the local half see the same options the helper gets.
 	listing := !end.Push && opts.ListOnly
@@ -77,6 +102,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		helperOpts.FilterRules = inv.filters.Encode(peerSide)
 	}
 	setup := &wire.Setup{Options: helperOpts, Debug: debug}
+	if !inv.NoRails {
+		setup.Rails = 1
+	}
 	peerSide := "sender"
 	if end.Push {
 		setup.Role, setup.Args, peerSide = "receiver", []string{inv.Dest}, "receiver"
@@ -99,8 +127,14 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 
+	in, out, closer := sess.Reader, io.Writer(sess), io.Closer(sess)
+	if setup.Rails > 0 {
+		if rail := takeRail(ctx, sess); rail != nil {
+			in, out, closer = bufio.NewReaderSize(rail, 256<<10), rail, rail
+		}
+	}
 	peerReport := probs.report(peerSide)
-	st := wire.NewStream(sess.Reader, sess, sess, wire.StreamConfig{
+	st := wire.NewStream(in, out, closer, wire.StreamConfig{
 		Peer:    peerSide,
 		Timeout: time.Duration(opts.TimeoutSec) * time.Second,
 		OnLog: func(class int, text string) {
@@ -111,6 +145,10 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			peerReport(class, text)
 		},
 	})
+	if startTimer != nil && !startTimer.Stop() {
+		st.Close()
+		return fail(errors.New("timeout"))
+	}
 	gotSignal, stopSignals := onSignal(func() {
 		cancel()
 		st.Close()
@@ -197,6 +235,36 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
 	}
 	return code
+}
+
+// takeRail reads the helper's rail offer and connects; nil (after telling
+// the helper) means the transfer stays on the ssh channel.
+func takeRail(ctx context.Context, sess *remote.Session) net.Conn {
+	offer, err := wire.ReadRailOffer(sess.Reader)
+	if err != nil {
+		debugf("rail: no offer (%v)", err)
+		return nil
+	}
+	var rail net.Conn
+	if len(offer.Addrs) > 0 {
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		rail, err = wire.DialRail(dctx, offer)
+		cancel()
+		if err != nil {
+			debugf("rail: cannot connect to %v (%v); data stays on the ssh connection", offer.Addrs, err)
+		} else {
+			debugf("rail: TLS 1.3 to %s", rail.RemoteAddr())
+		}
+	} else {
+		debugf("rail: none offered (the remote shell is not sshd); data stays on the ssh connection")
+	}
+	if err := wire.WriteRailChoice(sess, rail != nil); err != nil {
+		if rail != nil {
+			rail.Close()
+		}
+		return nil
+	}
+	return rail
 }
 
 // remoteOptions are the options the helper runs with: the command line's,

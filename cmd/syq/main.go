@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,6 +25,17 @@ import (
 )
 
 func main() {
+	// SYQ_CPUPROFILE=FILE writes a CPU profile of this process (for
+	// engineers; the helper gets it through ssh's SetEnv SYQ_*).
+	if p := os.Getenv("SYQ_CPUPROFILE"); p != "" {
+		if f, err := os.Create(fmt.Sprintf("%s.%d", p, os.Getpid())); err == nil {
+			pprof.StartCPUProfile(f)
+			code := run(os.Args, os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(code)
+		}
+	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 

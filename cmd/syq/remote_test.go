@@ -349,3 +349,36 @@ func TestRemoteOption(t *testing.T) {
 		t.Errorf("bad -M option: code %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestRailOverSSH: through sshd the data moves to a TLS rail by default;
+// --syq-no-rails keeps it on the ssh connection. Both copy the tree.
+func TestRailOverSSH(t *testing.T) {
+	srv := sshtest.Start(t)
+	rsh := srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+t.TempDir())
+	src := smallTree(t)
+	dst := t.TempDir()
+	r := runSyq(t, []string{"SYQ_DEBUG=1"}, "-a", "-e", rsh, src, "127.0.0.1:"+dst+"/rail/")
+	if r.code != 0 || !strings.Contains(r.stderr, "rail: TLS 1.3 to 127.0.0.1:") {
+		t.Fatalf("push: code %d, stderr:\n%s", r.code, r.stderr)
+	}
+	sameTree(t, src, dst+"/rail/")
+	r = runSyq(t, []string{"SYQ_DEBUG=1"}, "-a", "--syq-no-rails", "-e", rsh, "127.0.0.1:"+src, dst+"/norail/")
+	if r.code != 0 || strings.Contains(r.stderr, "rail:") {
+		t.Fatalf("pull without rails: code %d, stderr:\n%s", r.code, r.stderr)
+	}
+	sameTree(t, src, dst+"/norail/")
+}
+
+// TestTimeoutBeforeHandshake: a remote side that never starts the helper
+// is stopped by --timeout too, with exit 30.
+func TestTimeoutBeforeHandshake(t *testing.T) {
+	rsh := localShell(t, "XDG_CACHE_HOME="+t.TempDir())
+	start := time.Now()
+	r := runSyq(t, nil, "-a", "--timeout=1", "--syq-no-bootstrap", "--rsync-path=sleep 30; true", "-e", rsh, smallTree(t), "lh:"+t.TempDir()+"/x/")
+	if r.code != 30 {
+		t.Errorf("exit code %d, want 30; stderr:\n%s", r.code, r.stderr)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v", d)
+	}
+}

@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -79,12 +81,23 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 		return wire.ExitStreamIO
 	}
 
-	st := wire.NewStream(r, stdout, nil, wire.StreamConfig{
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in, out, closer := io.Reader(r), stdout, io.Closer(nil)
+	if setup.Rails > 0 {
+		rail, err := offerRail(ctx, r, w)
+		if err != nil {
+			fmt.Fprintf(stderr, "syq helper: %v\n", err)
+			return wire.ExitStreamIO
+		}
+		if rail != nil {
+			in, out, closer = rail, rail, rail
+		}
+	}
+	st := wire.NewStream(asBufio(in, r), out, closer, wire.StreamConfig{
 		Peer:    "client",
 		Timeout: time.Duration(setup.Options.TimeoutSec) * time.Second,
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	// The client ends the transfer by closing the connection; signals
 	// (ssh hanging up) stop the helper the same way.
 	sigs := make(chan os.Signal, 1)
@@ -142,6 +155,61 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	st.Flush()
 	st.Close()
 	return code
+}
+
+// offerRail offers the client a rail on the address its ssh connection
+// reached this machine at, and waits for its choice; nil means stay on
+// the ssh channel. Without SSH_CONNECTION (a remote shell other than
+// sshd) no rail is offered: that address is unknown.
+func offerRail(ctx context.Context, r *bufio.Reader, w *bufio.Writer) (net.Conn, error) {
+	var ln *wire.RailListener
+	var offer *wire.RailOffer
+	if f := strings.Fields(os.Getenv("SSH_CONNECTION")); len(f) == 4 {
+		var err error
+		if ln, offer, err = wire.ListenRail(f[2]); err != nil {
+			offer = nil // no rail; the client stays on ssh
+		} else {
+			defer ln.Close()
+		}
+	}
+	// The client's TLS handshake comes before its choice, so accept at
+	// once, while waiting for the choice.
+	actx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	type accepted struct {
+		c   net.Conn
+		err error
+	}
+	railc := make(chan accepted, 1)
+	if ln != nil {
+		go func() {
+			c, err := ln.Accept(actx)
+			railc <- accepted{c, err}
+		}()
+	}
+	if err := wire.WriteRailOffer(w, offer); err != nil {
+		return nil, err
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	use, err := wire.ReadRailChoice(r)
+	if err != nil || !use {
+		return nil, err
+	}
+	if ln == nil {
+		return nil, errors.New("the client took a rail that was not offered")
+	}
+	a := <-railc
+	return a.c, a.err
+}
+
+// asBufio reads from in through r when in is r's source.
+func asBufio(in io.Reader, r *bufio.Reader) *bufio.Reader {
+	if b, ok := in.(*bufio.Reader); ok {
+		return b
+	}
+	return bufio.NewReaderSize(in, 256<<10)
 }
 
 // logWriter sends the receiver's standard output to the client.
