@@ -24,7 +24,12 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 		return lines
 	}
 	flags := r.attrChanges(e, &st)
-	if flags.any() {
+	switch {
+	case r.rootCreated:
+		// A new destination gets a new directory's attributes, as the
+		// receiver's mkdir would have given it.
+		r.recordDir(".", e, true)
+	case flags.any():
 		r.recordDir(".", e, false)
 	}
 	r.dirInfo(".", e, flags.any())

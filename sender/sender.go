@@ -45,6 +45,7 @@ type Sender struct {
 	listIOError bool // emitter only: some batch so far had a read error
 
 	pumpQueue chan pumpJob // wants whose file data goes out as bytes (nil within one process)
+	chmod     []ChmodRule  // --chmod
 
 	sendMu   sync.Mutex
 	walkDone bool // guarded by mu
@@ -76,6 +77,13 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		inflight:   make(map[uint64]*batchRecord),
 		credits:    newCredits(inflightEntries),
 		linkGroups: make(map[[2]uint64]uint64),
+	}
+	for _, c := range cfg.Opts.Chmod {
+		rules, err := ParseChmod(c, fsops.Umask())
+		if err != nil {
+			return wire.Stats{}, &wire.FatalError{Code: wire.ExitSyntax, Err: err}
+		}
+		s.chmod = append(s.chmod, rules...)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -520,6 +520,9 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 	default:
 		return e, false, false
 	}
+	if len(s.chmod) > 0 && e.Type() != wire.TypeLnk {
+		e.Mode = TweakMode(e.Mode, s.chmod)
+	}
 	return e, true, false
 }
 

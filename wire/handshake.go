@@ -39,9 +39,26 @@ type Hello struct {
 	Caps       []string `json:"caps,omitempty"`
 }
 
+// Capabilities this build offers beyond the protocol version. A client
+// asks for a feature only when the helper lists it, so a newer client
+// still works with an older helper.
+const (
+	CapRails = "rails" // RailOffer/RailChoice after Ready
+)
+
 // LocalHello describes this build.
 func LocalHello(program string) *Hello {
-	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion}
+	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails}}
+}
+
+// Has reports whether h lists the capability c.
+func (h *Hello) Has(c string) bool {
+	for _, x := range h.Caps {
+		if x == c {
+			return true
+		}
+	}
+	return false
 }
 
 // Negotiate picks the protocol version two sides share.

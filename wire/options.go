@@ -26,6 +26,8 @@ type Options struct {
 	FilterRules    []string
 	DeleteExcluded bool // --delete-excluded
 
+	Chmod []string // --chmod rule lists, applied to the listed modes
+
 	// What the receiver preserves.
 	Perms        bool // -p
 	Times        bool // -t

@@ -102,9 +102,6 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		helperOpts.FilterRules = inv.filters.Encode(peerSide)
 	}
 	setup := &wire.Setup{Options: helperOpts, Debug: debug}
-	if !inv.NoRails {
-		setup.Rails = 1
-	}
 	peerSide := "sender"
 	if end.Push {
 		setup.Role, setup.Args, peerSide = "receiver", []string{inv.Dest}, "receiver"
@@ -120,6 +117,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	debugf("remote: helper is %s", peer.Program)
+	if !inv.NoRails && peer.Has(wire.CapRails) {
+		setup.Rails = 1
+	}
 	if err := wire.WriteClientHello(sess, local, setup); err != nil {
 		return fail(&wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("writing to the remote helper: %w", err)})
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"syq/filter"
+	"syq/sender"
 	"syq/wire"
 )
 
@@ -256,7 +257,8 @@ func buildCLIOptions() []cliOpt {
 
 	// What gets preserved.
 	add(optBool(func(o *wire.Options) *bool { return &o.Perms }, "perms", 'p', "no-perms", "no-p")...)
-	add(optTodo("executability", 'E', cliNoArg), optTodo("chmod", 0, cliStrArg))
+	add(optTodo("executability", 'E', cliNoArg))
+	add(optText("chmod", 0, func(c *Invocation, s string) { c.Opts.Chmod = append(c.Opts.Chmod, s) }))
 	add(optTodo("acls", 'A', cliNoArg), optNoop("no-acls"), optNoop("no-A"))
 	add(optTodo("xattrs", 'X', cliNoArg), optNoop("no-xattrs"), optNoop("no-X"))
 	add(optBool(func(o *wire.Options) *bool { return &o.Owner }, "owner", 'o', "no-owner", "no-o")...)
@@ -743,6 +745,11 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 			return nil, err
 		}
 		*lim.to = &n
+	}
+	for _, c := range inv.Opts.Chmod {
+		if _, err := sender.ParseChmod(c, 0); err != nil {
+			return nil, &UsageError{Msg: err.Error(), NoPrefix: true}
+		}
 	}
 	if err := settleBackup(inv); err != nil {
 		return nil, err

@@ -357,7 +357,6 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"--confine-root=/"}, "--confine-root"},
 		{[]string{"--drop-D"}, "--drop-D"},
 		{[]string{"--zt=2"}, "--zt"},
-		{[]string{"-a", "--chmod=u+x"}, "--chmod"},
 		{[]string{"--help", "-z"}, ""}, // --help wins: rsync stops at it
 	}
 	for _, tc := range tests {

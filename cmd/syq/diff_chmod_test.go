@@ -1,0 +1,17 @@
+package main
+
+// Differential scenarios for --chmod.
+
+var chmodScenarios = []diffScenario{
+	{name: "chmod-go-w", fx: fxBasic, args: dtArgs("-a", "--chmod=go-w", "src/", "dst/")},
+	{name: "chmod-files-dirs", fx: fxBasic, args: dtArgs("-a", "--chmod=Fu+x,Dg+s", "src/", "dst/")},
+	{name: "chmod-octal", fx: fxBasic, args: dtArgs("-a", "--chmod=D750,F640", "src/", "dst/")},
+	{name: "chmod-equals-X", fx: fxBasic, args: dtArgs("-a", "--chmod=a=rX,u+w", "src/", "dst/")},
+	{name: "chmod-copy-bits", fx: fxBasic, args: dtArgs("-a", "--chmod=o=u", "src/", "dst/")},
+	{name: "chmod-no-who", fx: fxBasic, args: dtArgs("-a", "--chmod=+w", "--chmod=-x", "src/", "dst/")},
+	{name: "chmod-without-p", fx: fxBasic, args: dtArgs("-rt", "--chmod=ug=rwX,o=", "src/", "dst/")},
+	{name: "new-dest-root-mode-rt", fx: func(b *fixtureBuilder) { b.text("src/f", "x"); b.dir("src", fbMode(0o710)) }, args: dtArgs("-rt", "src/", "dst/")},
+	{name: "chmod-bad", fx: fxBasic, args: dtArgs("-a", "--chmod=u+q", "src/", "dst/"), code: 1},
+}
+
+func init() { diffScenarios = append(diffScenarios, chmodScenarios...) }
