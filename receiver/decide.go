@@ -374,7 +374,17 @@ func (r *Receiver) finalPerm(e *wire.Entry, old *fsops.Stat) uint32 {
 		return e.Mode & 0o7777
 	}
 	if old != nil && old.Mode&fsops.TypeMask == e.Type() {
-		return old.Mode & 0o7777
+		perm := old.Mode & 0o7777
+		if r.opts.Executability && e.IsReg() {
+			// -E: executable like the source; who may read may run.
+			switch {
+			case e.Mode&0o111 == 0:
+				perm &^= 0o111
+			case old.Mode&0o111 == 0:
+				perm |= perm & 0o444 >> 2
+			}
+		}
+		return perm
 	}
 	return e.Mode & 0o777 &^ r.umask
 }
@@ -400,7 +410,8 @@ func (r *Receiver) attrChanges(e *wire.Entry, old *fsops.Stat) itemFlags {
 			f |= flagTime
 		}
 	}
-	if r.opts.Perms && e.Type() != wire.TypeLnk && old.Mode&0o7777 != e.Mode&0o7777 {
+	if r.opts.Perms && e.Type() != wire.TypeLnk && old.Mode&0o7777 != e.Mode&0o7777 ||
+		r.opts.Executability && !r.opts.Perms && e.IsReg() && old.IsReg() && r.finalPerm(e, old) != old.Mode&0o7777 {
 		f |= flagPerm
 	}
 	if r.opts.Owner && r.asRoot && old.Uid != e.Uid {

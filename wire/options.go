@@ -29,12 +29,13 @@ type Options struct {
 	Chmod []string // --chmod rule lists, applied to the listed modes
 
 	// What the receiver preserves.
-	Perms        bool // -p
-	Times        bool // -t
-	OmitDirTimes bool // -O
-	Owner        bool // -o
-	Group        bool // -g
-	NumericIDs   bool // --numeric-ids
+	Perms         bool // -p
+	Executability bool // -E: without -p, keep files executable as the source is
+	Times         bool // -t
+	OmitDirTimes  bool // -O
+	Owner         bool // -o
+	Group         bool // -g
+	NumericIDs    bool // --numeric-ids
 
 	// How the receiver decides what to transfer.
 	Checksum        bool // -c

@@ -11,6 +11,16 @@ var chmodScenarios = []diffScenario{
 	{name: "chmod-no-who", fx: fxBasic, args: dtArgs("-a", "--chmod=+w", "--chmod=-x", "src/", "dst/")},
 	{name: "chmod-without-p", fx: fxBasic, args: dtArgs("-rt", "--chmod=ug=rwX,o=", "src/", "dst/")},
 	{name: "new-dest-root-mode-rt", fx: func(b *fixtureBuilder) { b.text("src/f", "x"); b.dir("src", fbMode(0o710)) }, args: dtArgs("-rt", "src/", "dst/")},
+	{name: "executability", fx: fxBasic, pre: func(b *fixtureBuilder) {
+		b.file("dst/exec.sh", 10, fbMode(0o640))
+		b.file("dst/a.txt", 10, fbMode(0o755))
+		b.file("dst/suid", 50, fbMode(0o600))
+		b.dir("dst")
+	}, args: dtArgs("-rtE", "src/", "dst/")},
+	{name: "executability-itemize", fx: fxBasic, pre: func(b *fixtureBuilder) {
+		b.file("dst/exec.sh", 300, fbMode(0o640), fbMt(b.byRel["src/exec.sh"].mtime))
+		b.dir("dst")
+	}, args: dtArgs("-rtiE", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "chmod-bad", fx: fxBasic, args: dtArgs("-a", "--chmod=u+q", "src/", "dst/"), code: 1},
 }
 

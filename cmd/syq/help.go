@@ -40,6 +40,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -p, --perms             copy permission bits
  -t, --times             copy modification times
  -O, --omit-dir-times    do not copy modification times of directories
+ -E, --executability     without -p: keep regular files executable as the source is
      --chmod=CHMOD       change the listed permissions (rsync's rules, e.g. Dg+s,Fo-w)
  -o, --owner             copy file owners (needs root)
  -g, --group             copy file groups

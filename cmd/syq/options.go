@@ -257,7 +257,7 @@ func buildCLIOptions() []cliOpt {
 
 	// What gets preserved.
 	add(optBool(func(o *wire.Options) *bool { return &o.Perms }, "perms", 'p', "no-perms", "no-p")...)
-	add(optTodo("executability", 'E', cliNoArg))
+	add(optBool(func(o *wire.Options) *bool { return &o.Executability }, "executability", 'E')...)
 	add(optText("chmod", 0, func(c *Invocation, s string) { c.Opts.Chmod = append(c.Opts.Chmod, s) }))
 	add(optTodo("acls", 'A', cliNoArg), optNoop("no-acls"), optNoop("no-A"))
 	add(optTodo("xattrs", 'X', cliNoArg), optNoop("no-xattrs"), optNoop("no-X"))
