@@ -1,6 +1,11 @@
 package main
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+
+	"syq/wire"
+)
 
 // version is syq's release; builds may override it with -ldflags -X.
 var version = "0.1.0-dev"
@@ -8,6 +13,65 @@ var version = "0.1.0-dev"
 // versionText is what --version / -V prints (with a trailing newline).
 func versionText() string {
 	return fmt.Sprintf("syq rsync-compatible %s, protocol-compatible with rsync 3.x command lines\n", version)
+}
+
+// capabilitiesJSON is -VV: rsync's JSON layout, saying truthfully what
+// this syq supports (test suites read it to decide what to test).
+func capabilitiesJSON() string {
+	type caps struct {
+		FileBits         int    `json:"file_bits"`
+		InumBits         int    `json:"inum_bits"`
+		TimestampBits    int    `json:"timestamp_bits"`
+		LongIntBits      int    `json:"long_int_bits"`
+		Socketpairs      bool   `json:"socketpairs"`
+		Symlinks         bool   `json:"symlinks"`
+		Symtimes         bool   `json:"symtimes"`
+		Hardlinks        bool   `json:"hardlinks"`
+		HardlinkSpecials bool   `json:"hardlink_specials"`
+		HardlinkSymlinks bool   `json:"hardlink_symlinks"`
+		IPv6             bool   `json:"IPv6"`
+		Atimes           bool   `json:"atimes"`
+		Batchfiles       bool   `json:"batchfiles"`
+		Inplace          bool   `json:"inplace"`
+		Append           bool   `json:"append"`
+		ACLs             bool   `json:"ACLs"`
+		ACLAt            bool   `json:"ACL_at"`
+		Xattrs           bool   `json:"xattrs"`
+		SecludedArgs     string `json:"secluded_args"`
+		Iconv            bool   `json:"iconv"`
+		Prealloc         bool   `json:"prealloc"`
+		StopAt           bool   `json:"stop_at"`
+		Crtimes          bool   `json:"crtimes"`
+	}
+	v := struct {
+		Program        string   `json:"program"`
+		Version        string   `json:"version"`
+		Protocol       string   `json:"protocol"`
+		Copyright      string   `json:"copyright"`
+		URL            string   `json:"url"`
+		Capabilities   caps     `json:"capabilities"`
+		Optimizations  struct{} `json:"optimizations"`
+		ChecksumList   []string `json:"checksum_list"`
+		CompressList   []string `json:"compress_list"`
+		DaemonAuthList []string `json:"daemon_auth_list"`
+		License        string   `json:"license"`
+		Caveat         string   `json:"caveat"`
+	}{
+		Program: "syq", Version: version, Protocol: fmt.Sprintf("syq-%d", wire.ProtocolVersion),
+		Copyright: "(C) the syq authors", URL: "see README.md",
+		Capabilities: caps{
+			FileBits: 64, InumBits: 64, TimestampBits: 64, LongIntBits: 64,
+			Socketpairs: true, Symlinks: true, Symtimes: true, Hardlinks: true,
+			IPv6: true, Inplace: true, SecludedArgs: "no",
+		},
+		ChecksumList:   []string{},
+		CompressList:   []string{"none"},
+		DaemonAuthList: []string{},
+		License:        "Apache-2.0",
+		Caveat:         "syq comes with ABSOLUTELY NO WARRANTY",
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b) + "\n"
 }
 
 // helpText is what --help (or a lone -h) prints. It lists only what syq

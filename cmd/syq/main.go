@@ -98,6 +98,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if inv.ShowVersion {
+		if inv.VersionLevel >= 2 {
+			fmt.Fprint(stdout, capabilitiesJSON())
+			return 0
+		}
 		fmt.Fprint(stdout, versionText())
 		return 0
 	}

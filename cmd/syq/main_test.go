@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,5 +54,26 @@ func TestCommandErrors(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"syq", "version"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "syq") {
 		t.Errorf("syq version: exit %d, %q", code, out.String())
+	}
+}
+
+// TestVersionJSON: -VV prints rsync's JSON layout, which test suites
+// parse to decide what to test, and says what syq lacks.
+func TestVersionJSON(t *testing.T) {
+	var out, errb strings.Builder
+	if code := run([]string{"syq", "rsync", "-VV"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var v struct {
+		Program      string          `json:"program"`
+		Capabilities map[string]any  `json:"capabilities"`
+		CompressList []string        `json:"compress_list"`
+		Other        json.RawMessage `json:"checksum_list"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &v); err != nil {
+		t.Fatalf("-VV is not JSON: %v\n%s", err, out.String())
+	}
+	if v.Program != "syq" || v.Capabilities["xattrs"] != false || v.Capabilities["ACLs"] != false || v.Capabilities["symlinks"] != true {
+		t.Errorf("capabilities: %+v", v)
 	}
 }

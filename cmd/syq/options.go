@@ -38,13 +38,16 @@ import (
 // Invocation is a parsed `syq rsync` command line.
 type Invocation struct {
 	Opts        wire.Options
-	Sources     []string   // operands except the last (or the only one)
-	Dest        string     // "" when only one operand was given (list-only mode: rsync lists the source)
-	ShowHelp    bool       // --help, or -h as the only argument
-	ShowVersion bool       // --version / -V
-	Rsh         string     // -e/--rsh
-	RsyncPath   string     // --rsync-path
-	Remote      *RemoteEnd // nil for a local transfer
+	Sources     []string // operands except the last (or the only one)
+	Dest        string   // "" when only one operand was given (list-only mode: rsync lists the source)
+	ShowHelp    bool     // --help, or -h as the only argument
+	ShowVersion bool     // --version / -V
+	// VersionLevel counts -V: 2 or more prints the capabilities as JSON,
+	// in rsync's -VV layout.
+	VersionLevel int
+	Rsh          string     // -e/--rsh
+	RsyncPath    string     // --rsync-path
+	Remote       *RemoteEnd // nil for a local transfer
 	// RemoteOptions (-M) are rsync options for the remote side only.
 	RemoteOptions []string
 	// Filter rules in command-line order; -C adds its rules after them.
@@ -190,7 +193,7 @@ func buildCLIOptions() []cliOpt {
 
 	// Help, version, verbosity and output.
 	add(cliOpt{long: "help", arg: cliNoArg, ready: true, helpOnly: true, on: func(c *Invocation) { c.ShowHelp = true }})
-	add(optFlag("version", 'V', func(c *Invocation) { c.ShowVersion = true }))
+	add(optFlag("version", 'V', func(c *Invocation) { c.ShowVersion = true; c.VersionLevel++ }))
 	add(optFlag("verbose", 'v', func(c *Invocation) { c.Opts.Verbose++ }))
 	add(optFlag("no-verbose", 0, func(c *Invocation) { c.Opts.Verbose = 0 }))
 	add(optFlag("no-v", 0, func(c *Invocation) { c.Opts.Verbose = 0 }))
