@@ -170,6 +170,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
                          command such as "sudo /opt/syq")
      --timeout=SECONDS   end a remote transfer when no data arrives for that long
      --contimeout=SECONDS  accepted; it concerns rsync daemons only
+ -s, --secluded-args     accepted (also --protect-args): syq never passes
+                         names through the remote shell
  -M, --remote-option=OPT an rsync option for the remote side only
      --blocking-io       accepted; syq's remote shell I/O is always blocking
      --no-OPTION         switch off OPTION, e.g. --no-perms, --no-p, --no-D

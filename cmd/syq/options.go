@@ -384,7 +384,9 @@ func buildCLIOptions() []cliOpt {
 	add(optText("rsh", 'e', func(c *Invocation, s string) { c.Rsh = s }))
 	add(optText("rsync-path", 0, func(c *Invocation, s string) { c.RsyncPath = s }))
 	add(optTodo("old-args", 0, cliNoArg), optNoop("no-old-args"))
-	add(optTodo("secluded-args", 's', cliNoArg), optTodo("protect-args", 0, cliNoArg))
+	// syq never passes file names or options through the remote shell
+	// (they travel in the handshake), which is what -s asks for.
+	add(optFlag("secluded-args", 's', func(*Invocation) {}), optFlag("protect-args", 0, func(*Invocation) {}))
 	add(optNoop("no-secluded-args"), optNoop("no-protect-args"), optNoop("no-s"))
 	add(optTodo("trust-sender", 0, cliNoArg))
 	add(optTodo("address", 0, cliStrArg), optTodo("port", 0, cliIntArg), optTodo("sockopts", 0, cliStrArg))

@@ -344,7 +344,6 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"-4"}, "--ipv4"},
 		{[]string{"-6"}, "--ipv6"},
 		{[]string{"-8"}, "--8-bit-output"},
-		{[]string{"-s"}, "--secluded-args"},
 		{[]string{"--info=flist2"}, "--info=flist2"},
 		{[]string{"--debug=all"}, "--debug"},
 		{[]string{"--stderr=all"}, "--stderr"},
