@@ -438,7 +438,7 @@ func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, li
 		}
 	}
 	r.countDelete(st.IsDir())
-	return append(lines, r.deletedLine(rel, st.IsDir()))
+	return append(lines, r.deletedLine(rel, &st))
 }
 
 func (r *Receiver) countDelete(isDir bool) {

@@ -3,8 +3,12 @@ package receiver
 import (
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"sync"
+	"time"
 
+	"syq/fsops"
 	"syq/wire"
 )
 
@@ -31,48 +35,196 @@ type item struct {
 
 func newItem(update byte) item { return item{update: update, flags: flagNew} }
 
-// itemLine formats a line for -i ("YXcstpoguax name") or -v ("name"); it
-// returns "" when neither is on.
+// itemLine formats a line for -i ("YXcstpoguax name"), -v ("name") or
+// --out-format; it returns "" when none is on.
 func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	name = wire.DisplayName(name)
-	if r.opts.Itemize {
-		var b [11]byte
-		b[0] = it.update
-		b[1] = typeChar(e)
-		if it.flags&flagNew != 0 {
-			for i := 2; i < 11; i++ {
-				b[i] = '+'
-			}
-		} else {
-			for i := 2; i < 11; i++ {
-				b[i] = '.'
-			}
-			set := func(f itemFlags, pos int, c byte) {
-				if it.flags&f != 0 {
-					b[pos] = c
-				}
-			}
-			set(flagSum, 2, 'c')
-			set(flagSize, 3, 's')
-			if it.flags&flagTime != 0 {
-				b[4] = 't'
-				if !r.opts.Times {
-					b[4] = 'T'
-				}
-			}
-			set(flagPerm, 5, 'p')
-			set(flagOwner, 6, 'o')
-			set(flagGroup, 7, 'g')
+	if r.opts.OutFormat != "" {
+		if !r.opts.Itemize && (it.update == '.' && !e.IsDir() || r.opts.Progress && it.update == r.sentChar()) {
+			return "" // without %i, the lines are -v's
 		}
-		return string(b[:]) + " " + name
+		return r.formatLine(r.itemString(it, e), name, e, it.update == r.sentChar())
+	}
+	if r.opts.Itemize {
+		return r.itemString(it, e) + " " + name
 	}
 	if r.opts.Verbose > 0 || r.opts.Progress {
-		if r.opts.Progress && it.update == r.sentChar() {
+		switch {
+		case r.opts.Progress && it.update == r.sentChar():
 			return "" // shown with its progress line when written
+		case it.update == '.' && r.opts.Verbose < 2 && !e.IsDir():
+			// -v names what is transferred or created, and directories
+			// whose attributes change, not other attribute fixes.
+			return ""
 		}
 		return name
 	}
 	return ""
+}
+
+// itemString is the 11 characters of -i's change string.
+func (r *Receiver) itemString(it item, e *wire.Entry) string {
+	var b [11]byte
+	b[0] = it.update
+	b[1] = typeChar(e)
+	if it.flags&flagNew != 0 {
+		for i := 2; i < 11; i++ {
+			b[i] = '+'
+		}
+		return string(b[:])
+	}
+	for i := 2; i < 11; i++ {
+		b[i] = '.'
+	}
+	set := func(f itemFlags, pos int, c byte) {
+		if it.flags&f != 0 {
+			b[pos] = c
+		}
+	}
+	set(flagSum, 2, 'c')
+	set(flagSize, 3, 's')
+	if it.flags&flagTime != 0 {
+		b[4] = 't'
+		if !r.opts.Times {
+			b[4] = 'T'
+		}
+	}
+	set(flagPerm, 5, 'p')
+	set(flagOwner, 6, 'o')
+	set(flagGroup, 7, 'g')
+	return string(b[:])
+}
+
+// formatLine expands --out-format for one entry; name is its display
+// name, with " -> target" for a symlink (split off for %n and %L).
+func (r *Receiver) formatLine(itemized, name string, e *wire.Entry, transferred bool) string {
+	link := ""
+	if e != nil && e.Type() == wire.TypeLnk {
+		if suffix := " -> " + wire.DisplayName(e.Link); strings.HasSuffix(name, suffix) {
+			name, link = strings.TrimSuffix(name, suffix), suffix
+		}
+	}
+	// rsync's sender writes these lines except in a pull.
+	op := "send"
+	if r.cfg.Pulled {
+		op = "recv"
+	}
+	var bytes int64
+	if transferred && e != nil {
+		bytes = e.Size
+	}
+	return expandFormat(r.opts.OutFormat, func(c byte) string {
+		switch c {
+		case 'n':
+			return name
+		case 'L':
+			return link
+		case 'i':
+			return itemized
+		case 'o':
+			return op
+		case 'b':
+			return fmt.Sprint(bytes)
+		case 'p':
+			return fmt.Sprint(os.Getpid())
+		case 't':
+			return time.Now().Format("2006/01/02 15:04:05")
+		}
+		if e == nil {
+			return ""
+		}
+		switch c {
+		case 'l':
+			return fmt.Sprint(e.Size)
+		case 'M':
+			return time.Unix(e.MtimeSec, 0).Format("2006/01/02-15:04:05")
+		case 'B':
+			return ModeString(e.Mode)[1:]
+		case 'U':
+			return fmt.Sprint(e.Uid)
+		case 'G':
+			return fmt.Sprint(e.Gid)
+		}
+		return ""
+	})
+}
+
+// FormatEscapes are the --out-format letters syq expands. Differences
+// from rsync: %l of a directory is 0 (rsync shows its st_size) and %b is
+// the size of a transferred file (rsync counts its bytes on the wire).
+const FormatEscapes = "nLiobptlMBUG"
+
+// expandFormat replaces %[-][width]X escapes through value; "%%" is a
+// percent sign. Unknown letters were refused when the option was parsed.
+func expandFormat(format string, value func(byte) string) string {
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c != '%' || i+1 == len(format) {
+			b.WriteByte(c)
+			continue
+		}
+		j := i + 1
+		left := false
+		if format[j] == '-' {
+			left = true
+			j++
+		}
+		width := 0
+		for j < len(format) && format[j] >= '0' && format[j] <= '9' {
+			width = width*10 + int(format[j]-'0')
+			j++
+		}
+		if j == len(format) {
+			b.WriteString(format[i:])
+			break
+		}
+		if format[j] == '%' {
+			b.WriteByte('%')
+			i = j
+			continue
+		}
+		if !strings.ContainsRune(FormatEscapes, rune(format[j])) {
+			// Not an escape (rsync's own unsupported ones were refused
+			// when the option was parsed): kept as written, as rsync does.
+			b.WriteString(format[i : j+1])
+			i = j
+			continue
+		}
+		v := value(format[j])
+		if pad := width - len(v); pad > 0 {
+			if left {
+				v += strings.Repeat(" ", pad)
+			} else {
+				v = strings.Repeat(" ", pad) + v
+			}
+		}
+		b.WriteString(v)
+		i = j
+	}
+	return b.String()
+}
+
+// rsyncOnlyEscapes are rsync's --out-format escapes syq does not expand
+// yet (checksums, the full source path, daemon and remote details).
+const rsyncOnlyEscapes = "fcCahmPu'"
+
+// CheckFormat refuses an rsync --out-format escape syq does not expand.
+func CheckFormat(format string) error {
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		j := i + 1
+		for j < len(format) && (format[j] == '-' || format[j] >= '0' && format[j] <= '9') {
+			j++
+		}
+		if j < len(format) && strings.ContainsRune(rsyncOnlyEscapes, rune(format[j])) {
+			return fmt.Errorf("--out-format: %%%c is not supported by syq yet", format[j])
+		}
+		i = j
+	}
+	return nil
 }
 
 // sentChar is -i's mark of a transferred file: '>' received here, '<'
@@ -99,12 +251,43 @@ func typeChar(e *wire.Entry) byte {
 	}
 }
 
-func (r *Receiver) deletedLine(rel string, isDir bool) string {
+func (r *Receiver) deletedLine(rel string, st *fsops.Stat) string {
 	rel = wire.DisplayName(rel)
-	if isDir {
+	if st.IsDir() {
 		rel += "/"
 	}
 	switch {
+	case r.opts.OutFormat != "" && (r.opts.Itemize || strings.Contains(r.opts.OutFormat, "%o")):
+		// rsync formats a deletion only when the format has %i or %o.
+		return expandFormat(r.opts.OutFormat, func(c byte) string {
+			switch c {
+			case 'i':
+				return "*deleting  "
+			case 'n':
+				return rel
+			case 'o':
+				return "del."
+			case 'l', 'b':
+				return "0"
+			}
+			// rsync's receiver shows what it deleted only when it logs
+			// (a pull); its sender knows nothing of the file.
+			switch {
+			case c == 'B' && r.cfg.Pulled:
+				return ModeString(st.Mode)[1:]
+			case c == 'B':
+				return "---------"
+			case c == 'U' && r.cfg.Pulled:
+				return fmt.Sprint(st.Uid)
+			case c == 'G' && r.cfg.Pulled:
+				return fmt.Sprint(st.Gid)
+			case c == 'U' || c == 'G':
+				return "0"
+			}
+			return ""
+		})
+	case r.opts.OutFormat != "":
+		return "deleting " + rel
 	case r.opts.Itemize:
 		return "*deleting   " + rel
 	case r.opts.Verbose > 0:

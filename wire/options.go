@@ -87,8 +87,11 @@ type Options struct {
 	Itemize          bool // -i
 	ItemizeUnchanged bool // -ii: itemize unchanged items too
 	Stats            bool // --stats
-	HumanReadable    int  // -h count; -1 after --no-h (plain digits, no thousands separators)
-	Progress         bool // whole-transfer progress line on a terminal
+	// OutFormat is --out-format: each line shown is this format
+	// expanded (with %i it shows what -i shows, otherwise what -v does).
+	OutFormat     string
+	HumanReadable int  // -h count; -1 after --no-h (plain digits, no thousands separators)
+	Progress      bool // whole-transfer progress line on a terminal
 
 	// TimeoutSec (--timeout) ends a remote transfer with exit 30 when
 	// nothing arrives for that long; 0 waits forever.

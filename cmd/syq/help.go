@@ -159,6 +159,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -C, --cvs-exclude       ignore files the way CVS does
  -0, --from0             rule files are separated by NUL bytes
  -h, --human-readable    print sizes with K/M/G units (-hh: powers of 1024)
+     --out-format=FORMAT one line per change in FORMAT (also --log-format; rsync's
+                         %n %L %i %o %l %b %M %B %U %G %t %p and widths)
      --stats             print transfer statistics at the end
  -i, --itemize-changes   print a change line per item (-ii: unchanged too)
      --progress          show progress while copying (--no-progress: never)

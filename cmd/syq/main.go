@@ -68,7 +68,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, versionText())
 			return 0
 		case "help", "--help", "-h":
-			fmt.Fprint(stdout, helpText)
+			io.WriteString(stdout, helpText)
 			return 0
 		default:
 			fmt.Fprintf(stderr, "syq: unknown command %q (did you mean `syq rsync %s`?)\n", args[0], strings.Join(args, " "))
@@ -80,7 +80,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		var ue *UsageError
 		switch {
 		case errors.As(err, &ue) && ue.ShowUsage:
-			fmt.Fprint(stderr, helpText)
+			io.WriteString(stderr, helpText)
 		case errors.As(err, &ue) && ue.NoPrefix:
 			fmt.Fprintln(stderr, err)
 		default:
@@ -90,7 +90,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return wire.ExitSyntax
 	}
 	if inv.ShowHelp {
-		fmt.Fprint(stdout, helpText)
+		io.WriteString(stdout, helpText)
 		return 0
 	}
 	if inv.InfoHelp {

@@ -77,3 +77,15 @@ func TestVersionJSON(t *testing.T) {
 		t.Errorf("capabilities: %+v", v)
 	}
 }
+
+// TestOutFormatRefusesUnbuiltEscapes: rsync escapes syq does not expand
+// yet are refused by name rather than printed wrong.
+func TestOutFormatRefusesUnbuiltEscapes(t *testing.T) {
+	for _, f := range []string{"%C", "%f", "%-10c"} {
+		var out, errb strings.Builder
+		code := run([]string{"syq", "rsync", "-a", "--out-format=" + f, t.TempDir() + "/", t.TempDir() + "/"}, &out, &errb)
+		if code != 1 || !strings.Contains(errb.String(), "not supported by syq yet") {
+			t.Errorf("%s: exit %d, stderr %q", f, code, errb.String())
+		}
+	}
+}

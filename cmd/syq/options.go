@@ -31,6 +31,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"syq/filter"
+	"syq/receiver"
 	"syq/sender"
 	"syq/wire"
 )
@@ -220,7 +221,8 @@ func buildCLIOptions() []cliOpt {
 	}))
 	add(optFlag("list-only", 0, func(c *Invocation) { c.Opts.ListOnly = true }))
 	add(optTodo("8-bit-output", '8', cliNoArg), optNoop("no-8-bit-output"), optNoop("no-8"))
-	add(optTodo("out-format", 0, cliStrArg), optTodo("log-format", 0, cliStrArg))
+	outFormat := func(c *Invocation, s string) { c.Opts.OutFormat = s }
+	add(optText("out-format", 0, outFormat), optText("log-format", 0, outFormat))
 	add(optTodo("log-file", 0, cliStrArg), optTodo("log-file-format", 0, cliStrArg))
 	add(optTodo("outbuf", 0, cliStrArg))
 
@@ -750,6 +752,16 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 			return nil, err
 		}
 		*lim.to = &n
+	}
+	if f := inv.Opts.OutFormat; f != "" {
+		if err := receiver.CheckFormat(f); err != nil {
+			return nil, &UsageError{Msg: err.Error()}
+		}
+		// rsync: a format with %i shows what -i shows; any format
+		// implies --info=name, which syq's receiver reads as "names".
+		if strings.Contains(f, "%i") {
+			inv.Opts.Itemize = true
+		}
 	}
 	for _, c := range inv.Opts.Chmod {
 		if _, err := sender.ParseChmod(c, 0); err != nil {
