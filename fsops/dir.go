@@ -132,6 +132,14 @@ func MkdirPath(path string, parents bool) error {
 	return nil
 }
 
+// UnlinkPath removes the non-directory at path (--remove-source-files).
+func UnlinkPath(path string) error {
+	if err := unix.Unlink(path); err != nil {
+		return &os.PathError{Op: "unlink", Path: path, Err: err}
+	}
+	return nil
+}
+
 // ChmodPath sets the permission bits of path (following a symlink).
 func ChmodPath(path string, mode uint32) error {
 	if err := unix.Chmod(path, mode); err != nil {

@@ -16,6 +16,7 @@ import (
 // batchState is one destination directory being worked on. Its handle
 // stays open while files of the batch are still being written.
 type batchState struct {
+	seq    uint64
 	rel    string
 	dir    *fsops.Dir // nil in a dry run for a directory that does not exist yet
 	own    bool       // dir is ours to close (not the root handle)
@@ -106,7 +107,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		r.batchDone(fb.Seq)
 		return
 	}
-	b := &batchState{rel: fb.Dir}
+	b := &batchState{rel: fb.Dir, seq: fb.Seq}
 	b.refs.Store(1)
 	var lines, deleted []string
 	var wants []int32
@@ -253,9 +254,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 				lines = r.decideDir(b, e, rel, old, lines)
 			}
 		case e.IsReg():
-			want, lines = r.decideFile(b, e, rel, old, lines)
+			want, lines = r.decideFile(b, e, int32(i), rel, old, lines)
 		default:
-			lines = r.decideOther(b, e, rel, old, lines)
+			lines = r.decideOther(b, e, int32(i), rel, old, lines)
 		}
 		if want {
 			b.refs.Add(1)

@@ -121,7 +121,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 
 // decideFile decides whether a regular file needs its data. An unchanged
 // file only gets its metadata fixed.
-func (r *Receiver) decideFile(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, lines []string) (bool, []string) {
+func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel string, old *fsops.Stat, lines []string) (bool, []string) {
 	opts := r.opts
 	r.countEntry(e)
 	if old == nil && opts.Existing {
@@ -156,6 +156,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, rel string, old *fso
 			return false, lines
 		}
 		if r.unchanged(b, e, old) {
+			r.synced(b, index)
 			flags := r.attrChanges(e, old)
 			if flags.any() && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
@@ -170,6 +171,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, rel string, old *fso
 	if old == nil && len(r.alts) > 0 {
 		var done bool
 		if done, it, lines = r.decideAlt(b, e, rel, lines); done {
+			r.synced(b, index)
 			return false, lines
 		}
 	}
@@ -202,7 +204,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, rel string, old *fso
 
 // decideOther handles symlinks, devices and special files: they are
 // created directly (under a temporary name, then renamed into place).
-func (r *Receiver) decideOther(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, lines []string) []string {
+func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel string, old *fsops.Stat, lines []string) []string {
 	opts := r.opts
 	r.countEntry(e)
 	if old == nil && opts.Existing || old != nil && opts.IgnoreExisting {
@@ -230,6 +232,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, rel string, old *fs
 			same = old.Rdev == e.Rdev
 		}
 		if same {
+			r.synced(b, index)
 			flags := r.attrChanges(e, old)
 			if flags.any() && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
@@ -261,7 +264,9 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, rel string, old *fs
 		return lines
 	}
 	b.changed.Store(true)
-	r.createSpecial(b.dir, e, rel)
+	if r.createSpecial(b.dir, e, rel) {
+		r.synced(b, index)
+	}
 	return lines
 }
 
@@ -301,7 +306,8 @@ func kindName(e *wire.Entry) string {
 
 // createSpecial makes a symlink, device, FIFO or socket under a temporary
 // name, sets its metadata and renames it over whatever was there.
-func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string) {
+// It reports whether the entry is in place.
+func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string) bool {
 	tmp := fsops.TempName(e.Name)
 	var err error
 	if e.Type() == wire.TypeLnk {
@@ -315,19 +321,21 @@ func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string) {
 			what = "mknod"
 		}
 		r.problem(wire.ProblemGeneral, "%s %q failed: %s", what, r.destPath(rel), fsops.ErrText(err))
-		return
+		return false
 	}
 	r.fixAttrs(dir, tmp, rel, e, nil)
 	if r.backupOn() {
 		if st, err := dir.Lstat(e.Name); err == nil && !st.IsDir() && !r.backup(dir, e.Name, rel) {
 			dir.Unlink(tmp)
-			return
+			return false
 		}
 	}
 	if err := dir.Rename(tmp, dir, e.Name); err != nil {
 		dir.Unlink(tmp)
 		r.problem(wire.ProblemGeneral, "rename %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+		return false
 	}
+	return true
 }
 
 // unchanged is rsync's quick check (or the check -c, --size-only and -I

@@ -51,12 +51,23 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	if err != nil && ctx.Err() == nil {
 		r.writeFailed(job, err)
 	}
+	if err == nil {
+		r.synced(job.batch, job.index)
+	}
 	if err == nil && r.cfg.Live != nil {
 		r.cfg.Live.Files.Add(1)
 		r.cfg.Live.Bytes.Add(job.e.Size)
 	}
 	if err == nil && r.opts.Progress && !r.opts.Quiet {
 		r.showProgress(job, time.Since(start))
+	}
+}
+
+// synced tells the sender, with --remove-source-files, that an entry is
+// safely here, so it may delete its copy.
+func (r *Receiver) synced(b *batchState, index int32) {
+	if r.opts.RemoveSourceFiles && !r.opts.DryRun {
+		r.send(&wire.Synced{Seq: b.seq, Index: index})
 	}
 }
 

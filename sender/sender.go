@@ -47,6 +47,11 @@ type Sender struct {
 	pumpQueue chan pumpJob // wants whose file data goes out as bytes (nil within one process)
 	chmod     []ChmodRule  // --chmod
 
+	// removable keeps, with --remove-source-files, the source path of
+	// every listed regular file until the receiver reports it synced.
+	removableMu sync.Mutex
+	removable   map[uint64]*removableBatch
+
 	sendMu   sync.Mutex
 	walkDone bool // guarded by mu
 	endOnce  sync.Once
@@ -172,6 +177,8 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+		case *wire.Synced:
+			s.removeSource(m)
 		case *wire.Done:
 			*stats = m.Stats
 			return nil

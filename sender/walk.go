@@ -158,6 +158,9 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 		return err
 	}
 	rec := &batchRecord{srcs: j.dirs, devs: j.devs, from: j.from, entries: j.entries, credit: credit}
+	if s.cfg.Opts.RemoveSourceFiles {
+		s.keepRemovable(*seq, rec)
+	}
 	s.mu.Lock()
 	s.inflight[*seq] = rec
 	s.mu.Unlock()

@@ -33,6 +33,7 @@ const (
 	frameFileData   = 14 // FileData
 	frameDataEnd    = 15 // empty
 	frameDone       = 16 // Done
+	frameSynced     = 17 // Synced
 	frameLog        = 20 // Log
 	frameFatal      = 21 // FatalError from the peer
 	frameKeepalive  = 22 // empty: the sender is alive (--timeout)
@@ -641,6 +642,12 @@ func appendMessage(out []byte, m Message) ([]byte, error) {
 		return appendEmpty(out, frameDataEnd), nil
 	case *Done:
 		return encodeDone(out, m), nil
+	case *Synced:
+		start := len(out)
+		out = append(out, frameSynced, 0, 0, 0, 0)
+		out = binary.AppendUvarint(out, m.Seq)
+		out = binary.AppendUvarint(out, uint64(m.Index))
+		return finishFrame(out, start), nil
 	case *Log:
 		return encodeLog(out, m), nil
 	case *keepaliveMsg:
@@ -653,3 +660,14 @@ func appendMessage(out []byte, m Message) ([]byte, error) {
 type keepaliveMsg struct{}
 
 func (*keepaliveMsg) isMessage() {}
+
+func decodeSynced(body []byte) (*Synced, error) {
+	d := &decoder{b: body}
+	m := &Synced{Seq: d.uvarint()}
+	i := d.uvarint()
+	if d.err == nil && i > math.MaxInt32 {
+		d.fail(fmt.Errorf("index %d out of range", i))
+	}
+	m.Index = int32(i)
+	return m, d.end()
+}

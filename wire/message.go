@@ -121,6 +121,14 @@ type SourceRef interface {
 	Release()
 }
 
+// Synced tells the sender that the receiver has entry Index of batch Seq
+// as the sender listed it (written now, or already up to date), so with
+// --remove-source-files the sender may delete its copy.
+type Synced struct {
+	Seq   uint64
+	Index int32
+}
+
 // DataEnd follows the last Data: the list has ended and every Wants has
 // been answered.
 type DataEnd struct{}
@@ -145,6 +153,7 @@ func (*ListEnd) isMessage()   {}
 func (*Wants) isMessage()     {}
 func (*Data) isMessage()      {}
 func (*DataEnd) isMessage()   {}
+func (*Synced) isMessage()    {}
 func (*Done) isMessage()      {}
 
 // Problem classes: what went wrong with one file, which decides the exit

@@ -75,6 +75,10 @@ type Options struct {
 	IgnoreMissingArgs bool
 	DeleteMissingArgs bool
 
+	// RemoveSourceFiles: the sender deletes each non-directory the
+	// receiver reports as synced (--remove-source-files).
+	RemoveSourceFiles bool
+
 	// Deletion.
 	Delete       bool // --delete (during)
 	MaxDelete    int  // --max-delete; <0 means unlimited

@@ -495,6 +495,12 @@ func (s *Stream) readFrames() error {
 				return s.protocolErr("data ended inside batch %d", s.cur.seq)
 			}
 			m = &DataEnd{}
+		case frameSynced:
+			sy, err := decodeSynced(body)
+			if err != nil {
+				return s.protocolErr("synced: %v", err)
+			}
+			m = sy
 		case frameDone:
 			d, err := decodeDone(body)
 			if err != nil {

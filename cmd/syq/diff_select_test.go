@@ -17,3 +17,13 @@ var selectScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, selectScenarios...) }
+
+var removeScenarios = []diffScenario{
+	{name: "remove-source-files", fx: fxBasic, args: dtArgs("-a", "--remove-source-files", "src/", "dst/"), srcChanges: true},
+	{name: "remove-source-files-uptodate", fx: fxPlain, pre: preQuick, args: dtArgs("-a", "--remove-source-files", "src/", "dst/"), srcChanges: true},
+	{name: "remove-sent-files-filter", fx: fxFilter, args: dtArgs("-a", "--remove-sent-files", "--exclude=*.o", "src/", "dst/"), srcChanges: true},
+	{name: "remove-source-files-itemize", fx: fxPlain, pre: preQuick, args: dtArgs("-ai", "--remove-source-files", "src/", "dst/"), srcChanges: true, stdout: true, sorted: true},
+	{name: "remove-source-files-dry-run", fx: fxBasic, args: dtArgs("-an", "--remove-source-files", "src/", "dst/")},
+}
+
+func init() { diffScenarios = append(diffScenarios, removeScenarios...) }

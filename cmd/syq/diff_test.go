@@ -420,7 +420,10 @@ type diffScenario struct {
 	stdout  bool // compare standard output exactly
 	sorted  bool // with stdout: compare the sorted lines (rsync's order of deletions across directories differs)
 	dstSame bool // dst must be left exactly as pre built it
-	check   func(t *testing.T, root string)
+	// srcChanges: the run changes the source side (--remove-source-files);
+	// it must change the same way under both tools.
+	srcChanges bool
+	check      func(t *testing.T, root string)
 	// remote, if set, gives the arguments for a run in root (remote mode
 	// names operands by absolute path).
 	remote func(root string) []string
@@ -792,6 +795,7 @@ type dtArm struct {
 	stdout, stderr string
 	dst            *treecheck.Tree
 	srcDiff        []string
+	srcAfter       *treecheck.Tree
 	dstPreDiff     []string
 	runErr         error
 	timedOut       bool
@@ -889,6 +893,7 @@ func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 				return
 			}
 			r.srcDiff = treecheck.Compare(src[i], after, dtSkipRoot)
+			r.srcAfter = after
 			if s.dstSame {
 				r.dstPreDiff = treecheck.Compare(dstPre[i], r.dst, treecheck.CompareOptions{})
 			}
@@ -918,10 +923,21 @@ func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 	if d := treecheck.Compare(rs.dst, sq.dst, s.cmp); len(d) > 0 {
 		problems = append(problems, "destination trees differ (want=rsync, got=syq):\n    "+strings.Join(dtLimit(d, 40), "\n    "))
 	}
-	if len(rs.srcDiff) > 0 {
+	switch {
+	case s.srcChanges:
+		// The tools are meant to change the source (--remove-source-files):
+		// they must change it the same way.
+		if len(rs.srcDiff) == 0 {
+			problems = append(problems, "HARNESS: rsync left the source side as it was")
+		}
+		// Directories the files left got the time of the run.
+		if d := treecheck.Compare(rs.srcAfter, sq.srcAfter, treecheck.CompareOptions{SkipRoot: true, SkipDirMtime: true}); len(d) > 0 {
+			problems = append(problems, "source sides differ afterwards (want=rsync, got=syq):\n    "+strings.Join(dtLimit(d, 20), "\n    "))
+		}
+	case len(rs.srcDiff) > 0:
 		problems = append(problems, "HARNESS: rsync changed the source side:\n    "+strings.Join(dtLimit(rs.srcDiff, 20), "\n    "))
 	}
-	if len(sq.srcDiff) > 0 {
+	if len(sq.srcDiff) > 0 && !s.srcChanges {
 		problems = append(problems, "syq changed the source side (want=before, got=after):\n    "+strings.Join(dtLimit(sq.srcDiff, 20), "\n    "))
 	}
 	if s.dstSame {

@@ -120,6 +120,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --min-size=SIZE     skip files smaller than SIZE
      --ignore-missing-args  a missing SRC is not an error
      --delete-missing-args  delete what a missing SRC names at DEST
+     --remove-source-files  the sender deletes what the receiver has safely
+                         (also --remove-sent-files)
      --existing          only update files that already exist at DEST
                          (same as --ignore-non-existing)
      --ignore-existing   never touch files that already exist at DEST

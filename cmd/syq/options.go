@@ -330,7 +330,8 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("backup", 'b', func(c *Invocation) { c.Opts.Backup = true }), optFlag("no-backup", 0, func(c *Invocation) { c.Opts.Backup = false }))
 	add(optText("backup-dir", 0, func(c *Invocation, s string) { c.Opts.BackupDir = s; c.Opts.Backup = true }))
 	add(optText("suffix", 0, func(c *Invocation, s string) { c.suffix, c.suffixSet = s, true }))
-	add(optTodos("remove-source-files", "remove-sent-files")...)
+	removeSrc := func(c *Invocation) { c.Opts.RemoveSourceFiles = true }
+	add(optFlag("remove-source-files", 0, removeSrc), optFlag("remove-sent-files", 0, removeSrc))
 	add(optTodo("prune-empty-dirs", 'm', cliNoArg), optNoop("no-prune-empty-dirs"), optNoop("no-m"))
 
 	// Deletion.

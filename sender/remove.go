@@ -1,0 +1,68 @@
+package sender
+
+// --remove-source-files: the sender deletes a listed file once the
+// receiver reports it synced, unless it changed since it was listed.
+
+import (
+	"syq/fsops"
+	"syq/wire"
+)
+
+// removableBatch is what one batch needs for --remove-source-files.
+type removableBatch struct {
+	entries []wire.Entry
+	paths   []string // "" for entries that are never removed
+	left    int
+}
+
+func (s *Sender) keepRemovable(seq uint64, rec *batchRecord) {
+	rb := &removableBatch{entries: rec.entries, paths: make([]string, len(rec.entries))}
+	for i := range rec.entries {
+		if e := &rec.entries[i]; !e.IsDir() && e.Name != "." {
+			rb.paths[i] = rec.srcs[rec.from[i]].Join(e.Name)
+			rb.left++
+		}
+	}
+	if rb.left == 0 {
+		return
+	}
+	s.removableMu.Lock()
+	if s.removable == nil {
+		s.removable = make(map[uint64]*removableBatch)
+	}
+	s.removable[seq] = rb
+	s.removableMu.Unlock()
+}
+
+// removeSource deletes the source of a synced entry, as rsync's sender
+// does: only if its size and mtime are still those it listed.
+func (s *Sender) removeSource(m *wire.Synced) {
+	s.removableMu.Lock()
+	rb := s.removable[m.Seq]
+	path := ""
+	if rb != nil && m.Index >= 0 && int(m.Index) < len(rb.paths) {
+		path = rb.paths[m.Index]
+		rb.paths[m.Index] = ""
+		if path != "" {
+			if rb.left--; rb.left == 0 {
+				delete(s.removable, m.Seq)
+			}
+		}
+	}
+	s.removableMu.Unlock()
+	if path == "" {
+		return // not a listed file, or already handled: a confused receiver is ignored
+	}
+	e := &rb.entries[m.Index]
+	st, err := fsops.LstatPath(path)
+	if err != nil {
+		return
+	}
+	if st.Size != e.Size && e.IsReg() || st.MtimeSec != e.MtimeSec || st.Mode&fsops.TypeMask != e.Type() {
+		s.problem(wire.ProblemGeneral, "ERROR: Skipping sender remove for changed file: %s", path)
+		return
+	}
+	if err := fsops.UnlinkPath(path); err != nil {
+		s.problem(wire.ProblemGeneral, "sender failed to remove %s: %s", path, fsops.ErrText(err))
+	}
+}
