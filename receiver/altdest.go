@@ -9,6 +9,7 @@ package receiver
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"syq/fsops"
@@ -132,7 +133,7 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, rel string, lines []s
 		if r.opts.DryRun || b.dir == nil {
 			return true, item{}, lines
 		}
-		if err := b.dir.Link(dir, e.Name, e.Name); err == nil {
+		if err := r.linkAlt(b, dir, e.Name); err == nil {
 			b.changed.Store(true)
 			return true, item{}, lines
 		}
@@ -188,4 +189,26 @@ func (r *Receiver) altDirItem(b *batchState, e *wire.Entry) (item, bool) {
 		return item{update: 'c', flags: r.attrChanges(e, &st)}, true
 	}
 	return item{}, false
+}
+
+// linkAlt hard-links name of dir into the batch's directory, replacing
+// what is there (an out-of-date file) through a temporary name.
+func (r *Receiver) linkAlt(b *batchState, dir *fsops.Dir, name string) error {
+	err := b.dir.Link(dir, name, name)
+	if !fsops.IsExist(err) {
+		return err
+	}
+	tmp := fsops.TempName(name)
+	if err := b.dir.Link(dir, name, tmp); err != nil {
+		return err
+	}
+	if r.backupOn() && !r.backup(b.dir, name, joinRel(b.rel, name)) {
+		b.dir.Unlink(tmp)
+		return fmt.Errorf("backup failed")
+	}
+	if err := b.dir.Rename(tmp, b.dir, name); err != nil {
+		b.dir.Unlink(tmp)
+		return err
+	}
+	return nil
 }

@@ -200,6 +200,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		renamed := *fb
 		renamed.Entries = append([]wire.Entry(nil), fb.Entries...)
 		for i := range renamed.Entries {
+			r.fileSrcName = renamed.Entries[i].Name
 			renamed.Entries[i].Name = r.fileMode
 		}
 		fb = &renamed
@@ -403,12 +404,12 @@ func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, li
 		if err == nil {
 			subRules := r.enterRules(rules, rel)
 			lines = r.deleteNames(sub, rel, children, lines, subRules, filter.Deleting)
-			if subRules != nil {
-				if left, err := sub.Names(); err == nil && len(left) > 0 && !r.opts.DryRun {
-					sub.Close()
-					r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
-					return lines
-				}
+			// Something stayed (protected by a rule, or --max-delete):
+			// the directory stays too, as rsync reports.
+			if left, err := sub.Names(); err == nil && len(left) > 0 && !r.opts.DryRun {
+				sub.Close()
+				r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
+				return lines
 			}
 		}
 		sub.Close()

@@ -68,10 +68,10 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 			// contents arrive; its own mode comes back at the end.
 			if err := b.dir.Chmod(e.Name, old.Mode|0o700); err == nil {
 				r.recordDirMode(rel, e, old.Mode&0o7777)
-				flags, tweaked = 0, true
+				tweaked = true
 			}
 		}
-		if flags.any() {
+		if flags.any() && !tweaked {
 			r.recordDir(rel, e, false)
 		}
 		r.dirInfo(rel, e, flags.any() || tweaked)
@@ -146,7 +146,8 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		r.linkMu.Unlock()
 	}
 	if old != nil && old.IsDir() {
-		if !r.makeWay(b, e, rel, old, "regular file") {
+		var ok bool
+		if ok, lines = r.makeWay(b, e, rel, old, "regular file", lines); !ok {
 			return false, lines
 		}
 		old = nil
@@ -168,11 +169,17 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 	}
 	it := newItem(r.sentChar())
-	if old == nil && len(r.alts) > 0 {
+	if (old == nil || old.IsReg()) && len(r.alts) > 0 {
+		// A missing or out-of-date file: rsync looks in the --*-dest
+		// directories first.
 		var done bool
-		if done, it, lines = r.decideAlt(b, e, rel, lines); done {
+		var altItem item
+		if done, altItem, lines = r.decideAlt(b, e, rel, lines); done {
 			r.synced(b, index)
 			return false, lines
+		}
+		if old == nil {
+			it = altItem
 		}
 	}
 	if old != nil && old.IsReg() {
@@ -244,13 +251,14 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		}
 	}
 	if old != nil && old.IsDir() {
-		if !r.makeWay(b, e, rel, old, kindName(e)) {
+		var ok bool
+		if ok, lines = r.makeWay(b, e, rel, old, kindName(e), lines); !ok {
 			return lines
 		}
 		old = nil
 	}
 	it := newItem('c')
-	if old != nil {
+	if old != nil && old.Mode&fsops.TypeMask == e.Type() {
 		it = item{update: 'c', flags: r.attrChanges(e, old)}
 		if e.Type() == wire.TypeLnk {
 			it.flags |= flagSum
@@ -272,25 +280,30 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 
 // makeWay removes a directory that stands where a non-directory must go:
 // an empty one always, a full one only with --delete or --force.
-func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, kind string) bool {
+func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, kind string, lines []string) (bool, []string) {
 	if r.opts.DryRun {
-		return true
+		return true, lines
 	}
 	b.changed.Store(true)
 	err := b.dir.Rmdir(e.Name)
 	if err == nil {
 		r.countDelete(true)
-		return true
+		return true, lines
 	}
 	if r.opts.Delete || r.opts.Force {
-		r.deleteOne(b.dir, e.Name, rel, *old, nil, r.rulesFor(parentRel(rel)))
+		before := len(lines)
+		lines = r.deleteOne(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)))
 		if _, err := b.dir.Lstat(e.Name); fsops.IsNotExist(err) {
-			return true
+			// rsync lists what was inside, not the directory itself.
+			if n := len(lines); n > before && lines[n-1] == r.deletedLine(rel, old) {
+				lines = lines[:n-1]
+			}
+			return true, lines
 		}
 	}
 	r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
 	r.problem(wire.ProblemGeneral, "could not make way for new %s: %s", kind, rel)
-	return false
+	return false, lines
 }
 
 func kindName(e *wire.Entry) string {

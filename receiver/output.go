@@ -38,6 +38,10 @@ func newItem(update byte) item { return item{update: update, flags: flagNew} }
 // itemLine formats a line for -i ("YXcstpoguax name"), -v ("name") or
 // --out-format; it returns "" when none is on.
 func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
+	if r.fileMode != "" && (name == r.fileMode || strings.HasPrefix(name, r.fileMode+" -> ")) {
+		// A single file copied to another name shows as the source's.
+		name = r.fileSrcName + name[len(r.fileMode):]
+	}
 	name = wire.DisplayName(name)
 	if r.opts.OutFormat != "" {
 		if !r.opts.Itemize && (it.update == '.' && !e.IsDir() || r.opts.Progress && it.update == r.sentChar()) {

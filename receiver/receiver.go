@@ -66,6 +66,7 @@ type Receiver struct {
 	root        *fsops.Dir // the destination directory (or the parent of a destination file)
 	rootPath    string     // for messages
 	fileMode    string     // non-empty: the single top-level file is written under this name
+	fileSrcName string     // ... and this is its name at the source, which output shows
 	rootCreated bool       // the destination directory did not exist before this run
 	topNames    map[string]bool
 	umask       uint32 // the user's umask, applied to new files without -p
@@ -365,10 +366,8 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 		// One file to a name that is not a directory: copy it to that name.
 		parent, base := splitDest(dest)
 		if r.opts.MkPath && !r.opts.DryRun {
-			if _, err := fsops.StatPath(parent); fsops.IsNotExist(err) {
-				if err := fsops.MkdirPath(parent, true); err != nil {
-					return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("mkdir %q failed: %s", absPath(parent), fsops.ErrText(err))}
-				}
+			if err := r.mkpath(parent); err != nil {
+				return err
 			}
 		}
 		d, err := fsops.OpenDirPath(parent)
@@ -394,8 +393,21 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 			r.rootPath = dest
 			return nil
 		}
+		if r.opts.MkPath {
+			// --mkpath makes the whole path, the destination too, which
+			// then counts as existing (rsync's make_path).
+			if err := r.mkpath(strings.TrimSuffix(dest, "/")); err != nil {
+				return err
+			}
+			d, err := fsops.OpenDirPath(dest)
+			if err != nil {
+				return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
+			}
+			r.root, r.rootPath = d, dest
+			return nil
+		}
 		r.rootCreated = true
-		if err := fsops.MkdirPath(dest, r.opts.MkPath); err != nil {
+		if err := fsops.MkdirPath(dest, false); err != nil {
 			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("mkdir %q failed: %s", absPath(strings.TrimSuffix(dest, "/")), fsops.ErrText(err))}
 		}
 		r.out.now(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")), r.opts.Verbose > 0 || r.opts.Itemize || r.opts.Progress)
@@ -405,6 +417,30 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
 	}
 	r.root, r.rootPath = d, dest
+	return nil
+}
+
+// mkpath creates path and the missing directories above it, saying how
+// many as rsync's --mkpath does.
+func (r *Receiver) mkpath(path string) error {
+	missing := 0
+	for p := path; p != "" && p != "." && p != "/"; p, _ = splitDest(p) {
+		if _, err := fsops.StatPath(p); !fsops.IsNotExist(err) {
+			break
+		}
+		missing++
+	}
+	if missing == 0 {
+		return nil
+	}
+	if err := fsops.MkdirPath(path, true); err != nil {
+		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("mkdir %q failed: %s", absPath(path), fsops.ErrText(err))}
+	}
+	what := "directories"
+	if missing == 1 {
+		what = "directory"
+	}
+	r.out.now(fmt.Sprintf("created %d %s for %s", missing, what, path), r.opts.Verbose > 0 || r.opts.Itemize || r.opts.Progress)
 	return nil
 }
 
