@@ -33,19 +33,124 @@ func (s *Sender) pump(ctx context.Context) error {
 	return failed
 }
 
+// Small files are read ahead by several goroutines while the pump sends
+// in want order: one reader would leave the connection idle during every
+// open and read, and on a network filesystem each of those is a round
+// trip.
+const (
+	readAheadMax   = 1 << 20 // files up to this size are read whole, ahead
+	readAheadFiles = 32      // how many such files may be ahead of the sender
+)
+
+// readAhead is one small file read ahead of its turn.
+type readAhead struct {
+	data []byte
+	ok   bool // false: the sender could not read it (and said why)
+	done chan struct{}
+}
+
 func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) error {
 	if err := s.send(&wire.Data{Seq: job.seq}); err != nil {
 		return err
 	}
-	for _, i := range job.indexes {
+	ahead := make([]*readAhead, len(job.indexes))
+	for k, i := range job.indexes {
+		if ref.rec.entries[i].Size <= readAheadMax {
+			ahead[k] = &readAhead{done: make(chan struct{})}
+		}
+	}
+	slots := make(chan struct{}, readAheadFiles)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for k, i := range job.indexes {
+			a := ahead[k]
+			if a == nil {
+				continue
+			}
+			select {
+			case slots <- struct{}{}:
+			case <-stop:
+				return
+			}
+			go func() {
+				a.data, a.ok = s.readWhole(ref, i)
+				close(a.done)
+			}()
+		}
+	}()
+	for k, i := range job.indexes {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := s.sendFile(ref, job.seq, i); err != nil {
+		a := ahead[k]
+		if a == nil {
+			if err := s.sendFile(ref, job.seq, i); err != nil {
+				return err
+			}
+			continue
+		}
+		select {
+		case <-a.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		err := s.sendWhole(job.seq, i, a)
+		a.data = nil
+		<-slots
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// readWhole reads a small wanted file; false means it could not be read
+// (reported here or by Open).
+func (s *Sender) readWhole(ref *batchRef, i int32) ([]byte, bool) {
+	e := &ref.rec.entries[i]
+	src, err := ref.Open(i)
+	if err != nil {
+		return nil, false
+	}
+	defer src.Close()
+	buf := make([]byte, e.Size)
+	if _, err := io.ReadFull(src, buf); err != nil {
+		s.readFailed(ref, i, err)
+		return nil, false
+	}
+	return buf, true
+}
+
+// sendWhole sends a file read ahead, in chunks.
+func (s *Sender) sendWhole(seq uint64, i int32, a *readAhead) error {
+	if !a.ok {
+		return s.send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true})
+	}
+	data := a.data
+	var off int64
+	for {
+		n := min(int64(len(data)), wire.DataChunk)
+		end := n == int64(len(data))
+		if err := s.send(&wire.FileData{Seq: seq, Index: i, Offset: off, Bytes: data[:n:n], End: end}); err != nil {
+			return err
+		}
+		if end {
+			return nil
+		}
+		data, off = data[n:], off+n
+	}
+}
+
+// readFailed reports a file that could not be read to its listed size.
+func (s *Sender) readFailed(ref *batchRef, i int32, err error) {
+	e := &ref.rec.entries[i]
+	path := ref.rec.srcs[ref.rec.from[i]].Join(e.Name)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		s.problem(wire.ProblemGeneral, "read errors mapping %q: file shrank while being sent", absPath(path))
+	} else {
+		s.problem(wire.ProblemGeneral, "read errors mapping %q: %s", absPath(path), fsops.ErrText(err))
+	}
 }
 
 // sendFile sends one file's bytes; a file the sender cannot read (it
@@ -63,12 +168,7 @@ func (s *Sender) sendFile(ref *batchRef, seq uint64, i int32) error {
 		n := min(e.Size-off, wire.DataChunk)
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(src, buf); err != nil {
-			path := ref.rec.srcs[ref.rec.from[i]].Join(e.Name)
-			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-				s.problem(wire.ProblemGeneral, "read errors mapping %q: file shrank while being sent", absPath(path))
-			} else {
-				s.problem(wire.ProblemGeneral, "read errors mapping %q: %s", absPath(path), fsops.ErrText(err))
-			}
+			s.readFailed(ref, i, err)
 			return s.send(&wire.FileData{Seq: seq, Index: i, Offset: off, End: true, Failed: true})
 		}
 		end := off+n == e.Size
