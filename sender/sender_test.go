@@ -104,3 +104,67 @@ func TestWalkPreorderAndEnd(t *testing.T) {
 		t.Fatalf("batches %q (ListEnd %v), want %q", dirs, sawListEnd, want)
 	}
 }
+
+// TestHostileReceiver: a receiver over the network that asks for
+// something it was not offered — an unknown batch, an index out of
+// range, a directory's data, the same batch twice — stops the sender
+// with a protocol error; the sender never reads anything it did not list.
+func TestHostileReceiver(t *testing.T) {
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "f"), []byte("data"), 0o644)
+	os.Mkdir(filepath.Join(src, "d"), 0o755)
+	cases := map[string]func(top *wire.FileBatch) []wire.Message{
+		"unknown batch":    func(*wire.FileBatch) []wire.Message { return []wire.Message{&wire.Wants{Seq: 99, Indexes: []int32{0}}} },
+		"index past end":   func(b *wire.FileBatch) []wire.Message { return []wire.Message{&wire.Wants{Seq: b.Seq, Indexes: []int32{int32(len(b.Entries))}}} },
+		"negative index":   func(b *wire.FileBatch) []wire.Message { return []wire.Message{&wire.Wants{Seq: b.Seq, Indexes: []int32{-1}}} },
+		"directory's data": func(b *wire.FileBatch) []wire.Message { return []wire.Message{&wire.Wants{Seq: b.Seq, Indexes: []int32{indexOf(b, ".")}}} },
+		"wants twice": func(b *wire.FileBatch) []wire.Message {
+			return []wire.Message{&wire.Wants{Seq: b.Seq}, &wire.Wants{Seq: b.Seq}}
+		},
+		"unexpected message": func(b *wire.FileBatch) []wire.Message { return []wire.Message{&wire.ListEnd{}} },
+	}
+	for name, hostile := range cases {
+		t.Run(name, func(t *testing.T) {
+			sconn, rconn := wire.Pipe(16)
+			opts := &wire.Options{Recursive: true}
+			done := make(chan error, 1)
+			go func() {
+				_, err := Run(context.Background(), Config{Opts: opts, Operands: []string{src + "/"}}, sconn)
+				done <- err
+			}()
+			m, err := rconn.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			top := m.(*wire.FileBatch)
+			for _, h := range hostile(top) {
+				rconn.Send(h)
+			}
+			go func() { // keep the sender's sends flowing
+				for {
+					if _, err := rconn.Recv(); err != nil {
+						return
+					}
+				}
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "protocol error") {
+					t.Errorf("sender ended with %v, want a protocol error", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("sender did not stop")
+			}
+			rconn.Close()
+		})
+	}
+}
+
+func indexOf(b *wire.FileBatch, name string) int32 {
+	for i := range b.Entries {
+		if b.Entries[i].Name == name {
+			return int32(i)
+		}
+	}
+	return -1
+}
