@@ -114,10 +114,16 @@ func TestHostileReceiver(t *testing.T) {
 	os.WriteFile(filepath.Join(src, "f"), []byte("data"), 0o644)
 	os.Mkdir(filepath.Join(src, "d"), 0o755)
 	cases := map[string]func(top *wire.FileBatch) []wire.Message{
-		"unknown batch":    func(*wire.FileBatch) []wire.Message { return []wire.Message{&wire.Wants{Seq: 99, Indexes: []int32{0}}} },
-		"index past end":   func(b *wire.FileBatch) []wire.Message { return []wire.Message{&wire.Wants{Seq: b.Seq, Indexes: []int32{int32(len(b.Entries))}}} },
-		"negative index":   func(b *wire.FileBatch) []wire.Message { return []wire.Message{&wire.Wants{Seq: b.Seq, Indexes: []int32{-1}}} },
-		"directory's data": func(b *wire.FileBatch) []wire.Message { return []wire.Message{&wire.Wants{Seq: b.Seq, Indexes: []int32{indexOf(b, ".")}}} },
+		"unknown batch": func(*wire.FileBatch) []wire.Message { return []wire.Message{&wire.Wants{Seq: 99, Indexes: []int32{0}}} },
+		"index past end": func(b *wire.FileBatch) []wire.Message {
+			return []wire.Message{&wire.Wants{Seq: b.Seq, Indexes: []int32{int32(len(b.Entries))}}}
+		},
+		"negative index": func(b *wire.FileBatch) []wire.Message {
+			return []wire.Message{&wire.Wants{Seq: b.Seq, Indexes: []int32{-1}}}
+		},
+		"directory's data": func(b *wire.FileBatch) []wire.Message {
+			return []wire.Message{&wire.Wants{Seq: b.Seq, Indexes: []int32{indexOf(b, ".")}}}
+		},
 		"wants twice": func(b *wire.FileBatch) []wire.Message {
 			return []wire.Message{&wire.Wants{Seq: b.Seq}, &wire.Wants{Seq: b.Seq}}
 		},
