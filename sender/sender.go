@@ -47,6 +47,9 @@ type Sender struct {
 	pumpQueue chan pumpJob // wants whose file data goes out as bytes (nil within one process)
 	chmod     []ChmodRule  // --chmod
 
+	rootsMu sync.Mutex
+	roots   []*fsops.Dir // handles jobs list through, closed when the walk ends
+
 	// removable keeps, with --remove-source-files, the source path of
 	// every listed regular file until the receiver reports it synced.
 	removableMu sync.Mutex

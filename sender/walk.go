@@ -21,9 +21,6 @@ type srcDir struct {
 	// rules are the filter rules in effect in the parent directory (nil
 	// without filters); listing this directory enters it.
 	rules *filter.List
-	// owned: root is this directory itself, opened through a followed
-	// symlink, and closed once listed.
-	owned bool
 }
 
 // dirJob is the listing of one destination directory, read by a walker
@@ -42,6 +39,8 @@ type dirJob struct {
 	complete bool
 	ioError  bool // a general problem while reading this directory
 	started  bool
+
+	implied *relNode // -R: a directory on an operand's path; lists only what operands name
 }
 
 // prefetch is how many directories, beyond the one being sent, are listed
@@ -56,11 +55,24 @@ const (
 // FileBatch for each. Directories are read by cfg.Walkers goroutines in
 // parallel; the emitter sends them in order so the list is deterministic.
 func (s *Sender) walk(ctx context.Context) error {
-	top, roots, jobs := s.walkOperands()
+	var top topLevel
+	var roots []*fsops.Dir
+	var jobs []*dirJob
+	if s.cfg.Opts.Relative {
+		top, jobs = s.walkRelative()
+	} else {
+		top, roots, jobs = s.walkOperands()
+	}
 	defer func() {
 		for _, r := range roots {
 			r.Close()
 		}
+		s.rootsMu.Lock()
+		for _, r := range s.roots {
+			r.Close()
+		}
+		s.roots = nil
+		s.rootsMu.Unlock()
 	}()
 	var seq uint64
 	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs, devs: top.devs, ioError: top.ioError}); err != nil {
@@ -294,6 +306,10 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 // list reads one directory job: its entries (sorted) and its subdirectory
 // jobs.
 func (s *Sender) list(j *dirJob) {
+	if j.implied != nil {
+		s.listImplied(j)
+		return
+	}
 	opts := s.cfg.Opts
 	j.complete = true
 	fail := func(format string, args ...any) {
@@ -303,9 +319,6 @@ func (s *Sender) list(j *dirJob) {
 	subByName := map[string]*dirJob{}
 	for _, src := range j.srcs {
 		d, err := src.root.OpenBeneath(src.rel, false)
-		if src.owned {
-			src.root.Close()
-		}
 		if err != nil {
 			if fsops.IsNotExist(err) {
 				s.problem(wire.ProblemVanished, "file has vanished: %q", absPath(src.root.Join(src.rel)))
@@ -380,7 +393,8 @@ func (s *Sender) list(j *dirJob) {
 				}
 				if through != nil {
 					// Listed from its own handle: the path to it has a link.
-					sub.srcs = append(sub.srcs, srcDir{root: through, dev: src.dev, self: st.Dev, rules: rules, owned: true})
+					s.keepRoot(through)
+					sub.srcs = append(sub.srcs, srcDir{root: through, dev: src.dev, self: st.Dev, rules: rules})
 					through = nil
 				} else {
 					sub.srcs = append(sub.srcs, srcDir{root: src.root, rel: joinRel(src.rel, name), dev: src.dev, self: st.Dev, rules: rules})
@@ -393,6 +407,14 @@ func (s *Sender) list(j *dirJob) {
 	}
 	j.entries, j.from = sortEntries(j.entries, j.from)
 	sortJobs(j.subdirs)
+}
+
+// keepRoot keeps a directory handle that jobs list through (a followed
+// symlink, an -R operand) open until the walk ends.
+func (s *Sender) keepRoot(d *fsops.Dir) {
+	s.rootsMu.Lock()
+	s.roots = append(s.roots, d)
+	s.rootsMu.Unlock()
 }
 
 // follows reports whether some symlinks are copied as what they point to.

@@ -88,6 +88,11 @@ func TestDiffRemote(t *testing.T) {
 				if s.unpriv || remoteSkip[s.name] != "" {
 					continue
 				}
+				if mode == "pull" && strings.HasPrefix(s.name, "R-") {
+					// A pulled -R operand is an absolute path here, which
+					// differs between the two arms' roots.
+					continue
+				}
 				if _, ok := remoteArgs(s.args, "/", mode == "push"); !ok {
 					continue
 				}

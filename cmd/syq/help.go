@@ -93,6 +93,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -q, --quiet             print errors only
  -a, --archive           shorthand for -rlptgoD
  -r, --recursive         descend into directories
+ -R, --relative          keep each operand's path (from a /./ in it)
  -d, --dirs              copy directories without recursing
  -l, --links             recreate symlinks as symlinks
  -L, --copy-links        copy what symlinks point to, not the links

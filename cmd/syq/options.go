@@ -238,7 +238,7 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("no-dirs", 0, func(c *Invocation) { c.Opts.Dirs = false }))
 	add(optFlag("no-d", 0, func(c *Invocation) { c.Opts.Dirs = false }))
 	add(optTodos("old-dirs", "old-d")...)
-	add(optTodo("relative", 'R', cliNoArg))
+	add(optFlag("relative", 'R', func(c *Invocation) { c.Opts.Relative = true }))
 	add(optFlag("no-relative", 0, func(c *Invocation) { c.Opts.Relative = false }))
 	add(optFlag("no-R", 0, func(c *Invocation) { c.Opts.Relative = false }))
 	add(optBool(func(o *wire.Options) *bool { return &o.ImpliedDirs }, "implied-dirs", 0, "no-implied-dirs", "no-i-d")...)
@@ -771,6 +771,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	if err := settleBackup(inv); err != nil {
 		return nil, err
+	}
+	if inv.Opts.Relative && !inv.Opts.ImpliedDirs {
+		return nil, &UsageError{Msg: "option --no-implied-dirs is not supported yet"}
 	}
 	if inv.altDestMixed {
 		return nil, &UsageError{Msg: "You may not mix --compare-dest, --copy-dest, and --link-dest."}

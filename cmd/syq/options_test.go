@@ -338,7 +338,6 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"--zl", "3"}, "--zl"},
 		{[]string{"--cc=xxh3"}, "--cc"},
 		{[]string{"--old-d"}, "--old-d"},
-		{[]string{"-R"}, "--relative"},
 		{[]string{"-X"}, "--xattrs"},
 		{[]string{"-A"}, "--acls"},
 		{[]string{"-4"}, "--ipv4"},

@@ -1,0 +1,205 @@
+package sender
+
+// -R/--relative: each operand arrives under the destination with its path,
+// from the operand's start or from a "/./" marker in it. The directories
+// on the way ("implied directories") are listed with their own
+// attributes, but only with the children the operands name, so their
+// batches are not complete and the receiver deletes nothing in them.
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"syq/filter"
+	"syq/fsops"
+	"syq/wire"
+)
+
+// relNode is one path of the relative tree: an implied directory, or an
+// operand itself (final).
+type relNode struct {
+	name     string
+	srcPath  string // the path to stat and open on this machine
+	final    bool   // named by an operand (copied whole), not only implied
+	contents bool   // the operand ended in "/": its contents too, even without -r
+	children map[string]*relNode
+}
+
+// relativeSplit splits an operand into the directory its relative path
+// starts from and that path: "a/./b/c" is ("a", "b/c"), "/x/y" is ("/",
+// "x/y"), "x/y" is (".", "x/y").
+func relativeSplit(op string) (base, rel string) {
+	if i := strings.Index(op, "/./"); i >= 0 {
+		base, rel = op[:i], op[i+3:]
+		if base == "" {
+			base = "/"
+		}
+		return base, rel
+	}
+	if strings.HasPrefix(op, "/") {
+		return "/", strings.TrimLeft(op, "/")
+	}
+	return ".", op
+}
+
+// relativeTree builds the tree of all operands.
+func relativeTree(operands []string) *relNode {
+	root := &relNode{children: map[string]*relNode{}}
+	for _, op := range operands {
+		base, rel := relativeSplit(op)
+		contents := strings.HasSuffix(rel, "/") || rel == "" || rel == "."
+		var comps []string
+		for _, c := range strings.Split(rel, "/") {
+			if c != "" && c != "." {
+				comps = append(comps, c)
+			}
+		}
+		n := root
+		p := base
+		if len(comps) == 0 {
+			// "dir/./": the directory's contents at the top.
+			root.srcPath, root.final, root.contents = base, true, true
+			continue
+		}
+		for k, c := range comps {
+			p = path.Join(p, c)
+			child := n.children[c]
+			if child == nil {
+				child = &relNode{name: c, srcPath: p, children: map[string]*relNode{}}
+				n.children[c] = child
+			}
+			if k == len(comps)-1 {
+				child.final = true
+				child.contents = child.contents || contents
+			}
+			n = child
+		}
+	}
+	return root
+}
+
+// walkRelative builds the top-level batch and the first jobs for -R.
+func (s *Sender) walkRelative() (topLevel, []*dirJob) {
+	tree := relativeTree(s.cfg.Operands)
+	var top topLevel
+	if tree.final {
+		s.problem(wire.ProblemGeneral, "-R with an operand that names nothing after its /./ marker is not supported yet: give the path without -R")
+		top.ioError = true
+	}
+	var jobs []*dirJob
+	top.entries, top.from, top.dirs, top.devs, jobs, top.ioError = s.relativeLevel(tree, "")
+	return top, jobs
+}
+
+// relativeLevel lists the children of node n (at destination path rel)
+// as entries, opening each one's parent directory, and makes the jobs of
+// those that are directories: implied ones list only their named
+// children, final ones are walked as usual.
+func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, from []uint8, dirs []*fsops.Dir, devs []uint64, jobs []*dirJob, ioErr bool) {
+	opts := s.cfg.Opts
+	names := make([]string, 0, len(n.children))
+	for name := range n.children {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parents := map[string]int{}
+	for _, name := range names {
+		c := n.children[name]
+		parent := path.Dir(c.srcPath)
+		pi, ok := parents[parent]
+		if !ok {
+			d, err := fsops.OpenDirPath(parent)
+			if err != nil {
+				s.problem(wire.ProblemGeneral, "opendir %q failed: %s", absPath(parent), fsops.ErrText(err))
+				ioErr = true
+				continue
+			}
+			st, err := d.Stat()
+			if err != nil {
+				d.Close()
+				s.problem(wire.ProblemGeneral, "stat %q failed: %s", absPath(parent), fsops.ErrText(err))
+				ioErr = true
+				continue
+			}
+			pi = len(dirs)
+			parents[parent] = pi
+			dirs = append(dirs, d)
+			devs = append(devs, st.Dev)
+		}
+		var st fsops.Stat
+		var err error
+		if c.final && (c.contents || !opts.Links || opts.CopyLinks) || !c.final {
+			st, err = fsops.StatPath(c.srcPath)
+		} else {
+			st, err = fsops.LstatPath(c.srcPath)
+		}
+		if err != nil {
+			if fsops.IsNotExist(err) && opts.IgnoreMissingArgs {
+				continue
+			}
+			s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(c.srcPath), fsops.ErrText(err))
+			ioErr = true
+			continue
+		}
+		if !c.final && !st.IsDir() {
+			s.problem(wire.ProblemGeneral, "change_dir %q failed: not a directory", absPath(c.srcPath))
+			ioErr = true
+			continue
+		}
+		crel := joinRel(rel, name)
+		if s.cfg.Filter != nil && s.cfg.Filter.WithRoot(absPath(strings.TrimSuffix(c.srcPath, crel))).Excluded(filter.Sender, crel, st.IsDir()) {
+			continue
+		}
+		if c.final && st.IsDir() && !opts.Recursive && !opts.Dirs && !c.contents {
+			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping directory %s", crel))
+			continue
+		}
+		e, ok, failed := s.entryFor(name, st, dirs[pi], name, crel)
+		ioErr = ioErr || failed
+		if !ok {
+			continue
+		}
+		entries = append(entries, e)
+		from = append(from, uint8(pi))
+		if !st.IsDir() {
+			continue
+		}
+		j := &dirJob{rel: crel, done: make(chan struct{})}
+		if c.final && (opts.Recursive || c.contents) {
+			d, err := fsops.OpenDirPath(c.srcPath)
+			if err != nil {
+				s.problem(wire.ProblemGeneral, "opendir %q failed: %s", absPath(c.srcPath), fsops.ErrText(err))
+				ioErr = true
+				continue
+			}
+			s.keepRoot(d)
+			var rules = s.cfg.Filter
+			if rules != nil {
+				rules = rules.WithRoot(absPath(strings.TrimSuffix(c.srcPath, crel)))
+			}
+			j.srcs = []srcDir{{root: d, dev: st.Dev, self: st.Dev, rules: rules}}
+			jobs = append(jobs, j)
+			continue
+		}
+		if len(c.children) > 0 {
+			j.implied = c
+			jobs = append(jobs, j)
+		}
+	}
+	if len(dirs) > 255 {
+		s.problem(wire.ProblemGeneral, "too many distinct source directories (%d)", len(dirs))
+		ioErr = true
+	}
+	entries, from = sortEntries(entries, from)
+	sortJobs(jobs)
+	return entries, from, dirs, devs, jobs, ioErr
+}
+
+// listImplied lists an implied directory: only the children operands name.
+func (s *Sender) listImplied(j *dirJob) {
+	entries, from, dirs, devs, jobs, ioErr := s.relativeLevel(j.implied, j.rel)
+	j.entries, j.from, j.dirs, j.devs, j.subdirs, j.ioError = entries, from, dirs, devs, jobs, ioErr
+	j.complete = false
+}
