@@ -24,3 +24,23 @@ var relativeScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, relativeScenarios...) }
+
+// fxFilesFrom: fxBasic plus lists of paths below src.
+func fxFilesFrom(b *fixtureBuilder) {
+	fxBasic(b)
+	b.text("list.txt", "a.txt\n# a comment\n; another\n\nsub/c.txt\n/sub/deeper/\n../priv\nemptydir\n")
+	b.data("list0.txt", []byte("a.txt\x00sub/deeper/d.txt\x00"))
+	b.text("dirs.txt", "sub\nsgid/\n")
+}
+
+var filesFromScenarios = []diffScenario{
+	{name: "files-from", fx: fxFilesFrom, args: dtArgs("-a", "--files-from=list.txt", "src", "dst/"), cmp: dtSkipRoot},
+	{name: "files-from-r", fx: fxFilesFrom, args: dtArgs("-ar", "--files-from=dirs.txt", "src/", "dst/"), cmp: dtSkipRoot},
+	{name: "files-from-no-r", fx: fxFilesFrom, args: dtArgs("-a", "--files-from=dirs.txt", "src/", "dst/"), cmp: dtSkipRoot},
+	{name: "files-from-no-R", fx: fxFilesFrom, args: dtArgs("-a", "--no-R", "--files-from=list.txt", "src/", "dst/"), cmp: dtSkipRoot},
+	{name: "files-from-0", fx: fxFilesFrom, args: dtArgs("-a", "-0", "--files-from=list0.txt", "src/", "dst/"), cmp: dtSkipRoot},
+	{name: "files-from-delete", fx: fxFilesFrom, pre: preExtras, args: dtArgs("-ar", "--delete", "--files-from=dirs.txt", "src/", "dst/"), cmp: dtSkipRoot},
+	{name: "files-from-missing", fx: fxFilesFrom, args: dtArgs("-a", "--files-from=nothere.txt", "src/", "dst/"), code: 1},
+}
+
+func init() { diffScenarios = append(diffScenarios, filesFromScenarios...) }

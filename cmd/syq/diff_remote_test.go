@@ -93,6 +93,13 @@ func TestDiffRemote(t *testing.T) {
 					// differs between the two arms' roots.
 					continue
 				}
+				if mode == "pull" && (s.name == "files-from" || s.name == "files-from-no-R") {
+					// These lists hold comments and "../": rsync's remote
+					// sender takes the comments as names and its receiver
+					// then rejects "priv" (exit 23 or 4); syq cleans the
+					// list once, on the client, in both directions.
+					continue
+				}
 				if _, ok := remoteArgs(s.args, "/", mode == "push"); !ok {
 					continue
 				}

@@ -10,7 +10,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 
 	"syq/filter"
 	"syq/fsops"
@@ -107,4 +109,63 @@ func homeCVSIgnore() []byte {
 	}
 	b, _ := fsops.ReadFile(filepath.Join(home, ".cvsignore"))
 	return b
+}
+
+// expandFilesFrom turns --files-from into operands: each listed path below
+// the one source, after a "/./" so -R keeps the path from there. Leading
+// slashes go and ".." is resolved within the source, as rsync does; blank
+// entries and ";"/"#" comments are skipped.
+func expandFilesFrom(inv *Invocation, stdin io.Reader) error {
+	if inv.filesFrom == "" {
+		return nil
+	}
+	if strings.HasPrefix(inv.filesFrom, ":") || isRemote(inv.filesFrom) {
+		return &UsageError{Msg: "option --files-from with a remote file (HOST:FILE or :FILE) is not supported yet"}
+	}
+	if len(inv.Sources) != 1 {
+		return &UsageError{Msg: "--files-from needs exactly one source directory"}
+	}
+	var data []byte
+	var err error
+	if inv.filesFrom == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = fsops.ReadFile(inv.filesFrom)
+	}
+	if err != nil {
+		return &wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("[client] failed to open files-from file %s: %s", inv.filesFrom, fsops.ErrText(err))}
+	}
+	sep := "\n"
+	if inv.From0 {
+		sep = "\x00"
+	}
+	src := strings.TrimSuffix(inv.Sources[0], "/")
+	if src == "" {
+		src = "/"
+	}
+	var ops []string
+	for _, line := range strings.Split(string(data), sep) {
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		slash := strings.HasSuffix(line, "/")
+		p := strings.TrimPrefix(path.Clean("/"+line), "/")
+		if p == "" {
+			p = "."
+		}
+		if slash && p != "." {
+			p += "/"
+		}
+		if inv.Opts.Relative {
+			ops = append(ops, src+"/./"+p)
+		} else {
+			ops = append(ops, src+"/"+p)
+		}
+	}
+	inv.Sources = ops
+	if len(ops) == 0 {
+		inv.Sources = []string{}
+	}
+	return nil
 }

@@ -93,6 +93,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -q, --quiet             print errors only
  -a, --archive           shorthand for -rlptgoD
  -r, --recursive         descend into directories
+     --files-from=FILE   copy exactly the paths FILE lists below SRC ("-": stdin);
+                         implies -R and -d, and -a does not imply -r
  -R, --relative          keep each operand's path (from a /./ in it)
  -d, --dirs              copy directories without recursing
  -l, --links             recreate symlinks as symlinks

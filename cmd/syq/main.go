@@ -105,7 +105,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, versionText())
 		return 0
 	}
-	if inv.filters, err = buildFilters(inv, os.Stdin); err != nil {
+	if err = expandFilesFrom(inv, os.Stdin); err == nil {
+		inv.filters, err = buildFilters(inv, os.Stdin)
+	}
+	if err != nil {
 		var ue *UsageError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "syq: %v\n", err)

@@ -53,15 +53,17 @@ type Invocation struct {
 	RemoteOptions []string
 	// Filter rules in command-line order; -C adds its rules after them.
 	Filters      []filterArg
-	CVSExclude   bool         // -C
-	From0        bool         // -0: rule files are NUL-separated
-	filterF      int          // how many -F were given
-	filters      *filter.List // compiled from Filters and CVSExclude
-	deleteWhens  int          // how many --delete-before/-after were given
-	altDestMixed bool         // more than one kind of --*-dest was given
-	maxSize      string       // --max-size as given
-	minSize      string       // --min-size as given
-	suffix       string       // --suffix
+	CVSExclude   bool                                    // -C
+	From0        bool                                    // -0: rule files are NUL-separated
+	filterF      int                                     // how many -F were given
+	filters      *filter.List                            // compiled from Filters and CVSExclude
+	deleteWhens  int                                     // how many --delete-before/-after were given
+	altDestMixed bool                                    // more than one kind of --*-dest was given
+	filesFrom    string                                  // --files-from
+	given        struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
+	maxSize      string                                  // --max-size as given
+	minSize      string                                  // --min-size as given
+	suffix       string                                  // --suffix
 	suffixSet    bool
 	NoProgress   bool // --no-progress was the last word on progress
 	Progress2    bool // --info=progress2: one whole-transfer progress line on stdout
@@ -232,15 +234,21 @@ func buildCLIOptions() []cliOpt {
 		o.Recursive, o.Links, o.Perms, o.Times = true, true, true, true
 		o.Group, o.Owner, o.Devices, o.Specials = true, true, true, true
 	}))
-	add(optBool(func(o *wire.Options) *bool { return &o.Recursive }, "recursive", 'r', "no-recursive", "no-r")...)
+	// -r, -d and -R remember being given, for --files-from's defaults.
+	recursive := func(on bool) func(*Invocation) {
+		return func(c *Invocation) { c.Opts.Recursive, c.given.recursive = on, given(on) }
+	}
+	add(optFlag("recursive", 'r', recursive(true)), optFlag("no-recursive", 0, recursive(false)), optFlag("no-r", 0, recursive(false)))
 	add(optNoop("inc-recursive"), optNoop("i-r"), optNoop("no-inc-recursive"), optNoop("no-i-r"))
-	add(optFlag("dirs", 'd', func(c *Invocation) { c.Opts.Dirs = true }))
-	add(optFlag("no-dirs", 0, func(c *Invocation) { c.Opts.Dirs = false }))
-	add(optFlag("no-d", 0, func(c *Invocation) { c.Opts.Dirs = false }))
+	dirs := func(on bool) func(*Invocation) {
+		return func(c *Invocation) { c.Opts.Dirs, c.given.dirs = on, given(on) }
+	}
+	add(optFlag("dirs", 'd', dirs(true)), optFlag("no-dirs", 0, dirs(false)), optFlag("no-d", 0, dirs(false)))
 	add(optTodos("old-dirs", "old-d")...)
-	add(optFlag("relative", 'R', func(c *Invocation) { c.Opts.Relative = true }))
-	add(optFlag("no-relative", 0, func(c *Invocation) { c.Opts.Relative = false }))
-	add(optFlag("no-R", 0, func(c *Invocation) { c.Opts.Relative = false }))
+	relative := func(on bool) func(*Invocation) {
+		return func(c *Invocation) { c.Opts.Relative, c.given.relative = on, given(on) }
+	}
+	add(optFlag("relative", 'R', relative(true)), optFlag("no-relative", 0, relative(false)), optFlag("no-R", 0, relative(false)))
 	add(optBool(func(o *wire.Options) *bool { return &o.ImpliedDirs }, "implied-dirs", 0, "no-implied-dirs", "no-i-d")...)
 	add(optFlag("i-d", 0, func(c *Invocation) { c.Opts.ImpliedDirs = true }))
 	add(optBool(func(o *wire.Options) *bool { return &o.Links }, "links", 'l', "no-links", "no-l")...)
@@ -371,7 +379,7 @@ func buildCLIOptions() []cliOpt {
 	add(optText("exclude", 0, rule(filter.Exclude, false)), optText("include", 0, rule(filter.Include, false)))
 	add(optText("exclude-from", 0, rule(filter.Exclude, true)), optText("include-from", 0, rule(filter.Include, true)))
 	add(optFlag("cvs-exclude", 'C', func(c *Invocation) { c.CVSExclude = true }))
-	add(optTodo("files-from", 0, cliStrArg))
+	add(optText("files-from", 0, func(c *Invocation, s string) { c.filesFrom = s }))
 	add(optFlag("from0", '0', func(c *Invocation) { c.From0 = true }), optFlag("no-from0", 0, func(c *Invocation) { c.From0 = false }))
 
 	// Compression.
@@ -772,6 +780,13 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := settleBackup(inv); err != nil {
 		return nil, err
 	}
+	if inv.filesFrom != "" {
+		// --files-from's defaults, wherever it stands on the line: -R
+		// and -d on, and -a's -r off unless -r itself was given.
+		inv.Opts.Recursive = inv.given.recursive > 0
+		inv.Opts.Dirs = inv.given.dirs >= 0
+		inv.Opts.Relative = inv.given.relative >= 0
+	}
 	if inv.Opts.Relative && !inv.Opts.ImpliedDirs {
 		return nil, &UsageError{Msg: "option --no-implied-dirs is not supported yet"}
 	}
@@ -791,6 +806,13 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		return nil, err
 	}
 	return inv, nil
+}
+
+func given(on bool) int {
+	if on {
+		return 1
+	}
+	return -1
 }
 
 // settleBackup applies rsync's backup defaults and checks: the suffix is
