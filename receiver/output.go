@@ -145,18 +145,24 @@ func (r *Receiver) formatLine(itemized, name string, e *wire.Entry, transferred 
 		case 'B':
 			return ModeString(e.Mode)[1:]
 		case 'U':
+			if !r.opts.Owner {
+				return "0"
+			}
 			return fmt.Sprint(e.Uid)
 		case 'G':
+			if !r.opts.Group {
+				return "DEFAULT"
+			}
 			return fmt.Sprint(e.Gid)
 		}
 		return ""
 	})
 }
 
-// FormatEscapes are the --out-format letters syq expands. Differences
+// formatEscapes are the --out-format letters syq expands. Differences
 // from rsync: %l of a directory is 0 (rsync shows its st_size) and %b is
 // the size of a transferred file (rsync counts its bytes on the wire).
-const FormatEscapes = "nLiobptlMBUG"
+const formatEscapes = "nLiobptlMBUG"
 
 // expandFormat replaces %[-][width]X escapes through value; "%%" is a
 // percent sign. Unknown letters were refused when the option was parsed.
@@ -188,7 +194,7 @@ func expandFormat(format string, value func(byte) string) string {
 			i = j
 			continue
 		}
-		if !strings.ContainsRune(FormatEscapes, rune(format[j])) {
+		if !strings.ContainsRune(formatEscapes, rune(format[j])) {
 			// Not an escape (rsync's own unsupported ones were refused
 			// when the option was parsed): kept as written, as rsync does.
 			b.WriteString(format[i : j+1])
@@ -277,6 +283,8 @@ func (r *Receiver) deletedLine(rel string, st *fsops.Stat) string {
 			// rsync's receiver shows what it deleted only when it logs
 			// (a pull); its sender knows nothing of the file.
 			switch {
+			case c == 'G' && !r.opts.Group:
+				return "DEFAULT"
 			case c == 'B' && r.cfg.Pulled:
 				return ModeString(st.Mode)[1:]
 			case c == 'B':
@@ -287,6 +295,8 @@ func (r *Receiver) deletedLine(rel string, st *fsops.Stat) string {
 				return fmt.Sprint(st.Gid)
 			case c == 'U' || c == 'G':
 				return "0"
+			case c == 'M':
+				return time.Unix(0, 0).Format("2006/01/02-15:04:05")
 			}
 			return ""
 		})

@@ -13,7 +13,8 @@ func preAttrOnly(b *fixtureBuilder) {
 var outputScenarios = []diffScenario{
 	{name: "out-format-name", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "--delete", "--out-format=%n%L", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-itemize", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "--delete", "--out-format=%i %n%L", "src/", "dst/"), stdout: true, sorted: true},
-	{name: "out-format-op-width", fx: fxPlain, pre: preAttrOnly, args: dtArgs("-rt", "--delete", "--out-format=[%o] %-12n|%B|%U", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "out-format-op-width", fx: fxPlain, pre: preAttrOnly, args: dtArgs("-rt", "--delete", "--out-format=[%o] %-12n|%B|%U|%G|%M", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "out-format-owner-a", fx: fxPlain, pre: preAttrOnly, args: dtArgs("-a", "--delete", "--out-format=%o %n|%U|%G|%M", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-not-an-escape", fx: fxPlain, args: dtArgs("-a", "--out-format=x%Zy %n", "src/", "dst/"), stdout: true, sorted: true},
 }
 
