@@ -29,6 +29,7 @@ package filter
 
 import (
 	"fmt"
+	"io/fs"
 	"path"
 	"strings"
 )
@@ -83,8 +84,22 @@ func (l *List) WithRoot(root string) *List {
 	return &c
 }
 
-// Root is the transfer root given to WithRoot ("" when none was).
-func (l *List) Root() string { return l.root }
+// EnterPaths is Enter for a caller that reads files by path: a relative
+// name is taken below the root WithRoot gave, an absolute one as it is
+// (the scan of the root's parents), and a file that cannot be read counts
+// as absent, as rsync treats it.
+func (l *List) EnterPaths(dir string, readPath func(path string) ([]byte, error)) (*List, error) {
+	return l.Enter(dir, func(name string) ([]byte, error) {
+		if !strings.HasPrefix(name, "/") {
+			name = l.root + "/" + name
+		}
+		b, err := readPath(name)
+		if err != nil {
+			return nil, fs.ErrNotExist
+		}
+		return b, nil
+	})
+}
 
 // Enter returns the list in effect inside dir, the path of a directory
 // relative to the transfer root ("" for the root itself), where l is the list

@@ -453,3 +453,44 @@ func BenchmarkCopyData4K(b *testing.B) {
 		}
 	}
 }
+
+// chunks is a ChunkReader over fixed chunks.
+type chunks [][]byte
+
+func (c *chunks) ReadChunk() ([]byte, error) {
+	if len(*c) == 0 {
+		return nil, io.EOF
+	}
+	b := (*c)[0]
+	*c = (*c)[1:]
+	return b, nil
+}
+
+func (c *chunks) Read([]byte) (int, error) { panic("CopyStream must take the chunks whole") }
+
+// TestCopyStreamChunks: a chunked source is written where its chunks are,
+// holes where they are zero with sparse, and a source longer or shorter
+// than the listed size is an error.
+func TestCopyStreamChunks(t *testing.T) {
+	dir := t.TempDir()
+	data := randBytes(3, 300<<10)
+	zeros := make([]byte, 64<<10)
+	for _, sparse := range []bool{false, true} {
+		path := filepath.Join(dir, fmt.Sprint("f", sparse))
+		dst := createDst(t, path, 0)
+		src := &chunks{data[:100<<10], zeros, data[100<<10:]}
+		size := int64(len(data) + len(zeros))
+		if err := CopyStream(context.Background(), dst, src, size, sparse); err != nil {
+			t.Fatalf("sparse=%v: %v", sparse, err)
+		}
+		checkContent(t, path, append(append(append([]byte{}, data[:100<<10]...), zeros...), data[100<<10:]...))
+	}
+	long := &chunks{data[:10], data[10:30]}
+	if err := CopyStream(context.Background(), createDst(t, filepath.Join(dir, "long"), 0), long, 20, false); err == nil {
+		t.Error("a source longer than its size was copied")
+	}
+	short := &chunks{data[:10]}
+	if err := CopyStream(context.Background(), createDst(t, filepath.Join(dir, "short"), 0), short, 20, false); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("short source: %v", err)
+	}
+}

@@ -8,19 +8,11 @@ package receiver
 // exists there is transferred and itemized against it.
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 
 	"syq/fsops"
 	"syq/wire"
-)
-
-// Kinds of alternate destination directories (wire.Options.AltDestKind).
-const (
-	AltCompare = "compare"
-	AltCopy    = "copy"
-	AltLink    = "link"
 )
 
 // openAltDests opens the alternate directories, which are relative to the
@@ -91,7 +83,7 @@ func (r *Receiver) altLookup(b *batchState, e *wire.Entry, wantDir bool) (level 
 	return level, dir, st
 }
 
-// unchangedIn is the quick check against a file of dir.
+// unchangedIn is the quick check against the file of e's name in dir.
 func (r *Receiver) unchangedIn(dir *fsops.Dir, e *wire.Entry, st *fsops.Stat) bool {
 	opts := r.opts
 	switch {
@@ -127,9 +119,9 @@ func (r *Receiver) sameAttrs(e *wire.Entry, st *fsops.Stat) bool {
 func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, rel string, lines []string) (done bool, it item, out []string) {
 	level, dir, st := r.altLookup(b, e, false)
 	switch {
-	case level == 3 && r.opts.AltDestKind == AltCompare:
+	case level == 3 && r.opts.AltDestKind == wire.AltCompare:
 		return true, item{}, lines
-	case level == 3 && r.opts.AltDestKind == AltLink:
+	case level == 3 && r.opts.AltDestKind == wire.AltLink:
 		if r.opts.DryRun || b.dir == nil {
 			return true, item{}, lines
 		}
@@ -173,7 +165,7 @@ func (r *Receiver) copyAlt(b *batchState, e *wire.Entry, rel string, dir *fsops.
 	b.refs.Add(1) // writeTemp's job holds the batch like any other
 	job := &fileJob{batch: b, e: e, name: e.Name, rel: rel, srcDev: st.Dev}
 	b.changed.Store(true)
-	if err := r.writeTemp(context.Background(), job, src); err != nil {
+	if err := r.writeTemp(r.ctx, job, src); err != nil {
 		r.writeFailed(job, err)
 	}
 	b.release()

@@ -5,7 +5,6 @@ package receiver
 // path below that directory.
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 
@@ -87,7 +86,7 @@ func (r *Receiver) backupCopy(dir *fsops.Dir, name, rel string) error {
 	if err != nil {
 		return err
 	}
-	_, err = fsops.CopyData(context.Background(), dst, src, st.Size, false)
+	_, err = fsops.CopyData(r.ctx, dst, src, st.Size, false)
 	if err == nil {
 		err = fsops.Fchmod(dst, st.Mode&0o7777)
 	}

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"sync/atomic"
 
-	"io/fs"
-	"strings"
 	"syq/filter"
 	"syq/fsops"
 	"syq/wire"
@@ -394,6 +392,12 @@ func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, li
 // directory being deleted they protect what they exclude on the Deleting
 // side, and the directory then stays.
 func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List) []string {
+	return r.deleteEntry(dir, name, rel, st, lines, rules, true)
+}
+
+// deleteEntry is deleteOne; showSelf false leaves the entry's own line out
+// (a directory removed to make way is not listed, only what it held).
+func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List, showSelf bool) []string {
 	if st.IsDir() {
 		sub, err := dir.OpenDir(name)
 		if err != nil {
@@ -440,6 +444,9 @@ func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, li
 		}
 	}
 	r.countDelete(st.IsDir())
+	if !showSelf {
+		return lines
+	}
 	return append(lines, r.deletedLine(rel, &st))
 }
 
@@ -494,18 +501,7 @@ func (r *Receiver) enterRules(parent *filter.List, dir string) *filter.List {
 	if parent == nil {
 		return nil
 	}
-	root := parent.Root()
-	l, err := parent.Enter(dir, func(name string) ([]byte, error) {
-		p := name
-		if !strings.HasPrefix(p, "/") {
-			p = root + "/" + name
-		}
-		b, err := fsops.ReadFile(p)
-		if err != nil {
-			return nil, fs.ErrNotExist
-		}
-		return b, nil
-	})
+	l, err := parent.EnterPaths(dir, fsops.ReadFile)
 	if err != nil {
 		r.problem(wire.ProblemGeneral, "%v", err)
 		return parent

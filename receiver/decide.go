@@ -291,13 +291,9 @@ func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.
 		return true, lines
 	}
 	if r.opts.Delete || r.opts.Force {
-		before := len(lines)
-		lines = r.deleteOne(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)))
+		// rsync lists what was inside, not the directory itself.
+		lines = r.deleteEntry(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)), false)
 		if _, err := b.dir.Lstat(e.Name); fsops.IsNotExist(err) {
-			// rsync lists what was inside, not the directory itself.
-			if n := len(lines); n > before && lines[n-1] == r.deletedLine(rel, old) {
-				lines = lines[:n-1]
-			}
 			return true, lines
 		}
 	}
@@ -352,20 +348,9 @@ func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string) bool
 }
 
 // unchanged is rsync's quick check (or the check -c, --size-only and -I
-// ask for instead).
+// ask for instead) against the destination's file.
 func (r *Receiver) unchanged(b *batchState, e *wire.Entry, old *fsops.Stat) bool {
-	opts := r.opts
-	switch {
-	case opts.IgnoreTimes:
-		return false
-	case old.Size != e.Size:
-		return false
-	case opts.SizeOnly:
-		return true
-	case opts.Checksum:
-		return r.sameChecksum(b, e)
-	}
-	return sameMtime(old, e, opts.ModifyWindowSec)
+	return r.unchangedIn(b.dir, e, old)
 }
 
 // sameMtime compares modification times in whole seconds (within

@@ -113,6 +113,7 @@ type Receiver struct {
 	ioSkipOnce     sync.Once
 	fatalMu        sync.Mutex
 	fatal          error
+	ctx            context.Context // the transfer's, for work started outside the writers
 	cancel         context.CancelFunc
 }
 
@@ -173,6 +174,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 	}
 	r.umaskNow = r.umask
 	ctx, r.cancel = context.WithCancel(ctx)
+	r.ctx = ctx
 	defer r.cancel()
 	err := r.run(ctx)
 	if r.root != nil {

@@ -306,11 +306,6 @@ func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error 
 	return nil
 }
 
-// sameChecksum compares the sender's checksum with the destination file's.
-func (r *Receiver) sameChecksum(b *batchState, e *wire.Entry) bool {
-	return r.sameChecksumIn(b.dir, e)
-}
-
 // sameChecksumIn compares the sender's checksum with that of the file of
 // the same name in dir.
 func (r *Receiver) sameChecksumIn(dir *fsops.Dir, e *wire.Entry) bool {

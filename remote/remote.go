@@ -56,8 +56,6 @@ type Session struct {
 	stdout io.ReadCloser
 	// Reader is the helper's output, positioned after Magic.
 	Reader *bufio.Reader
-	// Uploaded says the helper was installed by this session.
-	Uploaded bool
 
 	closeOnce sync.Once
 	waitOnce  sync.Once
@@ -200,7 +198,6 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 				bootErr = fmt.Errorf("uploading the helper: %w", err)
 				return bootErr
 			}
-			s.Uploaded = true
 		case "installed":
 			cfg.Debug("remote: helper installed at %s", arg)
 		case "missing":

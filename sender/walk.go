@@ -3,7 +3,6 @@ package sender
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"sort"
 	"strings"
 
@@ -357,7 +356,7 @@ func (s *Sender) list(j *dirJob) {
 			var through *fsops.Dir // a directory reached through a followed symlink
 			if st.Mode&fsops.TypeMask == fsops.TypeLnk && s.follows() {
 				var ok bool
-				if st, through, ok = s.followLink(d, name, joinRel(j.rel, name), st, src); !ok {
+				if st, through, ok = s.followLink(d, name, joinRel(j.rel, name), st); !ok {
 					j.ioError = j.ioError || st.Mode == 0
 					continue
 				}
@@ -428,36 +427,30 @@ func (s *Sender) follows() bool {
 // followed directory comes with an open handle. ok false means skip the
 // entry; a Mode of 0 in st then says it was an error (a link with no
 // referent, exit 23).
-func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat, src srcDir) (st fsops.Stat, through *fsops.Dir, ok bool) {
+func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat) (st fsops.Stat, through *fsops.Dir, ok bool) {
 	o := s.cfg.Opts
-	target := ""
-	if !o.CopyLinks {
-		t, err := d.Readlink(name)
+	// whole: the link is copied as what it points to, whatever that is
+	// (-L, or --copy-unsafe-links for a link that leaves the tree); -k
+	// alone follows links to directories only.
+	whole := o.CopyLinks
+	if !whole {
+		target, err := d.Readlink(name)
 		if err != nil {
 			return lst, nil, true // entryFor reports it
 		}
-		target = t
-		if !o.CopyUnsafeLinks || !wire.UnsafeSymlink(target, rel) {
-			if !o.CopyDirLinks {
-				return lst, nil, true
-			}
+		whole = o.CopyUnsafeLinks && wire.UnsafeSymlink(target, rel)
+		if !whole && !o.CopyDirLinks {
+			return lst, nil, true
 		}
 	}
 	fst, err := d.StatFollow(name)
-	if err != nil {
-		if o.CopyLinks || o.CopyUnsafeLinks && wire.UnsafeSymlink(target, rel) {
-			s.problem(wire.ProblemGeneral, "symlink has no referent: %q", absPath(d.Join(name)))
-			return fsops.Stat{}, nil, false
-		}
-		return lst, nil, true // -k: a dangling link stays a link
-	}
-	if !fst.IsDir() {
-		if !o.CopyLinks && !(o.CopyUnsafeLinks && wire.UnsafeSymlink(target, rel)) {
-			return lst, nil, true // -k follows directories only
-		}
-		return fst, nil, true
-	}
-	if !s.cfg.Opts.Recursive {
+	switch {
+	case err != nil && whole:
+		s.problem(wire.ProblemGeneral, "symlink has no referent: %q", absPath(d.Join(name)))
+		return fsops.Stat{}, nil, false
+	case err != nil, !fst.IsDir() && !whole:
+		return lst, nil, true // -k: a dangling link, or one to a file, stays a link
+	case !fst.IsDir() || !o.Recursive:
 		return fst, nil, true
 	}
 	sub, err := d.OpenDirFollow(name)
@@ -469,26 +462,12 @@ func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat, src 
 }
 
 // enterRules gives the filter rules in effect inside dir (relative to the
-// transfer root), reading its per-directory merge files. Names come
-// relative to the root the list was given, or absolute (rsync's scan of
-// the root's parents for "dir-merge /name"); a file that cannot be read
-// counts as absent, as in rsync.
+// transfer root), reading its per-directory merge files.
 func (s *Sender) enterRules(parent *filter.List, dir string) (*filter.List, error) {
 	if parent == nil {
 		return nil, nil
 	}
-	root := parent.Root()
-	return parent.Enter(dir, func(name string) ([]byte, error) {
-		p := name
-		if !strings.HasPrefix(p, "/") {
-			p = root + "/" + name
-		}
-		b, err := fsops.ReadFile(p)
-		if err != nil {
-			return nil, fs.ErrNotExist
-		}
-		return b, nil
-	})
+	return parent.EnterPaths(dir, fsops.ReadFile)
 }
 
 // entryFor turns a stat into a file-list entry, or reports why the file is

@@ -59,10 +59,9 @@ type Options struct {
 
 	// AltDests are --compare-dest, --copy-dest or --link-dest
 	// directories (one kind per transfer, as rsync allows), relative to
-	// the destination unless absolute; AltDestKind is "compare", "copy"
-	// or "link".
+	// the destination unless absolute; AltDestKind says which.
 	AltDests    []string
-	AltDestKind string
+	AltDestKind string // AltCompare, AltCopy or AltLink
 
 	// Backups (-b): replaced and deleted files are moved to NAME+suffix,
 	// below BackupDir (relative to the destination) when set.
@@ -104,3 +103,10 @@ type Options struct {
 	// Tuning (syq-only).
 	Workers int // --syq-workers; 0 = automatic
 }
+
+// Kinds of alternate destination directories (Options.AltDestKind).
+const (
+	AltCompare = "compare"
+	AltCopy    = "copy"
+	AltLink    = "link"
+)

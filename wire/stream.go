@@ -16,9 +16,6 @@ type StreamConfig struct {
 	// OnLog receives the peer's Log messages (its reports and output).
 	// It runs on the reading goroutine, so it must not block for long.
 	OnLog func(class int, text string)
-	// Buffered bounds the bytes of file data held for receivers that
-	// have not read them yet; 0 means 32 MiB.
-	Buffered int
 	// Peer names the other side in error messages ("receiver", "sender").
 	Peer string
 	// Timeout, if positive, ends the stream with exit 30 (rsync's
@@ -66,12 +63,13 @@ type Stream struct {
 	curPos int
 }
 
+// streamBuffered bounds the bytes of file data a receiving Stream holds
+// for writers that have not taken them yet.
+const streamBuffered = 32 << 20
+
 // NewStream starts a Conn over r and w; closer, if not nil, is closed
 // by Close and must unblock a pending Read of r and Write to w.
 func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig) *Stream {
-	if cfg.Buffered <= 0 {
-		cfg.Buffered = 32 << 20
-	}
 	if cfg.Peer == "" {
 		cfg.Peer = "peer"
 	}
@@ -88,7 +86,7 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 		closed:  make(chan struct{}),
 		batches: make(map[uint64][]Entry),
 		wants:   make(map[uint64][]int32),
-		budget:  newBudget(int64(cfg.Buffered)),
+		budget:  newBudget(streamBuffered),
 	}
 	go s.writeLoop()
 	go s.readLoop()
@@ -397,33 +395,33 @@ func (s *Stream) readFrame() (byte, []byte, error) {
 	return head[0], body, nil
 }
 
+// readErr says why reading stopped: our own timeout or Close, a protocol
+// error already worded, or the peer going away.
+func (s *Stream) readErr(err error) error {
+	var fe *FatalError
+	switch {
+	case s.timedOut.Load():
+		return s.timeoutErr()
+	case errors.As(err, &fe):
+		return err
+	}
+	select {
+	case <-s.closed:
+		return ErrClosed
+	default:
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("connection unexpectedly closed (%d bytes received so far) [%s]", s.read.Load(), s.cfg.Peer)}
+	}
+	return &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("reading from the %s failed: %w", s.cfg.Peer, err)}
+}
+
 func (s *Stream) readFrames() error {
 	var pending *FileBatch // a batch continued in the next frame
 	for {
 		typ, body, err := s.readFrame()
-		if err != nil && s.timedOut.Load() {
-			return s.timeoutErr()
-		}
 		if err != nil {
-			var fe *FatalError
-			switch {
-			case errors.As(err, &fe):
-				return err
-			case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-				select {
-				case <-s.closed:
-					return ErrClosed
-				default:
-				}
-				return &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("connection unexpectedly closed (%d bytes received so far) [%s]", s.read.Load(), s.cfg.Peer)}
-			default:
-				select {
-				case <-s.closed:
-					return ErrClosed
-				default:
-				}
-				return &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("reading from the %s failed: %w", s.cfg.Peer, err)}
-			}
+			return s.readErr(err)
 		}
 		if pending != nil && typ != frameBatch {
 			return s.protocolErr("batch %d ends without its last part", pending.Seq)
@@ -738,34 +736,57 @@ func (f *streamFile) waitStart() error {
 	return ErrClosed
 }
 
-func (f *streamFile) Read(p []byte) (int, error) {
+// ReadChunk returns the next chunk whole (fsops.ChunkReader): the
+// receiver writes it from the frame it came in, without a copy.
+func (f *streamFile) ReadChunk() ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.waitLocked(); err != nil {
+		return nil, err
+	}
+	c := f.chunks[0]
+	f.chunks[0] = nil
+	f.chunks = f.chunks[1:]
+	f.held -= int64(len(c))
+	f.budget.release(int64(len(c)))
+	return c, nil
+}
+
+// waitLocked waits for a chunk; with none left it returns why.
+func (f *streamFile) waitLocked() error {
 	for len(f.chunks) == 0 && !f.ended && !f.failed && f.err == nil && !f.dropped {
 		f.cond.Wait()
 	}
-	if len(f.chunks) > 0 {
-		c := f.chunks[0]
-		n := copy(p, c)
-		if n == len(c) {
-			f.chunks[0] = nil
-			f.chunks = f.chunks[1:]
-		} else {
-			f.chunks[0] = c[n:]
-		}
-		f.held -= int64(n)
-		f.budget.release(int64(n))
-		return n, nil
-	}
 	switch {
+	case len(f.chunks) > 0:
+		return nil
 	case f.failed:
-		return 0, errSenderFailed
+		return errSenderFailed
 	case f.ended:
-		return 0, io.EOF
+		return io.EOF
 	case f.err != nil:
-		return 0, f.err
+		return f.err
 	}
-	return 0, ErrClosed
+	return ErrClosed
+}
+
+func (f *streamFile) Read(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.waitLocked(); err != nil {
+		return 0, err
+	}
+	c := f.chunks[0]
+	n := copy(p, c)
+	if n == len(c) {
+		f.chunks[0] = nil
+		f.chunks = f.chunks[1:]
+	} else {
+		f.chunks[0] = c[n:]
+	}
+	f.held -= int64(n)
+	f.budget.release(int64(n))
+	return n, nil
 }
 
 // Close drops the rest of the file: later chunks are discarded on arrival.

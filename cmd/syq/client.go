@@ -139,7 +139,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		Timeout: time.Duration(opts.TimeoutSec) * time.Second,
 		OnLog: func(class int, text string) {
 			if class == wire.LogStdout {
-				probs.print(text)
+				io.WriteString(probs, text)
 				return
 			}
 			peerReport(class, text)

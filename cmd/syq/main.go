@@ -161,15 +161,9 @@ func (p *problems) report(side string) func(int, string) {
 	}
 }
 
-// print writes the peer's standard output, in order with the reports.
-func (p *problems) print(text string) {
-	p.mu.Lock()
-	io.WriteString(p.stdout, text)
-	p.mu.Unlock()
-}
-
-// Write makes problems the receiver's output in a pull, so its lines and
-// the sender's reports do not interleave mid-line.
+// Write passes output lines (the receiver's in a pull, the helper's in a
+// push) to stdout under the reports' lock, so lines and reports do not
+// interleave mid-line.
 func (p *problems) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -318,7 +318,7 @@ func buildCLIOptions() []cliOpt {
 			c.Opts.AltDests = append(c.Opts.AltDests, s)
 		}
 	}
-	add(optText("compare-dest", 0, altDest("compare")), optText("copy-dest", 0, altDest("copy")), optText("link-dest", 0, altDest("link")))
+	add(optText("compare-dest", 0, altDest(wire.AltCompare)), optText("copy-dest", 0, altDest(wire.AltCopy)), optText("link-dest", 0, altDest(wire.AltLink)))
 
 	// How files are written.
 	add(optBool(func(o *wire.Options) *bool { return &o.WholeFile }, "whole-file", 'W', "no-whole-file", "no-W")...)

@@ -234,32 +234,9 @@ func TestHelperKilledMidTransfer(t *testing.T) {
 			if mode == "pull" {
 				args = []string{"rsync", "-a", "-e", rsh, "127.0.0.1:" + big + "/", dst + "/"}
 			}
-			cmd := exec.Command(testBinary(t), args...)
-			var errb bytes.Buffer
-			cmd.Stderr = &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			killed := false
-			for i := 0; i < 200 && !killed; i++ {
-				time.Sleep(50 * time.Millisecond)
-				killed = killHelper(cache)
-			}
-			if !killed {
-				cmd.Process.Kill()
-				t.Fatal("never saw the helper running")
-			}
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				t.Fatal("syq did not stop after its helper died")
-			}
-			if code := exitCode(err); code != 12 {
-				t.Errorf("exit code %d, want 12; stderr:\n%s", code, errb.String())
+			code, stderr := signalMidTransfer(t, cache, syscall.SIGKILL, args...)
+			if code != 12 {
+				t.Errorf("exit code %d, want 12; stderr:\n%s", code, stderr)
 			}
 			if _, err := os.Stat(filepath.Join(dst, "huge")); err == nil {
 				t.Error("a partial file is under the final name")
@@ -279,7 +256,23 @@ func TestTimeoutStalledHelper(t *testing.T) {
 	f.Truncate(8 << 30)
 	f.Close()
 	dst := t.TempDir()
-	cmd := exec.Command(testBinary(t), "rsync", "-a", "--timeout=2", "-e", rsh, src+"/", "lh:"+dst+"/")
+	defer signalHelper(cache, syscall.SIGKILL)
+	code, stderr := signalMidTransfer(t, cache, syscall.SIGSTOP, "rsync", "-a", "--timeout=2", "-e", rsh, src+"/", "lh:"+dst+"/")
+	if code != 30 {
+		t.Errorf("exit code %d, want 30; stderr:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dst, "huge")); err == nil {
+		t.Error("a partial file is under the final name")
+	}
+}
+
+// signalMidTransfer runs syq with args, sends sig to its helper (found by
+// its cache directory) once it runs, and returns syq's exit code and
+// stderr. It fails the test if the helper never shows up or syq does not
+// end within 30 s after the signal.
+func signalMidTransfer(t *testing.T, cache string, sig syscall.Signal, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(testBinary(t), args...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
@@ -287,33 +280,26 @@ func TestTimeoutStalledHelper(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	stopped := false
-	for i := 0; i < 300 && !stopped; i++ {
+	signalled := false
+	for i := 0; i < 300 && !signalled; i++ {
 		time.Sleep(50 * time.Millisecond)
-		stopped = signalHelper(cache, syscall.SIGSTOP)
+		signalled = signalHelper(cache, sig)
 	}
-	defer signalHelper(cache, syscall.SIGKILL)
-	if !stopped {
+	if !signalled {
 		cmd.Process.Kill()
+		<-done
 		t.Fatalf("never saw the helper running; stderr: %s", errb.String())
 	}
 	select {
 	case err := <-done:
-		if code := exitCode(err); code != 30 {
-			t.Errorf("exit code %d, want 30; stderr:\n%s", code, errb.String())
-		}
+		return exitCode(err), errb.String()
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
-		t.Fatal("--timeout=2 did not end the transfer")
+		<-done
+		t.Fatalf("syq did not end after its helper got %v; stderr: %s", sig, errb.String())
 	}
-	if _, err := os.Stat(filepath.Join(dst, "huge")); err == nil {
-		t.Error("a partial file is under the final name")
-	}
+	return 0, ""
 }
-
-// killHelper SIGKILLs processes running a helper from cache; it reports
-// whether it found one.
-func killHelper(cache string) bool { return signalHelper(cache, syscall.SIGKILL) }
 
 // signalHelper signals processes running a helper from cache.
 func signalHelper(cache string, sig syscall.Signal) bool {

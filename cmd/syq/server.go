@@ -83,7 +83,7 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	in, out, closer := io.Reader(r), stdout, io.Closer(nil)
+	in, out, closer := r, stdout, io.Closer(nil)
 	if setup.Rails > 0 {
 		rail, err := offerRail(ctx, r, w)
 		if err != nil {
@@ -91,10 +91,10 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 			return wire.ExitStreamIO
 		}
 		if rail != nil {
-			in, out, closer = rail, rail, rail
+			in, out, closer = bufio.NewReaderSize(rail, 256<<10), rail, rail
 		}
 	}
-	st := wire.NewStream(asBufio(in, r), out, closer, wire.StreamConfig{
+	st := wire.NewStream(in, out, closer, wire.StreamConfig{
 		Peer:    "client",
 		Timeout: time.Duration(setup.Options.TimeoutSec) * time.Second,
 	})
@@ -202,14 +202,6 @@ func offerRail(ctx context.Context, r *bufio.Reader, w *bufio.Writer) (net.Conn,
 	}
 	a := <-railc
 	return a.c, a.err
-}
-
-// asBufio reads from in through r when in is r's source.
-func asBufio(in io.Reader, r *bufio.Reader) *bufio.Reader {
-	if b, ok := in.(*bufio.Reader); ok {
-		return b
-	}
-	return bufio.NewReaderSize(in, 256<<10)
 }
 
 // logWriter sends the receiver's standard output to the client.
