@@ -430,9 +430,6 @@ func copyNoEINTR(fn func() error) error {
 // runs of zeros become holes and dst is cut to size at the end. Writes go
 // at explicit offsets, so an --inplace file is overwritten from the start.
 func CopyStream(ctx context.Context, dst Writer, src io.Reader, size int64, sparse bool) error {
-	if cr, ok := src.(ChunkReader); ok {
-		return copyChunks(ctx, dst, cr, size, sparse)
-	}
 	bp := copyBufPool.Get().(*[]byte)
 	defer copyBufPool.Put(bp)
 	buf := *bp
@@ -465,58 +462,6 @@ func CopyStream(ctx context.Context, dst Writer, src io.Reader, size int64, spar
 			}
 			return err
 		}
-	}
-	if sparse && written != size {
-		if err := Truncate(dst, size); err != nil {
-			return fmt.Errorf("truncate %s: %w", dst.Name(), err)
-		}
-	}
-	return nil
-}
-
-// ChunkReader is a source that already holds its data in buffers (the
-// frames of a network stream): ReadChunk returns the next one, which the
-// caller may keep, and io.EOF after the last. CopyStream writes such
-// chunks where they are instead of copying them into its own buffer.
-type ChunkReader interface {
-	ReadChunk() ([]byte, error)
-}
-
-func copyChunks(ctx context.Context, dst Writer, src ChunkReader, size int64, sparse bool) error {
-	var pos, written int64
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		c, err := src.ReadChunk()
-		if int64(len(c)) > size-pos {
-			return fmt.Errorf("write %s: more data than the %d bytes listed", dst.Name(), size)
-		}
-		if len(c) > 0 {
-			if sparse {
-				end, werr := copyWriteNonZero(dst, c, pos)
-				if werr != nil {
-					return fmt.Errorf("write %s: %w", dst.Name(), werr)
-				}
-				if end > 0 {
-					written = end
-				}
-			} else if _, werr := dst.WriteAt(c, pos); werr != nil {
-				return fmt.Errorf("write %s: %w", dst.Name(), werr)
-			} else {
-				written = pos + int64(len(c))
-			}
-			pos += int64(len(c))
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if pos != size {
-		return fmt.Errorf("write %s: the data ended after %d of %d bytes: %w", dst.Name(), pos, size, io.ErrUnexpectedEOF)
 	}
 	if sparse && written != size {
 		if err := Truncate(dst, size); err != nil {

@@ -736,22 +736,6 @@ func (f *streamFile) waitStart() error {
 	return ErrClosed
 }
 
-// ReadChunk returns the next chunk whole (fsops.ChunkReader): the
-// receiver writes it from the frame it came in, without a copy.
-func (f *streamFile) ReadChunk() ([]byte, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.waitLocked(); err != nil {
-		return nil, err
-	}
-	c := f.chunks[0]
-	f.chunks[0] = nil
-	f.chunks = f.chunks[1:]
-	f.held -= int64(len(c))
-	f.budget.release(int64(len(c)))
-	return c, nil
-}
-
 // waitLocked waits for a chunk; with none left it returns why.
 func (f *streamFile) waitLocked() error {
 	for len(f.chunks) == 0 && !f.ended && !f.failed && f.err == nil && !f.dropped {
