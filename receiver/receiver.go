@@ -105,6 +105,7 @@ type Receiver struct {
 	out *orderedOutput
 
 	loggedMethod atomic.Bool
+	pacer        *wire.Pacer  // --bwlimit on data this receiver copies itself
 	progressed   atomic.Int64 // files shown by --progress
 
 	stats          statsCounter
@@ -171,6 +172,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		euid:     uint32(fsops.Geteuid()),
 		egid:     uint32(fsops.Getegid()),
 		out:      newOrderedOutput(cfg.Out),
+		pacer:    wire.NewPacer(cfg.Opts.BwLimit),
 	}
 	r.umaskNow = r.umask
 	ctx, r.cancel = context.WithCancel(ctx)

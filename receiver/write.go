@@ -260,8 +260,10 @@ func (r *Receiver) createPerm(job *fileJob) uint32 {
 func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.Source, job *fileJob) error {
 	b := job.batch
 	local, ok := src.(wire.LocalFile)
-	if !ok {
-		return fsops.CopyStream(ctx, dst, src, job.e.Size, r.opts.Sparse)
+	if !ok || r.pacer != nil {
+		// A network source is paced by its stream; a local one held to
+		// --bwlimit goes through read and write.
+		return fsops.CopyStream(ctx, dst, wire.PacedReader(src, r.pacer), job.e.Size, r.opts.Sparse)
 	}
 	srcDev := job.srcDev
 	if srcDev == 0 {

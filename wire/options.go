@@ -100,6 +100,10 @@ type Options struct {
 	// nothing arrives for that long; 0 waits forever.
 	TimeoutSec int
 
+	// BwLimit (--bwlimit) holds each side's writes of a remote transfer,
+	// and a local copy's data, to this many bytes per second; 0: no limit.
+	BwLimit int64
+
 	// Tuning (syq-only).
 	Workers int // --syq-workers; 0 = automatic
 }

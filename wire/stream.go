@@ -23,6 +23,9 @@ type StreamConfig struct {
 	// sends keepalives at a third of it, so only a dead or stuck peer
 	// times out.
 	Timeout time.Duration
+	// BytesPerSec, if positive, holds what this side writes to that
+	// average rate (rsync's --bwlimit).
+	BytesPerSec int64
 }
 
 // Stream is a Conn over a byte stream, such as the standard input and
@@ -72,6 +75,9 @@ const streamBuffered = 32 << 20
 func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig) *Stream {
 	if cfg.Peer == "" {
 		cfg.Peer = "peer"
+	}
+	if p := NewPacer(cfg.BytesPerSec); p != nil {
+		w = pacedWriter{w, p}
 	}
 	s := &Stream{
 		r:       r,

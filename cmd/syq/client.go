@@ -137,6 +137,8 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	st := wire.NewStream(in, out, closer, wire.StreamConfig{
 		Peer:    peerSide,
 		Timeout: time.Duration(opts.TimeoutSec) * time.Second,
+		// rsync limits the socket writes of both sides.
+		BytesPerSec: opts.BwLimit,
 		OnLog: func(class int, text string) {
 			if class == wire.LogStdout {
 				io.WriteString(probs, text)

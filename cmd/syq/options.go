@@ -62,6 +62,7 @@ type Invocation struct {
 	filesFrom    string                                  // --files-from
 	given        struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
 	maxSize      string                                  // --max-size as given
+	bwlimit      string                                  // --bwlimit as given
 	minSize      string                                  // --min-size as given
 	suffix       string                                  // --suffix
 	suffixSet    bool
@@ -406,7 +407,8 @@ func buildCLIOptions() []cliOpt {
 	add(optNoop("blocking-io"), optNoop("no-blocking-io"))
 	add(optText("remote-option", 'M', func(c *Invocation, s string) { c.RemoteOptions = append(c.RemoteOptions, s) }))
 	add(optTodo("password-file", 0, cliStrArg), optTodo("early-input", 0, cliStrArg))
-	add(optTodo("bwlimit", 0, cliStrArg), optNoop("no-bwlimit"))
+	add(optText("bwlimit", 0, func(c *Invocation, s string) { c.bwlimit = s }))
+	add(optFlag("no-bwlimit", 0, func(c *Invocation) { c.bwlimit = "" }))
 	add(optNum("timeout", 0, func(c *Invocation, n int) { c.Opts.TimeoutSec = max(n, 0) }))
 	add(optFlag("no-timeout", 0, func(c *Invocation) { c.Opts.TimeoutSec = 0 }))
 	// --contimeout bounds the wait for an rsync daemon's socket; syq
@@ -761,6 +763,17 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 			return nil, err
 		}
 		*lim.to = &n
+	}
+	if inv.bwlimit != "" {
+		n, err := parseSizeArg(inv.bwlimit, 'K', "bwlimit", 0)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 && n < 512 {
+			return nil, &UsageError{Msg: fmt.Sprintf("--bwlimit=%s is too small (min: 512 or 0 for unlimited)", inv.bwlimit)}
+		}
+		// rsync keeps the limit in whole KiB/s, rounded.
+		inv.Opts.BwLimit = (n + 512) / 1024 * 1024
 	}
 	if f := inv.Opts.OutFormat; f != "" {
 		if err := receiver.CheckFormat(f); err != nil {

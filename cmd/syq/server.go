@@ -95,8 +95,9 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 		}
 	}
 	st := wire.NewStream(in, out, closer, wire.StreamConfig{
-		Peer:    "client",
-		Timeout: time.Duration(setup.Options.TimeoutSec) * time.Second,
+		Peer:        "client",
+		Timeout:     time.Duration(setup.Options.TimeoutSec) * time.Second,
+		BytesPerSec: setup.Options.BwLimit,
 	})
 	// The client ends the transfer by closing the connection; signals
 	// (ssh hanging up) stop the helper the same way.
