@@ -151,11 +151,11 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		st.Close()
 		return fail(errors.New("timeout"))
 	}
-	gotSignal, stopSignals := onSignal(func() {
+	early := watchStop(inv.StopAt, func() {
 		cancel()
 		st.Close()
 	})
-	defer stopSignals()
+	defer early.done()
 
 	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Workers: opts.Workers})
 	start := time.Now()
@@ -219,11 +219,8 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	st.Close()
 
-	select {
-	case <-gotSignal:
-		fmt.Fprintf(stderr, "syq error: received SIGINT, SIGTERM, or SIGHUP (code %d)\n", wire.ExitSignal)
-		return wire.ExitSignal
-	default:
+	if code, ok := early.stopped(stderr); ok {
+		return code
 	}
 	if runErr != nil {
 		return fail(runErr)

@@ -194,14 +194,14 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sconn, rconn := wire.Pipe(256)
-	gotSignal, stopSignals := onSignal(func() {
+	early := watchStop(inv.StopAt, func() {
 		cancel()
 		// Closing the connection unblocks both halves; the receiver
 		// removes its temporary files on the way out.
 		sconn.Close()
 		rconn.Close()
 	})
-	defer stopSignals()
+	defer early.done()
 
 	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Dest: inv.Dest, Sources: inv.Sources, Workers: opts.Workers})
 	debugf("tuner: %s", plan.Why)
@@ -256,11 +256,8 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	wg.Wait()
 	elapsed := time.Since(start)
 
-	select {
-	case <-gotSignal:
-		fmt.Fprintf(stderr, "syq error: received SIGINT, SIGTERM, or SIGHUP (code %d)\n", wire.ExitSignal)
-		return wire.ExitSignal
-	default:
+	if code, ok := early.stopped(stderr); ok {
+		return code
 	}
 	code := probs.exitCode()
 	if fe := fatal(recvErr, sendErr); fe != nil {
@@ -275,28 +272,67 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	return code
 }
 
-// onSignal calls stop once on SIGINT, SIGTERM or SIGHUP; got is closed
-// when that happened. Call done to stop listening.
-func onSignal(stop func()) (got <-chan struct{}, done func()) {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	gotCh := make(chan struct{})
-	quit := make(chan struct{})
-	go func() {
-		select {
-		case <-sigs:
-			close(gotCh)
-			stop()
-		case <-quit:
-		}
-	}()
-	var once sync.Once
-	return gotCh, func() {
-		once.Do(func() {
-			signal.Stop(sigs)
-			close(quit)
-		})
+// earlyStop ends a transfer before its end: on SIGINT, SIGTERM or
+// SIGHUP (exit 20), or when --stop-at/--stop-after's time comes (exit 30,
+// as rsync). The transfer's own cleanup (temporary files removed) runs
+// as for any cancelled transfer.
+type earlyStop struct {
+	hit  chan struct{} // closed once stop has been called
+	code int           // set before hit closes
+	quit chan struct{}
+	once sync.Once
+	sigs chan os.Signal
+}
+
+// watchStop calls stop once when a signal arrives or at time at (never
+// when at is zero). Call done to stop watching.
+func watchStop(at time.Time, stop func()) *earlyStop {
+	e := &earlyStop{hit: make(chan struct{}), quit: make(chan struct{}), sigs: make(chan os.Signal, 1)}
+	signal.Notify(e.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	var limit <-chan time.Time
+	var timer *time.Timer
+	if !at.IsZero() {
+		timer = time.NewTimer(time.Until(at))
+		limit = timer.C
 	}
+	go func() {
+		if timer != nil {
+			defer timer.Stop()
+		}
+		select {
+		case <-e.sigs:
+			e.code = wire.ExitSignal
+		case <-limit:
+			e.code = wire.ExitTimeout
+		case <-e.quit:
+			return
+		}
+		close(e.hit)
+		stop()
+	}()
+	return e
+}
+
+func (e *earlyStop) done() {
+	e.once.Do(func() {
+		signal.Stop(e.sigs)
+		close(e.quit)
+	})
+}
+
+// stopped says why the transfer was stopped early, on stderr, and
+// returns the exit code; ok is false when it was not.
+func (e *earlyStop) stopped(stderr io.Writer) (code int, ok bool) {
+	select {
+	case <-e.hit:
+	default:
+		return 0, false
+	}
+	if e.code == wire.ExitTimeout {
+		fmt.Fprintln(stderr, "syq: stopping at requested limit")
+	}
+	fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(e.code), e.code)
+	return e.code, true
 }
 
 // fatal picks the error that stopped the transfer, preferring one that
@@ -338,6 +374,8 @@ func exitText(code int) string {
 		return "error in rsync protocol data stream"
 	case wire.ExitSignal:
 		return "received SIGINT, SIGTERM, or SIGHUP"
+	case wire.ExitTimeout:
+		return "timeout in data send/receive"
 	case wire.ExitPartial:
 		return "some files/attrs were not transferred (see previous errors)"
 	case wire.ExitVanished:

@@ -27,6 +27,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -43,6 +44,9 @@ type Invocation struct {
 	Dest        string   // "" when only one operand was given (list-only mode: rsync lists the source)
 	ShowHelp    bool     // --help, or -h as the only argument
 	ShowVersion bool     // --version / -V
+	// StopAt is when --stop-at or --stop-after ends the transfer (exit
+	// 30); zero: never.
+	StopAt time.Time
 	// VersionLevel counts -V: 2 or more prints the capabilities as JSON,
 	// in rsync's -VV layout.
 	VersionLevel int
@@ -63,6 +67,8 @@ type Invocation struct {
 	given        struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
 	maxSize      string                                  // --max-size as given
 	bwlimit      string                                  // --bwlimit as given
+	stopAt       string                                  // --stop-at as given
+	stopAfter    string                                  // --stop-after as given
 	minSize      string                                  // --min-size as given
 	suffix       string                                  // --suffix
 	suffixSet    bool
@@ -414,7 +420,9 @@ func buildCLIOptions() []cliOpt {
 	// --contimeout bounds the wait for an rsync daemon's socket; syq
 	// never connects to one, so (as rsync over ssh) it changes nothing.
 	add(optNum("contimeout", 0, func(*Invocation, int) {}), optNoop("no-contimeout"))
-	add(optTodo("stop-after", 0, cliStrArg), optTodo("time-limit", 0, cliStrArg), optTodo("stop-at", 0, cliStrArg))
+	stopAfter := func(c *Invocation, s string) { c.stopAfter, c.stopAt = s, "" }
+	add(optText("stop-after", 0, stopAfter), optText("time-limit", 0, stopAfter))
+	add(optText("stop-at", 0, func(c *Invocation, s string) { c.stopAt, c.stopAfter = s, "" }))
 	add(optTodo("iconv", 0, cliStrArg), optNoop("no-iconv"))
 	add(optTodo("ipv4", '4', cliNoArg), optTodo("ipv6", '6', cliNoArg))
 	add(optTodo("protocol", 0, cliIntArg))
@@ -763,6 +771,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 			return nil, err
 		}
 		*lim.to = &n
+	}
+	if err := settleStopTime(inv, time.Now()); err != nil {
+		return nil, err
 	}
 	if inv.bwlimit != "" {
 		n, err := parseSizeArg(inv.bwlimit, 'K', "bwlimit", 0)
