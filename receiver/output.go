@@ -43,11 +43,14 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 		name = r.fileSrcName + name[len(r.fileMode):]
 	}
 	name = wire.DisplayName(name)
+	if r.cfg.Log != nil && r.opts.LogFileFormat != "" && (it.update != '.' || it.flags.any()) {
+		r.cfg.Log(r.formatLine(r.opts.LogFileFormat, r.itemString(it, e), name, e, it.update == r.sentChar()))
+	}
 	if r.opts.OutFormat != "" {
 		if !r.opts.Itemize && (it.update == '.' && !e.IsDir() || r.opts.Progress && it.update == r.sentChar()) {
 			return "" // without %i, the lines are -v's
 		}
-		return r.formatLine(r.itemString(it, e), name, e, it.update == r.sentChar())
+		return r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, e, it.update == r.sentChar())
 	}
 	if r.opts.Itemize {
 		return r.itemString(it, e) + " " + name
@@ -99,9 +102,10 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 	return string(b[:])
 }
 
-// formatLine expands --out-format for one entry; name is its display
-// name, with " -> target" for a symlink (split off for %n and %L).
-func (r *Receiver) formatLine(itemized, name string, e *wire.Entry, transferred bool) string {
+// formatLine expands format (--out-format or --log-file-format) for one
+// entry; name is its display name, with " -> target" for a symlink
+// (split off for %n and %L).
+func (r *Receiver) formatLine(format, itemized, name string, e *wire.Entry, transferred bool) string {
 	link := ""
 	if e != nil && e.Type() == wire.TypeLnk {
 		if suffix := " -> " + wire.DisplayName(e.Link); strings.HasSuffix(name, suffix) {
@@ -117,7 +121,7 @@ func (r *Receiver) formatLine(itemized, name string, e *wire.Entry, transferred 
 	if transferred && e != nil {
 		bytes = e.Size
 	}
-	return expandFormat(r.opts.OutFormat, func(c byte) string {
+	return expandFormat(format, func(c byte) string {
 		switch c {
 		case 'n':
 			return name
@@ -266,40 +270,13 @@ func (r *Receiver) deletedLine(rel string, st *fsops.Stat) string {
 	if st.IsDir() {
 		rel += "/"
 	}
+	if r.cfg.Log != nil && r.opts.LogFileFormat != "" {
+		r.cfg.Log(r.formatDeletion(r.opts.LogFileFormat, rel, st))
+	}
 	switch {
 	case r.opts.OutFormat != "" && (r.opts.Itemize || strings.Contains(r.opts.OutFormat, "%o")):
 		// rsync formats a deletion only when the format has %i or %o.
-		return expandFormat(r.opts.OutFormat, func(c byte) string {
-			switch c {
-			case 'i':
-				return "*deleting  "
-			case 'n':
-				return rel
-			case 'o':
-				return "del."
-			case 'l', 'b':
-				return "0"
-			}
-			// rsync's receiver shows what it deleted only when it logs
-			// (a pull); its sender knows nothing of the file.
-			switch {
-			case c == 'G' && !r.opts.Group:
-				return "DEFAULT"
-			case c == 'B' && r.cfg.Pulled:
-				return ModeString(st.Mode)[1:]
-			case c == 'B':
-				return "---------"
-			case c == 'U' && r.cfg.Pulled:
-				return fmt.Sprint(st.Uid)
-			case c == 'G' && r.cfg.Pulled:
-				return fmt.Sprint(st.Gid)
-			case c == 'U' || c == 'G':
-				return "0"
-			case c == 'M':
-				return time.Unix(0, 0).Format("2006/01/02-15:04:05")
-			}
-			return ""
-		})
+		return r.formatDeletion(r.opts.OutFormat, rel, st)
 	case r.opts.OutFormat != "":
 		return "deleting " + rel
 	case r.opts.Itemize:
@@ -308,6 +285,41 @@ func (r *Receiver) deletedLine(rel string, st *fsops.Stat) string {
 		return "deleting " + rel
 	}
 	return ""
+}
+
+// formatDeletion expands format for a deleted file or directory.
+func (r *Receiver) formatDeletion(format, rel string, st *fsops.Stat) string {
+	return expandFormat(format, func(c byte) string {
+		switch c {
+		case 'i':
+			return "*deleting  "
+		case 'n':
+			return rel
+		case 'o':
+			return "del."
+		case 'l', 'b':
+			return "0"
+		}
+		// rsync's receiver shows what it deleted only when it logs
+		// (a pull); its sender knows nothing of the file.
+		switch {
+		case c == 'G' && !r.opts.Group:
+			return "DEFAULT"
+		case c == 'B' && r.cfg.Pulled:
+			return ModeString(st.Mode)[1:]
+		case c == 'B':
+			return "---------"
+		case c == 'U' && r.cfg.Pulled:
+			return fmt.Sprint(st.Uid)
+		case c == 'G' && r.cfg.Pulled:
+			return fmt.Sprint(st.Gid)
+		case c == 'U' || c == 'G':
+			return "0"
+		case c == 'M':
+			return time.Unix(0, 0).Format("2006/01/02-15:04:05")
+		}
+		return ""
+	})
 }
 
 // orderedOutput prints the lines of each batch in batch order, so -v and

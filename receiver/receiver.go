@@ -46,6 +46,9 @@ type Config struct {
 	// sender exits when its file list is empty, before the destination
 	// is made, so an empty list then creates nothing.
 	Pulled bool
+	// Log, if set, receives the --log-file line of each item and
+	// deletion, formatted with Opts.LogFileFormat.
+	Log func(line string)
 }
 
 // Live counts the files and bytes written so far; safe to read at any time.
@@ -393,7 +396,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 		}
 		if r.opts.DryRun {
 			r.rootCreated = true
-			r.out.now(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")), r.opts.Verbose > 0 || r.opts.Itemize || r.opts.Progress)
+			r.info(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")))
 			r.rootPath = dest
 			return nil
 		}
@@ -414,7 +417,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 		if err := fsops.MkdirPath(dest, false); err != nil {
 			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("mkdir %q failed: %s", absPath(strings.TrimSuffix(dest, "/")), fsops.ErrText(err))}
 		}
-		r.out.now(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")), r.opts.Verbose > 0 || r.opts.Itemize || r.opts.Progress)
+		r.info(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")))
 	}
 	d, err := fsops.OpenDirPath(dest)
 	if err != nil {
@@ -422,6 +425,18 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 	}
 	r.root, r.rootPath = d, dest
 	return nil
+}
+
+// info shows a note about the destination when -v, -i or --progress
+// asks for names, and logs it then (as rsync logs what it prints).
+func (r *Receiver) info(line string) {
+	if r.opts.Verbose == 0 && !r.opts.Itemize && !r.opts.Progress {
+		return
+	}
+	r.out.now(line, true)
+	if r.cfg.Log != nil {
+		r.cfg.Log(line)
+	}
 }
 
 // mkpath creates path and the missing directories above it, saying how
@@ -444,7 +459,7 @@ func (r *Receiver) mkpath(path string) error {
 	if missing == 1 {
 		what = "directory"
 	}
-	r.out.now(fmt.Sprintf("created %d %s for %s", missing, what, path), r.opts.Verbose > 0 || r.opts.Itemize || r.opts.Progress)
+	r.info(fmt.Sprintf("created %d %s for %s", missing, what, path))
 	return nil
 }
 

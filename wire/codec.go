@@ -553,6 +553,9 @@ func (*Log) isMessage() {}
 // under -v, -i lines).
 const LogStdout = 100
 
+// LogFile is the Log class of a line for the client's --log-file.
+const LogFile = 101
+
 func encodeLog(out []byte, m *Log) []byte {
 	start := len(out)
 	out = append(out, frameLog, 0, 0, 0, 0)

@@ -92,7 +92,12 @@ type Options struct {
 	Stats            bool // --stats
 	// OutFormat is --out-format: each line shown is this format
 	// expanded (with %i it shows what -i shows, otherwise what -v does).
-	OutFormat     string
+	OutFormat string
+	// LogFile: the client keeps a --log-file, so the receiver sends it
+	// each item's line formatted with LogFileFormat (none when empty),
+	// and the notes it shows.
+	LogFile       bool
+	LogFileFormat string
 	HumanReadable int  // -h count; -1 after --no-h (plain digits, no thousands separators)
 	Progress      bool // whole-transfer progress line on a terminal
 

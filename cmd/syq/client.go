@@ -29,7 +29,11 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	end := inv.Remote
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	probs := &problems{stdout: stdout, stderr: stderr}
+	logf := openLogFile(inv, stderr)
+	defer logf.close()
+	// Problems and the exit line go to the log too.
+	errOut := logf.tee(stderr)
+	probs := &problems{stdout: stdout, stderr: errOut, unlogged: stderr}
 	// --timeout also bounds the start: a helper that never answers its
 	// handshake is stopped. The timer is disarmed once the Stream (which
 	// has its own timeout) runs.
@@ -53,8 +57,8 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			err = &wire.FatalError{Code: wire.ExitTimeout, Err: fmt.Errorf("timeout: the remote side did not start within %ds", opts.TimeoutSec)}
 		}
 		fe := asFatal(err)
-		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
-		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
+		fmt.Fprintf(errOut, "syq: %v\n", fe.Err)
+		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
 		return fe.Code
 	}
 
@@ -84,6 +88,11 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 
 	// The listing and the local half see the same options the helper gets.
 	listing := !end.Push && opts.ListOnly
+	if end.Push {
+		logf.line("building file list") // rsync's sender logs it
+	} else {
+		logf.line("receiving file list")
+	}
 	showTargets := opts.Links
 	if listing {
 		if !opts.Recursive {
@@ -133,15 +142,20 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			in, out, closer = bufio.NewReaderSize(rail, 256<<10), rail, rail
 		}
 	}
-	peerReport := probs.report(peerSide)
+	// The peer's own reports are shown but, as rsync's, not logged.
+	peerReport := probs.reportUnlogged(peerSide)
 	st := wire.NewStream(in, out, closer, wire.StreamConfig{
 		Peer:    peerSide,
 		Timeout: time.Duration(opts.TimeoutSec) * time.Second,
 		// rsync limits the socket writes of both sides.
 		BytesPerSec: opts.BwLimit,
 		OnLog: func(class int, text string) {
-			if class == wire.LogStdout {
+			switch class {
+			case wire.LogStdout:
 				io.WriteString(probs, text)
+				return
+			case wire.LogFile:
+				logf.line(text)
 				return
 			}
 			peerReport(class, text)
@@ -183,7 +197,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		stats, runErr = receiver.Run(ctx, receiver.Config{
 			Opts: opts, Dest: inv.Dest,
 			DirWorkers: plan.DirWorkers, Writers: plan.Writers,
-			Out: out, Report: probs.report("receiver"), Debug: debug, Pulled: true,
+			Out: out, Report: probs.report("receiver"), Debug: debug, Pulled: true, Log: logf.items(),
 			Filter: inv.filters,
 		}, st)
 	}
@@ -219,19 +233,23 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	st.Close()
 
-	if code, ok := early.stopped(stderr); ok {
+	if code, ok := early.stopped(errOut); ok {
 		return code
 	}
 	if runErr != nil {
 		return fail(runErr)
 	}
+	code := probs.exitCode()
 	if !listing {
 		sent, received := st.Traffic()
 		printSummary(inv, stats, &traffic{sent, received}, elapsed, stdout)
+		if end.Push || code == 0 {
+			// rsync's pulling client logs no summary after errors.
+			logf.summary(inv, stats, &traffic{sent, received}, elapsed)
+		}
 	}
-	code := probs.exitCode()
 	if code != 0 {
-		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
+		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(code), code)
 	}
 	return code
 }

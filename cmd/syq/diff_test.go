@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -423,7 +424,9 @@ type diffScenario struct {
 	// srcChanges: the run changes the source side (--remove-source-files);
 	// it must change the same way under both tools.
 	srcChanges bool
-	check      func(t *testing.T, root string)
+	// logFile: the args write --log-file=run.log; its lines must match.
+	logFile bool
+	check   func(t *testing.T, root string)
 	// remote, if set, gives the arguments for a run in root (remote mode
 	// names operands by absolute path).
 	remote func(root string) []string
@@ -801,7 +804,45 @@ type dtArm struct {
 	timedOut       bool
 }
 
-func dtIsDst(rel string) bool { return rel == "dst" }
+// dtIsDst: the destination, and the --log-file a scenario writes beside it.
+func dtIsDst(rel string) bool { return rel == "dst" || rel == dtLogName }
+
+// dtLogName is the --log-file of scenarios with logFile set, in the
+// scenario root.
+const dtLogName = "run.log"
+
+// dtLogLines reads a scenario's --log-file as its sorted lines, without
+// what differs between any two runs or tools: the time and process id
+// of each line, the tool's name, the byte counts of the summary, and
+// where in rsync's source an error was raised.
+func dtLogLines(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, dtLogName))
+	if err != nil {
+		return "", err
+	}
+	stamp := regexp.MustCompile(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[\d+\] `)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(dtNormOut(string(b), root), "\n"), "\n") {
+		if !stamp.MatchString(l) {
+			return "", fmt.Errorf("log line without rsync's time and pid prefix: %q", l)
+		}
+		l = stamp.ReplaceAllString(l, "")
+		l = strings.Replace(l, "rsync", "syq", 1)
+		l = regexp.MustCompile(` at [a-z]+\.c\(\d+\) \[[a-z]+=[0-9.]+\]$`).ReplaceAllString(l, "")
+		if strings.HasPrefix(l, "sent ") {
+			l = "sent ..."
+		}
+		// --stats figures about the protocol itself differ by design.
+		for _, p := range []string{"File list size:", "File list generation time:", "File list transfer time:", "Total bytes sent:", "Total bytes received:"} {
+			if strings.HasPrefix(l, p) {
+				l = p + " ..."
+			}
+		}
+		lines = append(lines, l)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n"), nil
+}
 
 func TestDiffScenarioCount(t *testing.T) {
 	names := map[string]bool{}
@@ -971,6 +1012,18 @@ func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 		}
 		if ro != so {
 			problems = append(problems, "stdout differs:\n"+dtLineDiff(ro, so))
+		}
+	}
+	if s.logFile {
+		rl, rerr := dtLogLines(rs.root)
+		sl, serr := dtLogLines(sq.root)
+		switch {
+		case rerr != nil:
+			problems = append(problems, "HARNESS: rsync's log: "+rerr.Error())
+		case serr != nil:
+			problems = append(problems, "syq's log: "+serr.Error())
+		case rl != sl:
+			problems = append(problems, "--log-file lines differ (sorted):\n"+dtLineDiff(rl, sl))
 		}
 	}
 	if len(problems) > 0 {

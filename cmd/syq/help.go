@@ -62,7 +62,7 @@ func capabilitiesJSON() string {
 		Capabilities: caps{
 			FileBits: 64, InumBits: 64, TimestampBits: 64, LongIntBits: 64,
 			Socketpairs: true, Symlinks: true, Symtimes: true, Hardlinks: true,
-			IPv6: true, Inplace: true, SecludedArgs: "no",
+			IPv6: true, Inplace: true, SecludedArgs: "no", StopAt: true,
 		},
 		ChecksumList:   []string{},
 		CompressList:   []string{"none"},
@@ -166,6 +166,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -h, --human-readable    print sizes with K/M/G units (-hh: powers of 1024)
      --out-format=FORMAT one line per change in FORMAT (also --log-format; rsync's
                          %n %L %i %o %l %b %M %B %U %G %t %p and widths)
+     --log-file=FILE     append what happened to FILE, each line stamped
+     --log-file-format=FMT  the item lines of --log-file (default "%i %n%L")
      --stats             print transfer statistics at the end
  -i, --itemize-changes   print a change line per item (-ii: unchanged too)
      --progress          show progress while copying (--no-progress: never)
@@ -177,6 +179,9 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
                          command such as "sudo /opt/syq")
      --timeout=SECONDS   end a remote transfer when no data arrives for that long
      --contimeout=SECONDS  accepted; it concerns rsync daemons only
+     --bwlimit=RATE      limit the data rate (KiB/s; K, M, G suffixes)
+     --stop-after=MINS   stop the transfer after MINS minutes (also --time-limit)
+     --stop-at=y-m-dTh:m stop the transfer at this local time
  -s, --secluded-args     accepted (also --protect-args): syq never passes
                          names through the remote shell
  -M, --remote-option=OPT an rsync option for the remote side only

@@ -131,10 +131,23 @@ func run(argv []string, stdout, stderr io.Writer) int {
 type problems struct {
 	mu                          sync.Mutex
 	stdout, stderr              io.Writer
+	unlogged                    io.Writer // stderr without the --log-file, if that differs
 	general, vanished, delLimit bool
 }
 
 func (p *problems) report(side string) func(int, string) {
+	return p.reportTo(side, p.stderr)
+}
+
+// reportUnlogged reports as report does, on stderr only.
+func (p *problems) reportUnlogged(side string) func(int, string) {
+	if p.unlogged == nil {
+		return p.report(side)
+	}
+	return p.reportTo(side, p.unlogged)
+}
+
+func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 	return func(class int, msg string) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -146,18 +159,18 @@ func (p *problems) report(side string) func(int, string) {
 			p.general = true
 		case wire.ProblemVanished:
 			p.vanished = true
-			fmt.Fprintf(p.stderr, "%s\n", msg)
+			fmt.Fprintf(stderr, "%s\n", msg)
 			return
 		case wire.ProblemWarning:
-			fmt.Fprintln(p.stderr, msg)
+			fmt.Fprintln(stderr, msg)
 			return
 		case wire.ProblemDebug:
-			fmt.Fprintf(p.stderr, "syq debug: %s\n", msg)
+			fmt.Fprintf(stderr, "syq debug: %s\n", msg)
 			return
 		case wire.ProblemDelLimit:
 			p.delLimit = true
 		}
-		fmt.Fprintf(p.stderr, "syq: [%s] %s\n", side, msg)
+		fmt.Fprintf(stderr, "syq: [%s] %s\n", side, msg)
 	}
 }
 
@@ -206,7 +219,13 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Dest: inv.Dest, Sources: inv.Sources, Workers: opts.Workers})
 	debugf("tuner: %s", plan.Why)
 
-	probs := &problems{stdout: stdout, stderr: stderr}
+	logf := openLogFile(inv, stderr)
+	defer logf.close()
+	logf.line("building file list")
+	// Problems and the exit line go to the log too; the progress line
+	// does not.
+	errOut := logf.tee(stderr)
+	probs := &problems{stdout: stdout, stderr: errOut}
 	start := time.Now()
 	if (opts.Verbose > 0 || opts.Progress) && !opts.Quiet {
 		fmt.Fprintln(stdout, "sending incremental file list")
@@ -246,6 +265,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		Debug:  os.Getenv("SYQ_DEBUG") != "",
 		Live:   live,
 		Filter: inv.filters,
+		Log:    logf.items(),
 	}, rconn)
 	if bar != nil {
 		bar.end()
@@ -256,18 +276,19 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	wg.Wait()
 	elapsed := time.Since(start)
 
-	if code, ok := early.stopped(stderr); ok {
+	if code, ok := early.stopped(errOut); ok {
 		return code
 	}
 	code := probs.exitCode()
 	if fe := fatal(recvErr, sendErr); fe != nil {
-		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
-		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
+		fmt.Fprintf(errOut, "syq: %v\n", fe.Err)
+		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
 		return fe.Code
 	}
 	printSummary(inv, stats, nil, elapsed, stdout)
+	logf.summary(inv, stats, nil, elapsed)
 	if code != 0 {
-		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
+		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(code), code)
 	}
 	return code
 }

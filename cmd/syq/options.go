@@ -47,6 +47,8 @@ type Invocation struct {
 	// StopAt is when --stop-at or --stop-after ends the transfer (exit
 	// 30); zero: never.
 	StopAt time.Time
+	// LogFile is --log-file: where the client logs what happened.
+	LogFile string
 	// VersionLevel counts -V: 2 or more prints the capabilities as JSON,
 	// in rsync's -VV layout.
 	VersionLevel int
@@ -56,26 +58,27 @@ type Invocation struct {
 	// RemoteOptions (-M) are rsync options for the remote side only.
 	RemoteOptions []string
 	// Filter rules in command-line order; -C adds its rules after them.
-	Filters      []filterArg
-	CVSExclude   bool                                    // -C
-	From0        bool                                    // -0: rule files are NUL-separated
-	filterF      int                                     // how many -F were given
-	filters      *filter.List                            // compiled from Filters and CVSExclude
-	deleteWhens  int                                     // how many --delete-before/-after were given
-	altDestMixed bool                                    // more than one kind of --*-dest was given
-	filesFrom    string                                  // --files-from
-	given        struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
-	maxSize      string                                  // --max-size as given
-	bwlimit      string                                  // --bwlimit as given
-	stopAt       string                                  // --stop-at as given
-	stopAfter    string                                  // --stop-after as given
-	minSize      string                                  // --min-size as given
-	suffix       string                                  // --suffix
-	suffixSet    bool
-	NoProgress   bool // --no-progress was the last word on progress
-	Progress2    bool // --info=progress2: one whole-transfer progress line on stdout
-	InfoHelp     bool // --info=help
-	Debug        bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
+	Filters       []filterArg
+	CVSExclude    bool                                    // -C
+	From0         bool                                    // -0: rule files are NUL-separated
+	filterF       int                                     // how many -F were given
+	filters       *filter.List                            // compiled from Filters and CVSExclude
+	deleteWhens   int                                     // how many --delete-before/-after were given
+	altDestMixed  bool                                    // more than one kind of --*-dest was given
+	filesFrom     string                                  // --files-from
+	given         struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
+	maxSize       string                                  // --max-size as given
+	bwlimit       string                                  // --bwlimit as given
+	logFileFormat *string                                 // --log-file-format as given
+	stopAt        string                                  // --stop-at as given
+	stopAfter     string                                  // --stop-after as given
+	minSize       string                                  // --min-size as given
+	suffix        string                                  // --suffix
+	suffixSet     bool
+	NoProgress    bool // --no-progress was the last word on progress
+	Progress2     bool // --info=progress2: one whole-transfer progress line on stdout
+	InfoHelp      bool // --info=help
+	Debug         bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
 
 	// syq-only options of remote mode.
 	NoBootstrap bool // --syq-no-bootstrap
@@ -232,7 +235,8 @@ func buildCLIOptions() []cliOpt {
 	add(optTodo("8-bit-output", '8', cliNoArg), optNoop("no-8-bit-output"), optNoop("no-8"))
 	outFormat := func(c *Invocation, s string) { c.Opts.OutFormat = s }
 	add(optText("out-format", 0, outFormat), optText("log-format", 0, outFormat))
-	add(optTodo("log-file", 0, cliStrArg), optTodo("log-file-format", 0, cliStrArg))
+	add(optText("log-file", 0, func(c *Invocation, s string) { c.LogFile = s }))
+	add(optText("log-file-format", 0, func(c *Invocation, s string) { c.logFileFormat = &s }))
 	add(optTodo("outbuf", 0, cliStrArg))
 
 	// What gets walked.
@@ -785,6 +789,16 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		}
 		// rsync keeps the limit in whole KiB/s, rounded.
 		inv.Opts.BwLimit = (n + 512) / 1024 * 1024
+	}
+	if inv.LogFile != "" {
+		inv.Opts.LogFile = true
+		inv.Opts.LogFileFormat = defaultLogFileFormat
+		if inv.logFileFormat != nil {
+			inv.Opts.LogFileFormat = *inv.logFileFormat
+		}
+		if err := receiver.CheckFormat(inv.Opts.LogFileFormat); err != nil {
+			return nil, &UsageError{Msg: err.Error()}
+		}
 	}
 	if f := inv.Opts.OutFormat; f != "" {
 		if err := receiver.CheckFormat(f); err != nil {

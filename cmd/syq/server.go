@@ -142,7 +142,7 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 		_, runErr = receiver.Run(ctx, receiver.Config{
 			Opts: opts, Dest: setup.Args[0],
 			DirWorkers: plan.DirWorkers, Writers: plan.Writers,
-			Out: out, Report: report, Debug: setup.Debug, Pushed: true, Filter: rules,
+			Out: out, Report: report, Debug: setup.Debug, Pushed: true, Filter: rules, Log: logLines(st, setup.Options),
 		}, st)
 	}
 	// The last word: the error that stopped this side, if any. The
@@ -213,4 +213,13 @@ func (l logWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// logLines sends the receiver's --log-file lines to the client, which
+// owns the log; nil when the client keeps none.
+func logLines(st *wire.Stream, opts wire.Options) func(string) {
+	if !opts.LogFile {
+		return nil
+	}
+	return func(line string) { st.Send(&wire.Log{Class: wire.LogFile, Text: line}) }
 }

@@ -25,11 +25,7 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 		return
 	}
 	num := func(n int64) string { return humanNum(n, opts.HumanReadable) }
-	sent := st.TransferredSize + st.Files*32
-	received := st.TransferredFiles*8 + 32
-	if t != nil {
-		sent, received = t.sent, t.received
-	}
+	sent, received := summaryTraffic(st, t)
 	if opts.Stats {
 		fmt.Fprintf(w, "\nNumber of files: %s%s\n", num(st.Files), kinds(st.RegFiles, st.Dirs, st.Links, st.Devices, st.Specials, num))
 		fmt.Fprintf(w, "Number of created files: %s%s\n", num(st.CreatedFiles), kinds(st.CreatedReg, st.CreatedDirs, st.CreatedLinks, st.CreatedDevices, st.CreatedSpecials, num))
@@ -55,6 +51,16 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 	}
 	fmt.Fprintf(w, "\nsent %s bytes  received %s bytes  %s bytes/sec\n", num(sent), num(received), humanRate(float64(sent+received)/secs, opts.HumanReadable))
 	fmt.Fprintf(w, "total size is %s  speedup is %.2f%s\n", num(st.TotalSize), speedup, dryRunNote(opts))
+}
+
+// summaryTraffic is the bytes sent and received that the summary shows:
+// counted on the wire in remote mode, estimated locally (where rsync
+// counts its pipe between two processes).
+func summaryTraffic(st wire.Stats, t *traffic) (sent, received int64) {
+	if t != nil {
+		return t.sent, t.received
+	}
+	return st.TransferredSize + st.Files*32, st.TransferredFiles*8 + 32
 }
 
 func dryRunNote(opts *wire.Options) string {
