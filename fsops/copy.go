@@ -395,6 +395,18 @@ func copyWriteNonZero(dst Writer, b []byte, off int64) (int64, error) {
 	return last, nil
 }
 
+// Preallocate reserves size bytes of blocks for f (fallocate(2)), which
+// also sets its length. A filesystem without fallocate is no error: the
+// data is written all the same.
+func Preallocate(f Handle, size int64) error {
+	err := copyNoEINTR(func() error { return unix.Fallocate(int(f.Fd()), 0, 0, size) })
+	runtime.KeepAlive(f)
+	if err != nil && err != unix.EOPNOTSUPP && err != unix.ENOSYS {
+		return &os.PathError{Op: "fallocate", Path: f.Name(), Err: err}
+	}
+	return nil
+}
+
 // Fsync flushes f to stable storage (fsync(2)), retrying on EINTR.
 func Fsync(f Handle) error {
 	err := copyNoEINTR(func() error { return unix.Fsync(int(f.Fd())) })

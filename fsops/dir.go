@@ -298,7 +298,22 @@ func (d *Dir) OpenDirFollow(name string) (*Dir, error) {
 // OpenReadFollow opens the regular file name for reading through a
 // symlink (-L, --copy-unsafe-links).
 func (d *Dir) OpenReadFollow(name string) (*File, error) {
-	fd, err := openRetry(d.fd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	return d.OpenSource(name, true, false)
+}
+
+// OpenSource opens a source file for reading: through a symlink when
+// follow is set (else refusing one), and without updating its access
+// time when noatime is set (--open-noatime; the kernel allows that to
+// the file's owner and root only).
+func (d *Dir) OpenSource(name string, follow, noatime bool) (*File, error) {
+	flags := unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	if noatime {
+		flags |= unix.O_NOATIME
+	}
+	fd, err := openRetry(d.fd, name, flags, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: d.Join(name), Err: err}
 	}
@@ -324,11 +339,7 @@ func (d *Dir) Readlink(name string) (string, error) {
 // O_NONBLOCK keeps a FIFO swapped in for a listed file from blocking the
 // open; regular files ignore the flag.
 func (d *Dir) OpenRead(name string) (*File, error) {
-	fd, err := openRetry(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: d.Join(name), Err: err}
-	}
-	return newFile(fd, d.Join(name)), nil
+	return d.OpenSource(name, false, false)
 }
 
 // OpenWrite opens the existing regular file name for writing in place

@@ -411,7 +411,7 @@ func (r *Receiver) owner(e *wire.Entry) (int, int) {
 // the destination has, for the attributes being preserved.
 func (r *Receiver) attrChanges(e *wire.Entry, old *fsops.Stat) itemFlags {
 	var f itemFlags
-	if r.opts.Times && !(e.IsDir() && r.opts.OmitDirTimes) && e.Type() != wire.TypeLnk || e.Type() == wire.TypeLnk && r.opts.Times {
+	if r.keepsTime(e) {
 		if !sameMtime(old, e, r.opts.ModifyWindowSec) {
 			f |= flagTime
 		}
@@ -427,6 +427,12 @@ func (r *Receiver) attrChanges(e *wire.Entry, old *fsops.Stat) itemFlags {
 		f |= flagGroup
 	}
 	return f
+}
+
+// keepsTime says whether e's mtime is preserved: -t, except directories
+// under -O and symlinks under -J.
+func (r *Receiver) keepsTime(e *wire.Entry) bool {
+	return r.opts.Times && !(e.IsDir() && r.opts.OmitDirTimes) && !(e.Type() == wire.TypeLnk && r.opts.OmitLinkTimes)
 }
 
 // fixAttrs sets owner, permissions and mtime of an existing entry by name.
@@ -447,7 +453,7 @@ func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old
 			}
 		}
 	}
-	if r.opts.Times && (old == nil || !sameMtime(old, e, r.opts.ModifyWindowSec)) {
+	if r.keepsTime(e) && (old == nil || !sameMtime(old, e, r.opts.ModifyWindowSec)) {
 		if err := dir.SetMtime(name, e.MtimeSec, e.MtimeNsec); err != nil {
 			r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(rel), fsops.ErrText(err))
 		}

@@ -13,7 +13,7 @@ import (
 // sender lists, in rsync's format, and asks for no data. Symlink targets
 // are shown with showTargets (rsync's -l). With recursive, a directory is
 // printed just before its contents, as rsync orders its listing.
-func List(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recursive bool) error {
+func List(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recursive, eightBit bool) error {
 	held := map[string]string{}
 	for {
 		m, err := conn.Recv()
@@ -32,7 +32,7 @@ func List(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recur
 				if m.Dir != "" && m.Dir != "." {
 					name = m.Dir + "/" + e.Name
 				}
-				line := ListLine(e, name, showTargets)
+				line := ListLine(e, name, showTargets, eightBit)
 				if recursive && e.IsDir() && e.Name != "." {
 					held[name] = line
 					continue
@@ -58,10 +58,14 @@ func List(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recur
 }
 
 // ListLine formats one entry as rsync's --list-only does.
-func ListLine(e *wire.Entry, name string, showTarget bool) string {
-	name = wire.DisplayName(name)
+func ListLine(e *wire.Entry, name string, showTarget, eightBit bool) string {
+	display := wire.DisplayName
+	if eightBit {
+		display = wire.DisplayName8
+	}
+	name = display(name)
 	if e.Type() == wire.TypeLnk && e.Link != "" && showTarget {
-		name += " -> " + wire.DisplayName(e.Link)
+		name += " -> " + display(e.Link)
 	}
 	size := e.Size
 	if e.Type() == wire.TypeDir {

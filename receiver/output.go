@@ -42,7 +42,7 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 		// A single file copied to another name shows as the source's.
 		name = r.fileSrcName + name[len(r.fileMode):]
 	}
-	name = wire.DisplayName(name)
+	name = r.display(name)
 	if r.cfg.Log != nil && r.opts.LogFileFormat != "" && (it.update != '.' || it.flags.any()) {
 		r.cfg.Log(r.formatLine(r.opts.LogFileFormat, r.itemString(it, e), name, e, it.update == r.sentChar()))
 	}
@@ -67,6 +67,15 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 		return name
 	}
 	return ""
+}
+
+// display escapes a name for output (wire.DisplayName), leaving bytes
+// outside ASCII as they are under -8.
+func (r *Receiver) display(name string) string {
+	if r.opts.EightBitOutput {
+		return wire.DisplayName8(name)
+	}
+	return wire.DisplayName(name)
 }
 
 // itemString is the 11 characters of -i's change string.
@@ -108,7 +117,7 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 func (r *Receiver) formatLine(format, itemized, name string, e *wire.Entry, transferred bool) string {
 	link := ""
 	if e != nil && e.Type() == wire.TypeLnk {
-		if suffix := " -> " + wire.DisplayName(e.Link); strings.HasSuffix(name, suffix) {
+		if suffix := " -> " + r.display(e.Link); strings.HasSuffix(name, suffix) {
 			name, link = strings.TrimSuffix(name, suffix), suffix
 		}
 	}
@@ -266,7 +275,7 @@ func typeChar(e *wire.Entry) byte {
 }
 
 func (r *Receiver) deletedLine(rel string, st *fsops.Stat) string {
-	rel = wire.DisplayName(rel)
+	rel = r.display(rel)
 	if st.IsDir() {
 		rel += "/"
 	}

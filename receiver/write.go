@@ -148,6 +148,13 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source)
 // with --fsync, flushes it. An --inplace file may be longer than the new
 // content, so f is cut to size.
 func (r *Receiver) fill(ctx context.Context, f *fsops.File, src wire.Source, job *fileJob, cur uint32) error {
+	// --preallocate reserves the blocks first; a sparse file (-S) keeps
+	// its holes instead, as rsync punches them back.
+	if r.opts.Preallocate && !r.opts.Sparse && !r.opts.Inplace && job.e.Size > 0 {
+		if err := fsops.Preallocate(f, job.e.Size); err != nil {
+			return err
+		}
+	}
 	if err := r.copyData(ctx, f, src, job); err != nil {
 		return err
 	}
@@ -209,7 +216,7 @@ func (r *Receiver) showProgress(job *fileJob, took time.Duration) {
 	line := fmt.Sprintf("%15s 100%% %7.2f%s %4d:%02d:%02d (xfr#%d, to-chk=%d/%d)",
 		Commas(job.e.Size), rate, unit, secs/3600, secs/60%60, secs%60, n, left, st.Files)
 	if !r.opts.Itemize {
-		line = wire.DisplayName(job.rel) + "\n" + line
+		line = r.display(job.rel) + "\n" + line
 	}
 	r.out.now(line, true)
 }

@@ -202,11 +202,9 @@ type batchRef struct {
 func (b *batchRef) Open(i int32) (wire.Source, error) {
 	e := &b.rec.entries[i]
 	dir := b.rec.srcs[b.rec.from[i]]
-	open := dir.OpenRead
-	if o := b.s.cfg.Opts; o.CopyLinks || o.CopyUnsafeLinks {
-		open = dir.OpenReadFollow // the entry may be a followed symlink
-	}
-	f, err := open(e.Name)
+	o := b.s.cfg.Opts
+	// With -L the entry may be a followed symlink.
+	f, err := dir.OpenSource(e.Name, o.CopyLinks || o.CopyUnsafeLinks, o.OpenNoatime)
 	switch {
 	case err == nil:
 		return f, nil

@@ -482,11 +482,14 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 		Name: name, Mode: st.Mode, MtimeSec: st.MtimeSec, MtimeNsec: st.MtimeNsec,
 		Uid: st.Uid, Gid: st.Gid,
 	}
+	if opts.WholeSecondTimes {
+		e.MtimeNsec = 0
+	}
 	switch st.Mode & fsops.TypeMask {
 	case fsops.TypeReg:
 		e.Size = st.Size
 		if opts.Checksum {
-			sum, err := fileSum(dir, srcName)
+			sum, err := fileSum(dir, srcName, opts.CopyLinks || opts.CopyUnsafeLinks, opts.OpenNoatime)
 			if err != nil {
 				s.problem(wire.ProblemGeneral, "checksum %q failed: %s", absPath(dir.Join(srcName)), fsops.ErrText(err))
 				return e, false, true
@@ -558,8 +561,10 @@ func baseName(op string) string {
 	return op
 }
 
-func fileSum(dir *fsops.Dir, name string) ([]byte, error) {
-	f, err := dir.OpenRead(name)
+// fileSum is -c's checksum of a source file, opened as the data will be
+// (through a symlink only under -L and --copy-unsafe-links).
+func fileSum(dir *fsops.Dir, name string, follow, noatime bool) ([]byte, error) {
+	f, err := dir.OpenSource(name, follow, noatime)
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,7 @@ type Options struct {
 	Executability bool // -E: without -p, keep files executable as the source is
 	Times         bool // -t
 	OmitDirTimes  bool // -O
+	OmitLinkTimes bool // -J
 	Owner         bool // -o
 	Group         bool // -g
 	NumericIDs    bool // --numeric-ids
@@ -45,6 +46,9 @@ type Options struct {
 	Existing        bool // --existing
 	IgnoreExisting  bool // --ignore-existing
 	ModifyWindowSec int64
+	// WholeSecondTimes: mtimes travel in whole seconds, as in rsync's
+	// protocols before 31 (--protocol=29 or 30).
+	WholeSecondTimes bool
 	MaxSize         *int64 // --max-size: larger files are skipped (nil: no limit)
 	MinSize         *int64 // --min-size: smaller files are skipped (nil: no limit)
 
@@ -54,8 +58,14 @@ type Options struct {
 	Partial   bool // --partial
 	Sparse    bool // -S
 	Fsync     bool // --fsync
-	MkPath    bool // --mkpath
-	DryRun    bool // -n
+	// Preallocate (--preallocate) reserves each new file's blocks before
+	// writing it.
+	Preallocate bool
+	// OpenNoatime (--open-noatime): the sender reads without updating
+	// the source files' access times.
+	OpenNoatime bool
+	MkPath      bool // --mkpath
+	DryRun      bool // -n
 
 	// AltDests are --compare-dest, --copy-dest or --link-dest
 	// directories (one kind per transfer, as rsync allows), relative to
@@ -96,10 +106,11 @@ type Options struct {
 	// LogFile: the client keeps a --log-file, so the receiver sends it
 	// each item's line formatted with LogFileFormat (none when empty),
 	// and the notes it shows.
-	LogFile       bool
-	LogFileFormat string
-	HumanReadable int  // -h count; -1 after --no-h (plain digits, no thousands separators)
-	Progress      bool // whole-transfer progress line on a terminal
+	LogFile        bool
+	LogFileFormat  string
+	HumanReadable  int  // -h count; -1 after --no-h (plain digits, no thousands separators)
+	EightBitOutput bool // -8: names show bytes outside ASCII unescaped
+	Progress       bool // whole-transfer progress line on a terminal
 
 	// TimeoutSec (--timeout) ends a remote transfer with exit 30 when
 	// nothing arrives for that long; 0 waits forever.

@@ -177,7 +177,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	var runErr error
 	switch {
 	case listing:
-		runErr = receiver.List(ctx, st, stdout, showTargets, opts.Recursive)
+		runErr = receiver.List(ctx, st, stdout, showTargets, opts.Recursive, opts.EightBitOutput)
 	case end.Push:
 		if (opts.Verbose > 0 || opts.Progress) && !opts.Quiet {
 			fmt.Fprintln(stdout, "sending incremental file list")

@@ -23,6 +23,12 @@ var remoteSkip = map[string]string{
 	// rsync's remote sender sees the operand as one more argument after
 	// its own parsing, so a leading dash means something else there.
 	"leading-dash-operand": "operand parsing of the remote rsync", "double-dash-operands": "operand parsing of the remote rsync",
+	// rsync passes --qsort to its server, which refuses it (exit 12);
+	// syq accepts it either way.
+	"qsort": "rsync's server refuses its own --qsort",
+	// rsync's client caps --protocol at what the server speaks instead of
+	// refusing it; syq refuses a protocol above 32 at parse time.
+	"protocol-too-new": "rsync negotiates the remote protocol down",
 }
 
 // takesValue lists the options the scenarios give with a separate value.

@@ -78,6 +78,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	inv, err := parseRsyncArgs(args)
 	if err != nil {
 		var ue *UsageError
+		var fe *wire.FatalError
+		if errors.As(err, &fe) { // a value rsync refuses with its own exit code
+			fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
+			fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
+			return fe.Code
+		}
 		switch {
 		case errors.As(err, &ue) && ue.ShowUsage:
 			io.WriteString(stderr, helpText)
@@ -385,6 +391,8 @@ func exitText(code int) string {
 		return "syntax or usage error"
 	case wire.ExitProtocol:
 		return "protocol incompatibility"
+	case wire.ExitUnsupported:
+		return "requested action not supported"
 	case wire.ExitFileSel:
 		return "errors selecting input/output files, dirs"
 	case wire.ExitStartClient:

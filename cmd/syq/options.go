@@ -58,27 +58,31 @@ type Invocation struct {
 	// RemoteOptions (-M) are rsync options for the remote side only.
 	RemoteOptions []string
 	// Filter rules in command-line order; -C adds its rules after them.
-	Filters       []filterArg
-	CVSExclude    bool                                    // -C
-	From0         bool                                    // -0: rule files are NUL-separated
-	filterF       int                                     // how many -F were given
-	filters       *filter.List                            // compiled from Filters and CVSExclude
-	deleteWhens   int                                     // how many --delete-before/-after were given
-	altDestMixed  bool                                    // more than one kind of --*-dest was given
-	filesFrom     string                                  // --files-from
-	given         struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
-	maxSize       string                                  // --max-size as given
-	bwlimit       string                                  // --bwlimit as given
-	logFileFormat *string                                 // --log-file-format as given
-	stopAt        string                                  // --stop-at as given
-	stopAfter     string                                  // --stop-after as given
-	minSize       string                                  // --min-size as given
-	suffix        string                                  // --suffix
-	suffixSet     bool
-	NoProgress    bool // --no-progress was the last word on progress
-	Progress2     bool // --info=progress2: one whole-transfer progress line on stdout
-	InfoHelp      bool // --info=help
-	Debug         bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
+	Filters        []filterArg
+	CVSExclude     bool                                    // -C
+	From0          bool                                    // -0: rule files are NUL-separated
+	filterF        int                                     // how many -F were given
+	filters        *filter.List                            // compiled from Filters and CVSExclude
+	deleteWhens    int                                     // how many --delete-before/-after were given
+	altDestMixed   bool                                    // more than one kind of --*-dest was given
+	filesFrom      string                                  // --files-from
+	given          struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
+	maxSize        string                                  // --max-size as given
+	bwlimit        string                                  // --bwlimit as given
+	outbuf         string                                  // --outbuf as given
+	maxAlloc       string                                  // --max-alloc as given
+	checksumChoice string                                  // --checksum-choice as given
+	protocol       int                                     // --protocol as given
+	logFileFormat  *string                                 // --log-file-format as given
+	stopAt         string                                  // --stop-at as given
+	stopAfter      string                                  // --stop-after as given
+	minSize        string                                  // --min-size as given
+	suffix         string                                  // --suffix
+	suffixSet      bool
+	NoProgress     bool // --no-progress was the last word on progress
+	Progress2      bool // --info=progress2: one whole-transfer progress line on stdout
+	InfoHelp       bool // --info=help
+	Debug          bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
 
 	// syq-only options of remote mode.
 	NoBootstrap bool // --syq-no-bootstrap
@@ -232,12 +236,14 @@ func buildCLIOptions() []cliOpt {
 		c.Opts.Progress, c.NoProgress = true, false
 	}))
 	add(optFlag("list-only", 0, func(c *Invocation) { c.Opts.ListOnly = true }))
-	add(optTodo("8-bit-output", '8', cliNoArg), optNoop("no-8-bit-output"), optNoop("no-8"))
+	add(optBool(func(o *wire.Options) *bool { return &o.EightBitOutput }, "8-bit-output", '8', "no-8-bit-output", "no-8")...)
 	outFormat := func(c *Invocation, s string) { c.Opts.OutFormat = s }
 	add(optText("out-format", 0, outFormat), optText("log-format", 0, outFormat))
 	add(optText("log-file", 0, func(c *Invocation, s string) { c.LogFile = s }))
 	add(optText("log-file-format", 0, func(c *Invocation, s string) { c.logFileFormat = &s }))
-	add(optTodo("outbuf", 0, cliStrArg))
+	// syq writes each output line whole, so the buffering of stdout
+	// changes when lines appear, never what they say.
+	add(optText("outbuf", 0, func(c *Invocation, s string) { c.outbuf = s }))
 
 	// What gets walked.
 	add(optFlag("archive", 'a', func(c *Invocation) {
@@ -295,10 +301,10 @@ func buildCLIOptions() []cliOpt {
 	add(optNoop("no-write-devices"), optNoop("no-drop-D"))
 	add(optBool(func(o *wire.Options) *bool { return &o.Times }, "times", 't', "no-times", "no-t")...)
 	add(optTodo("atimes", 'U', cliNoArg), optNoop("no-atimes"), optNoop("no-U"))
-	add(optTodo("open-noatime", 0, cliNoArg), optNoop("no-open-noatime"))
+	add(optBool(func(o *wire.Options) *bool { return &o.OpenNoatime }, "open-noatime", 0, "no-open-noatime")...)
 	add(optTodo("crtimes", 'N', cliNoArg), optNoop("no-crtimes"), optNoop("no-N"))
 	add(optBool(func(o *wire.Options) *bool { return &o.OmitDirTimes }, "omit-dir-times", 'O', "no-omit-dir-times", "no-O")...)
-	add(optTodo("omit-link-times", 'J', cliNoArg), optNoop("no-omit-link-times"), optNoop("no-J"))
+	add(optBool(func(o *wire.Options) *bool { return &o.OmitLinkTimes }, "omit-link-times", 'J', "no-omit-link-times", "no-J")...)
 	// --no-super is not a no-op: run as root it stops -o/-g/-D taking effect.
 	add(optTodos("super", "no-super", "fake-super")...)
 	add(optFlag("numeric-ids", 0, func(c *Invocation) { c.Opts.NumericIDs = true }))
@@ -316,9 +322,15 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("ignore-existing", 0, func(c *Invocation) { c.Opts.IgnoreExisting = true }))
 	add(optNum("modify-window", '@', func(c *Invocation, n int) { c.Opts.ModifyWindowSec = int64(n) }))
 	add(optText("max-size", 0, func(c *Invocation, s string) { c.maxSize = s }), optText("min-size", 0, func(c *Invocation, s string) { c.minSize = s }))
-	add(optTodo("max-alloc", 0, cliStrArg))
-	add(optTodo("checksum-choice", 0, cliStrArg), optTodo("cc", 0, cliStrArg))
-	add(optTodo("checksum-seed", 0, cliIntArg))
+	// syq's allocations are bounded by design (no buffer grows with a
+	// peer's claims), so --max-alloc is checked and needs no more.
+	add(optText("max-alloc", 0, func(c *Invocation, s string) { c.maxAlloc = s }))
+	// --checksum-choice names the hash behind -c and the transfer checks.
+	// syq checks with its own strong hash whatever is named: a choice
+	// changes no outcome, only rsync's wire format.
+	checksumChoice := func(c *Invocation, s string) { c.checksumChoice = s }
+	add(optText("checksum-choice", 0, checksumChoice), optText("cc", 0, checksumChoice))
+	add(optNum("checksum-seed", 0, func(*Invocation, int) {})) // seeds rsync's MD4 only
 	add(optTodo("fuzzy", 'y', cliNoArg), optNoop("no-fuzzy"), optNoop("no-y"))
 	altDest := func(kind string) func(*Invocation, string) {
 		return func(c *Invocation, s string) {
@@ -341,7 +353,7 @@ func buildCLIOptions() []cliOpt {
 	add(optTodo("partial-dir", 0, cliStrArg))
 	add(optTodo("delay-updates", 0, cliNoArg), optNoop("no-delay-updates"))
 	add(optBool(func(o *wire.Options) *bool { return &o.Sparse }, "sparse", 'S', "no-sparse", "no-S")...)
-	add(optTodo("preallocate", 0, cliNoArg))
+	add(optFlag("preallocate", 0, func(c *Invocation) { c.Opts.Preallocate = true }))
 	add(optFlag("fsync", 0, func(c *Invocation) { c.Opts.Fsync = true }))
 	add(optBool(func(o *wire.Options) *bool { return &o.MkPath }, "mkpath", 0, "no-mkpath")...)
 	add(optFlag("dry-run", 'n', func(c *Invocation) { c.Opts.DryRun = true }))
@@ -429,8 +441,12 @@ func buildCLIOptions() []cliOpt {
 	add(optText("stop-at", 0, func(c *Invocation, s string) { c.stopAt, c.stopAfter = s, "" }))
 	add(optTodo("iconv", 0, cliStrArg), optNoop("no-iconv"))
 	add(optTodo("ipv4", '4', cliNoArg), optTodo("ipv6", '6', cliNoArg))
-	add(optTodo("protocol", 0, cliIntArg))
-	add(optTodo("qsort", 0, cliNoArg))
+	// --protocol picks an older rsync protocol to talk to an older rsync.
+	// syq talks to syq; what an old protocol changes that a user sees
+	// (mtimes in whole seconds before 31) it does the same.
+	add(optNum("protocol", 0, func(c *Invocation, n int) { c.protocol = n }))
+	add(optNoop("qsort")) // rsync's choice of sort routine; syq's order is the same
+
 	add(optTodo("read-batch", 0, cliStrArg), optTodo("write-batch", 0, cliStrArg), optTodo("only-write-batch", 0, cliStrArg))
 	// Internal and daemon-mode switches.
 	add(optTodos("server", "sender", "daemon", "detach", "no-detach")...)
@@ -777,6 +793,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		*lim.to = &n
 	}
 	if err := settleStopTime(inv, time.Now()); err != nil {
+		return nil, err
+	}
+	if err := checkAcceptedValues(inv); err != nil {
 		return nil, err
 	}
 	if inv.bwlimit != "" {

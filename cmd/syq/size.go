@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"syq/wire"
 )
 
 // parseSizeArg reads a size as rsync's options do (--max-size,
@@ -73,4 +76,42 @@ func parseSizeArg(arg string, def byte, opt string, minValue int64) (int64, erro
 		return 0, bad("too small")
 	}
 	return size, nil
+}
+
+// checkAcceptedValues checks the options syq accepts for their values
+// alone (--outbuf, --max-alloc, --checksum-choice, --protocol) as rsync
+// checks them, with rsync's messages and exit codes.
+func checkAcceptedValues(inv *Invocation) error {
+	if s := inv.outbuf; s != "" && !strings.ContainsRune("NLBnlb", rune(s[0])) {
+		return &UsageError{Msg: "Invalid --outbuf setting -- specify N, L, or B."}
+	}
+	if s := inv.maxAlloc; s != "" {
+		n, err := parseSizeArg(s, 'b', "max-alloc", 0)
+		if err != nil {
+			return err
+		}
+		if n > 0 && n < 1<<20 {
+			return &UsageError{Msg: fmt.Sprintf("--max-alloc=%s is too small (min: 1.00M or 0 for unlimited)", s)}
+		}
+	}
+	if s := inv.checksumChoice; s != "" {
+		for _, name := range strings.SplitN(s, ",", 2) {
+			switch strings.ToLower(name) {
+			case "auto", "xxh128", "xxh3", "xxh64", "xxhash", "md5", "md4", "sha1":
+			case "none":
+				return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New("--checksum-choice=none is not supported: syq always checks what it transfers")}
+			default:
+				return &wire.FatalError{Code: wire.ExitUnsupported, Err: fmt.Errorf("unknown checksum name: %s", name)}
+			}
+		}
+	}
+	inv.Opts.WholeSecondTimes = inv.protocol != 0 && inv.protocol < 31
+	switch p := inv.protocol; {
+	case p == 0:
+	case p > 32:
+		return &wire.FatalError{Code: wire.ExitProtocol, Err: errors.New("--protocol must be no more than 32 on the Client.")}
+	case p < 20:
+		return &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("--protocol=%d: rsync protocols before 20 are not supported", p)}
+	}
+	return nil
 }

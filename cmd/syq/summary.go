@@ -144,7 +144,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 			sconn.Close()
 		}
 	}()
-	listErr := receiver.List(context.Background(), rconn, stdout, showTargets, opts.Recursive)
+	listErr := receiver.List(context.Background(), rconn, stdout, showTargets, opts.Recursive, opts.EightBitOutput)
 	if listErr != nil {
 		rconn.Close()
 	}

@@ -1,0 +1,64 @@
+package main
+
+// Differential scenarios for options that change how, not what: -J,
+// -8, --preallocate, --open-noatime, and those syq checks for their
+// values only (--outbuf, --max-alloc, --checksum-choice, --checksum-seed,
+// --protocol, --qsort).
+
+import (
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"syq/scripts/treecheck"
+)
+
+// preOldLinks: dst holds fxBasic's symlinks with other mtimes, so -t
+// would fix their times and -J leaves them.
+func preOldLinks(b *fixtureBuilder) {
+	b.symlink("dst/link-rel", "a.txt", fbMtAt(-500))
+	b.symlink("dst/dangling", "does/not/exist", fbMtAt(-600))
+	b.dir("dst")
+}
+
+// dtLinkTimesVary skips symlink mtimes (-J leaves a new link the time it
+// was made).
+var dtLinkTimesVary = treecheck.CompareOptions{SkipSymlinkMtime: true}
+
+// checkOldLinkTimes: the symlinks already in dst kept their old times.
+func checkOldLinkTimes(t *testing.T, root string) {
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(root, "dst", "link-rel"), &st); err != nil {
+		t.Fatal(err)
+	}
+	if want := (fbBaseTime - 500*1e9) / 1e9; st.Mtim.Sec != want {
+		t.Errorf("%s: -J changed dst/link-rel's mtime to %d, want %d", root, st.Mtim.Sec, want)
+	}
+}
+
+var acceptScenarios = []diffScenario{
+	// New symlinks get the time they were made: only the kept ones compare.
+	{name: "omit-link-times", fx: fxBasic, pre: preOldLinks, args: dtArgs("-aJ", "src/", "dst/"), cmp: dtLinkTimesVary, check: checkOldLinkTimes},
+	{name: "omit-link-times-itemize", fx: fxBasic, pre: preOldLinks, args: dtArgs("-ai", "--omit-link-times", "src/", "dst/"), stdout: true, sorted: true, cmp: dtLinkTimesVary, check: checkOldLinkTimes},
+	{name: "omit-link-times-negated", fx: fxBasic, pre: preOldLinks, args: dtArgs("-ai", "-J", "--no-J", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "eight-bit-output", fx: fxOdd, args: dtArgs("-ai8", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "eight-bit-list-only", fx: fxOdd, args: dtArgs("-r8", "--list-only", "src/"), stdout: true, cmp: dtSkipRoot},
+	{name: "preallocate", fx: fxBasic, args: dtArgs("-a", "--preallocate", "src/", "dst/")},
+	{name: "preallocate-update", fx: fxPlain, pre: preQuick, args: dtArgs("-a", "--preallocate", "--checksum", "src/", "dst/")},
+	{name: "open-noatime", fx: fxBasic, args: dtArgs("-a", "--open-noatime", "src/", "dst/")},
+	{name: "open-noatime-checksum", fx: fxPlain, pre: preQuick, args: dtArgs("-ac", "--open-noatime", "src/", "dst/")},
+	{name: "outbuf-line", fx: fxPlain, args: dtArgs("-ai", "--outbuf=L", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "outbuf-bad", fx: fxPlain, args: dtArgs("-a", "--outbuf=X", "src/", "dst/"), code: 1},
+	{name: "max-alloc", fx: fxPlain, args: dtArgs("-a", "--max-alloc=64M", "src/", "dst/")},
+	{name: "max-alloc-too-small", fx: fxPlain, args: dtArgs("-a", "--max-alloc=1k", "src/", "dst/"), code: 1},
+	{name: "checksum-choice", fx: fxPlain, pre: preQuick, args: dtArgs("-ac", "--checksum-choice=xxh3", "src/", "dst/")},
+	{name: "checksum-choice-pair", fx: fxPlain, pre: preQuick, args: dtArgs("-ac", "--cc=md5,xxh128", "--checksum-seed=7", "src/", "dst/")},
+	{name: "checksum-choice-unknown", fx: fxPlain, args: dtArgs("-a", "--cc=crc99", "src/", "dst/"), code: 4},
+	{name: "protocol-29", fx: fxBasic, args: dtArgs("-a", "--protocol=29", "src/", "dst/")},
+	{name: "protocol-30-update", fx: fxPlain, pre: preQuick, args: dtArgs("-ai", "--protocol=30", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "protocol-too-new", fx: fxPlain, args: dtArgs("-a", "--protocol=40", "src/", "dst/"), code: 2},
+	{name: "qsort", fx: fxPlain, args: dtArgs("-a", "--qsort", "src/", "dst/")},
+}
+
+func init() { diffScenarios = append(diffScenarios, acceptScenarios...) }
