@@ -49,8 +49,8 @@ type Options struct {
 	// WholeSecondTimes: mtimes travel in whole seconds, as in rsync's
 	// protocols before 31 (--protocol=29 or 30).
 	WholeSecondTimes bool
-	MaxSize         *int64 // --max-size: larger files are skipped (nil: no limit)
-	MinSize         *int64 // --min-size: smaller files are skipped (nil: no limit)
+	MaxSize          *int64 // --max-size: larger files are skipped (nil: no limit)
+	MinSize          *int64 // --min-size: smaller files are skipped (nil: no limit)
 
 	// How the receiver writes.
 	WholeFile bool // -W (always true locally unless --no-whole-file)
