@@ -107,6 +107,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -p, --perms             copy permission bits
  -t, --times             copy modification times
  -O, --omit-dir-times    do not copy modification times of directories
+ -J, --omit-link-times   do not copy modification times of symlinks
+     --open-noatime      read sources without changing their access times
  -E, --executability     without -p: keep regular files executable as the source is
      --chmod=CHMOD       change the listed permissions (rsync's rules, e.g. Dg+s,Fo-w)
  -o, --owner             copy file owners (needs root)
@@ -134,6 +136,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --partial           keep a partly copied file if interrupted
  -S, --sparse            write runs of zero bytes as holes
      --fsync             flush each written file to disk
+     --preallocate       reserve each new file's blocks before writing it
      --mkpath            create missing directories on the DEST path
  -n, --dry-run           show what would happen, change nothing
      --delete            remove destination files absent from the source
@@ -164,6 +167,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -C, --cvs-exclude       ignore files the way CVS does
  -0, --from0             rule files are separated by NUL bytes
  -h, --human-readable    print sizes with K/M/G units (-hh: powers of 1024)
+ -8, --8-bit-output      show bytes outside ASCII in names as they are
+     --outbuf=N|L|B      accepted; syq writes every output line whole
      --out-format=FORMAT one line per change in FORMAT (also --log-format; rsync's
                          %n %L %i %o %l %b %M %B %U %G %t %p and widths)
      --log-file=FILE     append what happened to FILE, each line stamped
@@ -182,6 +187,11 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --bwlimit=RATE      limit the data rate (KiB/s; K, M, G suffixes)
      --stop-after=MINS   stop the transfer after MINS minutes (also --time-limit)
      --stop-at=y-m-dTh:m stop the transfer at this local time
+     --checksum-choice=NAME  (--cc) accepted for rsync's names; syq always
+                         checks with its own strong hash (--checksum-seed too)
+     --max-alloc=SIZE    accepted and checked; syq's memory is bounded anyway
+     --protocol=NUM      accepted (20-32); below 31 mtimes are whole seconds
+     --qsort             accepted; the file order is rsync's
  -s, --secluded-args     accepted (also --protect-args): syq never passes
                          names through the remote shell
  -M, --remote-option=OPT an rsync option for the remote side only
