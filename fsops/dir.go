@@ -25,6 +25,7 @@ type Stat struct {
 	Size      int64
 	MtimeSec  int64
 	MtimeNsec int64
+	AtimeSec  int64
 	Uid, Gid  uint32
 	Nlink     uint64
 	Ino, Dev  uint64
@@ -54,6 +55,7 @@ func fromUnix(st *unix.Stat_t) Stat {
 	return Stat{
 		Mode: uint32(st.Mode), Size: int64(st.Size),
 		MtimeSec: int64(st.Mtim.Sec), MtimeNsec: int64(st.Mtim.Nsec),
+		AtimeSec: int64(st.Atim.Sec),
 		Uid: st.Uid, Gid: st.Gid, Nlink: uint64(st.Nlink),
 		Ino: uint64(st.Ino), Dev: uint64(st.Dev), Rdev: uint64(st.Rdev), Blocks: int64(st.Blocks),
 	}
@@ -495,7 +497,29 @@ func (d *Dir) Chmod(name string, mode uint32) error {
 // SetMtime sets the modification time of name (not following a symlink)
 // and leaves the access time as it is.
 func (d *Dir) SetMtime(name string, sec, nsec int64) error {
-	ts := []unix.Timespec{{Sec: 0, Nsec: unix.UTIME_OMIT}, {Sec: sec, Nsec: nsec}}
+	return d.SetTimes(name, Omit, Time{Sec: sec, Nsec: nsec})
+}
+
+// Time is a timestamp to set; Omit leaves the one a file has.
+type Time struct {
+	Sec, Nsec int64
+	omit      bool
+}
+
+// Omit is the Time that changes nothing.
+var Omit = Time{omit: true}
+
+func (t Time) timespec() unix.Timespec {
+	if t.omit {
+		return unix.Timespec{Nsec: unix.UTIME_OMIT}
+	}
+	return unix.Timespec{Sec: t.Sec, Nsec: t.Nsec}
+}
+
+// SetTimes sets the access and modification times of name (not following
+// a symlink).
+func (d *Dir) SetTimes(name string, atime, mtime Time) error {
+	ts := []unix.Timespec{atime.timespec(), mtime.timespec()}
 	if err := unix.UtimesNanoAt(d.fd, name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return &os.PathError{Op: "utimes", Path: d.Join(name), Err: err}
 	}
@@ -518,7 +542,12 @@ func Fchmod(f Handle, mode uint32) error {
 }
 
 func FsetMtime(f Handle, sec, nsec int64) error {
-	ts := [2]unix.Timespec{{Sec: 0, Nsec: unix.UTIME_OMIT}, {Sec: sec, Nsec: nsec}}
+	return FsetTimes(f, Omit, Time{Sec: sec, Nsec: nsec})
+}
+
+// FsetTimes sets the access and modification times of an open file.
+func FsetTimes(f Handle, atime, mtime Time) error {
+	ts := [2]unix.Timespec{atime.timespec(), mtime.timespec()}
 	if err := fastFutimens(int(f.Fd()), &ts); err != nil {
 		return &os.PathError{Op: "utimes", Path: f.Name(), Err: err}
 	}

@@ -426,6 +426,9 @@ func (r *Receiver) attrChanges(e *wire.Entry, old *fsops.Stat) itemFlags {
 	if r.opts.Group && old.Gid != e.Gid {
 		f |= flagGroup
 	}
+	if r.keepsAtime(e) && old.AtimeSec != e.AtimeSec {
+		f |= flagAtime
+	}
 	return f
 }
 
@@ -433,6 +436,12 @@ func (r *Receiver) attrChanges(e *wire.Entry, old *fsops.Stat) itemFlags {
 // under -O and symlinks under -J.
 func (r *Receiver) keepsTime(e *wire.Entry) bool {
 	return r.opts.Times && !(e.IsDir() && r.opts.OmitDirTimes) && !(e.Type() == wire.TypeLnk && r.opts.OmitLinkTimes)
+}
+
+// keepsAtime says whether e's access time is preserved: -U, for all
+// but directories (as rsync).
+func (r *Receiver) keepsAtime(e *wire.Entry) bool {
+	return r.opts.Atimes && !e.IsDir()
 }
 
 // fixAttrs sets owner, permissions and mtime of an existing entry by name.
@@ -453,8 +462,15 @@ func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old
 			}
 		}
 	}
+	mtime, atime := fsops.Omit, fsops.Omit
 	if r.keepsTime(e) && (old == nil || !sameMtime(old, e, r.opts.ModifyWindowSec)) {
-		if err := dir.SetMtime(name, e.MtimeSec, e.MtimeNsec); err != nil {
+		mtime = fsops.Time{Sec: e.MtimeSec, Nsec: e.MtimeNsec}
+	}
+	if r.keepsAtime(e) && (old == nil || old.AtimeSec != e.AtimeSec) {
+		atime = fsops.Time{Sec: e.AtimeSec}
+	}
+	if mtime != fsops.Omit || atime != fsops.Omit {
+		if err := dir.SetTimes(name, atime, mtime); err != nil {
 			r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(rel), fsops.ErrText(err))
 		}
 	}

@@ -22,6 +22,7 @@ const (
 	flagPerm
 	flagOwner
 	flagGroup
+	flagAtime
 	flagNew // every column is '+'
 )
 
@@ -108,6 +109,7 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 	set(flagPerm, 5, 'p')
 	set(flagOwner, 6, 'o')
 	set(flagGroup, 7, 'g')
+	set(flagAtime, 8, 'u')
 	return string(b[:])
 }
 

@@ -307,8 +307,15 @@ func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error 
 			return err
 		}
 	}
-	if r.opts.Times {
-		if err := fsops.FsetMtime(f, e.MtimeSec, e.MtimeNsec); err != nil {
+	if r.opts.Times || r.keepsAtime(e) {
+		mtime, atime := fsops.Omit, fsops.Omit
+		if r.opts.Times {
+			mtime = fsops.Time{Sec: e.MtimeSec, Nsec: e.MtimeNsec}
+		}
+		if r.keepsAtime(e) {
+			atime = fsops.Time{Sec: e.AtimeSec}
+		}
+		if err := fsops.FsetTimes(f, atime, mtime); err != nil {
 			r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(job.rel), fsops.ErrText(err))
 		}
 	}

@@ -485,6 +485,9 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 	if opts.WholeSecondTimes {
 		e.MtimeNsec = 0
 	}
+	if opts.Atimes && st.Mode&fsops.TypeMask != fsops.TypeDir {
+		e.AtimeSec = st.AtimeSec
+	}
 	switch st.Mode & fsops.TypeMask {
 	case fsops.TypeReg:
 		e.Size = st.Size

@@ -185,7 +185,8 @@ const (
 	entSum
 	entLinkGroup
 	entLinkLeader
-	entKnown = entLinkLeader<<1 - 1
+	entAtime
+	entKnown = entAtime<<1 - 1
 )
 
 // batchHead flags.
@@ -280,6 +281,9 @@ func appendEntry(out []byte, e, prev *Entry) []byte {
 	if e.LinkLeader {
 		f |= entLinkLeader
 	}
+	if e.AtimeSec != 0 {
+		f |= entAtime
+	}
 	out = binary.AppendUvarint(out, f)
 	out = appendStr(out, e.Name)
 	if f&entSameMode == 0 {
@@ -309,6 +313,9 @@ func appendEntry(out []byte, e, prev *Entry) []byte {
 	}
 	if f&entLinkGroup != 0 {
 		out = binary.AppendUvarint(out, e.LinkGroup)
+	}
+	if f&entAtime != 0 {
+		out = binary.AppendVarint(out, e.AtimeSec)
 	}
 	return out
 }
@@ -401,6 +408,9 @@ func decodeEntry(d *decoder, e, prev *Entry) {
 		e.LinkGroup = d.uvarint()
 	}
 	e.LinkLeader = f&entLinkLeader != 0
+	if f&entAtime != 0 {
+		e.AtimeSec = d.varint()
+	}
 }
 
 func encodeWants(out []byte, w *Wants) []byte {

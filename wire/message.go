@@ -21,6 +21,7 @@ type Entry struct {
 	Size      int64
 	MtimeSec  int64
 	MtimeNsec int64
+	AtimeSec  int64 // access time in whole seconds, sent only with -U
 	Uid, Gid  uint32
 	Link      string // symlink target
 	Rdev      uint64

@@ -34,6 +34,7 @@ type Options struct {
 	Times         bool // -t
 	OmitDirTimes  bool // -O
 	OmitLinkTimes bool // -J
+	Atimes        bool // -U: access times of non-directories
 	Owner         bool // -o
 	Group         bool // -g
 	NumericIDs    bool // --numeric-ids

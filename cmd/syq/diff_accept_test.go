@@ -6,6 +6,7 @@ package main
 // --protocol, --qsort).
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -62,3 +63,56 @@ var acceptScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, acceptScenarios...) }
+
+// fxAtimes: files whose access times differ from their mtimes, an empty
+// one (rsync reads nothing of it), a directory and a symlink.
+func fxAtimes(b *fixtureBuilder) {
+	b.dir("src")
+	b.file("src/a", 3000, fbAtAt(-86400*400))
+	b.file("src/empty", 0, fbAtAt(-86400*30))
+	b.file("src/sub/b", 10, fbAtAt(-77))
+	b.symlink("src/ln", "a")
+	b.dir("src/sub", fbAtAt(-99))
+	b.dir("src")
+}
+
+// preAtimes: dst holds src's files with the same data and mtimes but other
+// access times, so -U alone has something to fix.
+func preAtimes(b *fixtureBuilder) {
+	for _, rel := range []string{"a", "empty", "sub/b"} {
+		r := b.byRel["src/"+rel]
+		b.data("dst/"+rel, readFixture(b, "src/"+rel), fbMt(r.mtime), fbAtAt(-5))
+	}
+	b.dir("dst/sub", fbMt(b.byRel["src/sub"].mtime))
+	b.dir("dst", fbMt(b.byRel["src"].mtime))
+}
+
+func readFixture(b *fixtureBuilder, rel string) []byte {
+	data, err := os.ReadFile(b.p(rel))
+	b.must(err)
+	return data
+}
+
+// checkAtimes: every regular file in dst has the access time its source
+// had when listed.
+func checkAtimes(t *testing.T, root string) {
+	for rel, off := range map[string]int64{"a": -86400 * 400, "empty": -86400 * 30, "sub/b": -77} {
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(root, "dst", rel), &st); err != nil {
+			t.Fatal(err)
+		}
+		if want := (fbBaseTime + off*1e9) / 1e9; st.Atim.Sec != want {
+			t.Errorf("%s: dst/%s atime %d, want the source's %d", root, rel, st.Atim.Sec, want)
+		}
+	}
+}
+
+var atimeScenarios = []diffScenario{
+	{name: "atimes", fx: fxAtimes, args: dtArgs("-aU", "src/", "dst/"), check: checkAtimes},
+	{name: "atimes-itemize-new", fx: fxAtimes, args: dtArgs("-aiU", "src/", "dst/"), stdout: true, sorted: true, check: checkAtimes},
+	{name: "atimes-only-changed", fx: fxAtimes, pre: preAtimes, args: dtArgs("-aiU", "src/", "dst/"), stdout: true, sorted: true, check: checkAtimes},
+	{name: "atimes-without-times", fx: fxAtimes, pre: preAtimes, args: dtArgs("-riU", "src/", "dst/"), stdout: true, sorted: true, check: checkAtimes},
+	{name: "atimes-off", fx: fxAtimes, pre: preAtimes, args: dtArgs("-aiU", "--no-U", "src/", "dst/"), stdout: true, sorted: true},
+}
+
+func init() { diffScenarios = append(diffScenarios, atimeScenarios...) }

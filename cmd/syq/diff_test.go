@@ -81,6 +81,7 @@ type fbRec struct {
 	mode     uint32
 	uid, gid int
 	mtime    int64
+	atime    int64 // 0: the same as mtime
 	symlink  bool
 }
 
@@ -112,6 +113,11 @@ func fbMode(m uint32) fbAttr        { return func(r *fbRec) { r.mode = m } }
 func fbOwner(u, g int) fbAttr       { return func(r *fbRec) { r.uid, r.gid = u, g } }
 func fbMt(ns int64) fbAttr          { return func(r *fbRec) { r.mtime = ns } }
 func fbMtAt(secOffset int64) fbAttr { return fbMt(fbBaseTime + secOffset*1e9) }
+
+// fbAtAt sets the access time, in seconds from fbBaseTime.
+func fbAtAt(secOffset int64) fbAttr {
+	return func(r *fbRec) { r.atime = fbBaseTime + secOffset*1e9 }
+}
 
 func (b *fixtureBuilder) p(rel string) string { return filepath.Join(b.root, rel) }
 
@@ -227,7 +233,11 @@ func (b *fixtureBuilder) finish() {
 		}
 	}
 	for _, r := range b.recs {
-		ts := []unix.Timespec{unix.NsecToTimespec(r.mtime), unix.NsecToTimespec(r.mtime)}
+		atime := r.atime
+		if atime == 0 {
+			atime = r.mtime
+		}
+		ts := []unix.Timespec{unix.NsecToTimespec(atime), unix.NsecToTimespec(r.mtime)}
 		b.must(unix.UtimesNanoAt(unix.AT_FDCWD, b.p(r.rel), ts, unix.AT_SYMLINK_NOFOLLOW))
 	}
 }

@@ -62,7 +62,7 @@ func capabilitiesJSON() string {
 		Capabilities: caps{
 			FileBits: 64, InumBits: 64, TimestampBits: 64, LongIntBits: 64,
 			Socketpairs: true, Symlinks: true, Symtimes: true, Hardlinks: true,
-			IPv6: true, Inplace: true, SecludedArgs: "no", StopAt: true,
+			IPv6: true, Inplace: true, SecludedArgs: "no", StopAt: true, Atimes: true,
 		},
 		ChecksumList:   []string{},
 		CompressList:   []string{"none"},
@@ -107,6 +107,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -p, --perms             copy permission bits
  -t, --times             copy modification times
  -O, --omit-dir-times    do not copy modification times of directories
+ -U, --atimes            copy access times of files (not directories)
  -J, --omit-link-times   do not copy modification times of symlinks
      --open-noatime      read sources without changing their access times
  -E, --executability     without -p: keep regular files executable as the source is

@@ -300,7 +300,7 @@ func buildCLIOptions() []cliOpt {
 	add(optTodos("copy-devices", "write-devices", "drop-D")...)
 	add(optNoop("no-write-devices"), optNoop("no-drop-D"))
 	add(optBool(func(o *wire.Options) *bool { return &o.Times }, "times", 't', "no-times", "no-t")...)
-	add(optTodo("atimes", 'U', cliNoArg), optNoop("no-atimes"), optNoop("no-U"))
+	add(optBool(func(o *wire.Options) *bool { return &o.Atimes }, "atimes", 'U', "no-atimes", "no-U")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.OpenNoatime }, "open-noatime", 0, "no-open-noatime")...)
 	add(optTodo("crtimes", 'N', cliNoArg), optNoop("no-crtimes"), optNoop("no-N"))
 	add(optBool(func(o *wire.Options) *bool { return &o.OmitDirTimes }, "omit-dir-times", 'O', "no-omit-dir-times", "no-O")...)

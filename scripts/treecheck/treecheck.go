@@ -160,8 +160,14 @@ func (t *Tree) walk(abs, rel string, opt Options) error {
 	return nil
 }
 
+// hashFile hashes a file without touching its access time where the
+// kernel allows (the owner or root): a check must not change what a
+// later check (of -U, say) reads.
 func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOATIME, 0)
+	if errors.Is(err, os.ErrPermission) {
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return "", err
 	}
