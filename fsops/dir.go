@@ -56,7 +56,7 @@ func fromUnix(st *unix.Stat_t) Stat {
 		Mode: uint32(st.Mode), Size: int64(st.Size),
 		MtimeSec: int64(st.Mtim.Sec), MtimeNsec: int64(st.Mtim.Nsec),
 		AtimeSec: int64(st.Atim.Sec),
-		Uid: st.Uid, Gid: st.Gid, Nlink: uint64(st.Nlink),
+		Uid:      st.Uid, Gid: st.Gid, Nlink: uint64(st.Nlink),
 		Ino: uint64(st.Ino), Dev: uint64(st.Dev), Rdev: uint64(st.Rdev), Blocks: int64(st.Blocks),
 	}
 }
