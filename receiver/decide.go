@@ -23,7 +23,7 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 		r.signal(".", true)
 		return lines
 	}
-	flags := r.attrChanges(e, &st)
+	flags := r.attrChanges(e, &st) | r.xattrFlags(r.root, ".", e)
 	switch {
 	case r.rootCreated:
 		// A new destination gets a new directory's attributes, as the
@@ -61,7 +61,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		}
 	}
 	if old != nil && old.IsDir() {
-		flags := r.attrChanges(e, old)
+		flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
 		tweaked := false
 		if !r.asRoot && old.Mode&0o300 != 0o300 && !r.opts.DryRun && r.opts.Recursive {
 			// Not root: open up a directory we cannot write into while its
@@ -158,7 +158,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 		if r.unchanged(b, e, old) {
 			r.synced(b, index)
-			flags := r.attrChanges(e, old)
+			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
 			if flags.any() && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
 			}
@@ -183,7 +183,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 	}
 	if old != nil && old.IsReg() {
-		it = item{update: r.sentChar(), flags: r.attrChanges(e, old)}
+		it = item{update: r.sentChar(), flags: r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)}
 		if old.Size != e.Size {
 			it.flags |= flagSize
 		}
@@ -240,7 +240,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		}
 		if same {
 			r.synced(b, index)
-			flags := r.attrChanges(e, old)
+			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
 			if flags.any() && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
 			}
@@ -259,7 +259,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 	}
 	it := newItem('c')
 	if old != nil && old.Mode&fsops.TypeMask == e.Type() {
-		it = item{update: 'c', flags: r.attrChanges(e, old)}
+		it = item{update: 'c', flags: r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)}
 		if e.Type() == wire.TypeLnk {
 			it.flags |= flagSum
 		}
@@ -446,6 +446,9 @@ func (r *Receiver) keepsAtime(e *wire.Entry) bool {
 
 // fixAttrs sets owner, permissions and mtime of an existing entry by name.
 func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old *fsops.Stat) {
+	// Attributes first: a mode without write permission would stop
+	// anyone but root from setting them.
+	r.setXattrs(dir, name, rel, e)
 	uid, gid := r.owner(e)
 	if uid >= 0 || gid >= 0 {
 		if old == nil || uid >= 0 && uint32(uid) != old.Uid || gid >= 0 && uint32(gid) != old.Gid {

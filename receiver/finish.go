@@ -90,6 +90,7 @@ func (r *Receiver) setDirAttrs() {
 				old = &orig
 			}
 			e := &da.e
+			r.setXattrs(d, ".", da.rel, e) // before a mode that forbids it
 			uid, gid := r.owner(e)
 			if uid >= 0 && uint32(uid) != st.Uid || gid >= 0 && uint32(gid) != st.Gid {
 				if err := d.Fchown(uid, gid); err != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // itemFlags are the attribute columns of rsync's --itemize-changes.
-type itemFlags uint8
+type itemFlags uint16
 
 const (
 	flagSum itemFlags = 1 << iota
@@ -23,6 +23,7 @@ const (
 	flagOwner
 	flagGroup
 	flagAtime
+	flagXattr
 	flagNew // every column is '+'
 )
 
@@ -110,6 +111,7 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 	set(flagOwner, 6, 'o')
 	set(flagGroup, 7, 'g')
 	set(flagAtime, 8, 'u')
+	set(flagXattr, 10, 'x')
 	return string(b[:])
 }
 

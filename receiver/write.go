@@ -287,6 +287,13 @@ func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.Sourc
 // Owner goes first: chown clears set-id bits.
 func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error {
 	e := job.e
+	// Attributes first: a mode without write permission would stop
+	// anyone but root from setting them.
+	if r.opts.Xattrs > 0 {
+		if err := fsops.FsetXattrs(f, r.wantXattrs(e), r.ownsXattr); err != nil {
+			r.problem(wire.ProblemGeneral, "rsync_xal_set: lsetxattr(%q) failed: %s", r.destPath(job.rel), fsops.ErrText(err))
+		}
+	}
 	uid, gid := r.owner(e)
 	if uid >= 0 && uint32(uid) == r.euid {
 		uid = -1 // a new file is ours already

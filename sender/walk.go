@@ -533,7 +533,31 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 	if len(s.chmod) > 0 && e.Type() != wire.TypeLnk {
 		e.Mode = TweakMode(e.Mode, s.chmod)
 	}
+	if opts.Xattrs > 0 {
+		list := dir.Xattrs
+		if e.Type() != wire.TypeLnk && (opts.CopyLinks || opts.CopyUnsafeLinks || opts.CopyDirLinks) {
+			list = dir.XattrsFollow // the entry may be a followed symlink
+		}
+		xs, err := list(srcName, s.sendsXattr)
+		if err != nil {
+			s.problem(wire.ProblemGeneral, "get_xattr_names: %s", fsops.ErrText(err))
+			return e, false, true
+		}
+		for _, x := range xs {
+			e.Xattrs = append(e.Xattrs, wire.Xattr(x))
+		}
+	}
 	return e, true, false
+}
+
+// sendsXattr says which extended attributes -X sends: all but the
+// kernel's system.* ones (ACLs travel with -A), and rsync's own
+// "rsync.%" records only with -XX, as rsync.
+func (s *Sender) sendsXattr(name string) bool {
+	if strings.HasPrefix(name, "system.") {
+		return false
+	}
+	return s.cfg.Opts.Xattrs > 1 || !wire.RsyncXattrRecord(name)
 }
 
 func sortJobs(jobs []*dirJob) {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Frame types of protocol v1. A decoder refuses types it does not know.
@@ -186,7 +187,8 @@ const (
 	entLinkGroup
 	entLinkLeader
 	entAtime
-	entKnown = entAtime<<1 - 1
+	entXattrs
+	entKnown = entXattrs<<1 - 1
 )
 
 // batchHead flags.
@@ -284,6 +286,9 @@ func appendEntry(out []byte, e, prev *Entry) []byte {
 	if e.AtimeSec != 0 {
 		f |= entAtime
 	}
+	if len(e.Xattrs) > 0 {
+		f |= entXattrs
+	}
 	out = binary.AppendUvarint(out, f)
 	out = appendStr(out, e.Name)
 	if f&entSameMode == 0 {
@@ -316,6 +321,13 @@ func appendEntry(out []byte, e, prev *Entry) []byte {
 	}
 	if f&entAtime != 0 {
 		out = binary.AppendVarint(out, e.AtimeSec)
+	}
+	if f&entXattrs != 0 {
+		out = binary.AppendUvarint(out, uint64(len(e.Xattrs)))
+		for _, x := range e.Xattrs {
+			out = appendStr(out, x.Name)
+			out = appendBytes(out, x.Value)
+		}
 	}
 	return out
 }
@@ -410,6 +422,29 @@ func decodeEntry(d *decoder, e, prev *Entry) {
 	e.LinkLeader = f&entLinkLeader != 0
 	if f&entAtime != 0 {
 		e.AtimeSec = d.varint()
+	}
+	if f&entXattrs != 0 {
+		n := d.uvarint()
+		if n == 0 || n > MaxXattrs {
+			d.fail(fmt.Errorf("extended attribute count %d out of range", n))
+			return
+		}
+		e.Xattrs = make([]Xattr, 0, min(n, 64))
+		for range n {
+			x := Xattr{Name: d.str(), Value: d.bytes()}
+			if d.err != nil {
+				return
+			}
+			if x.Name == "" || strings.IndexByte(x.Name, 0) >= 0 || len(x.Name) > 255 {
+				d.fail(fmt.Errorf("bad extended attribute name %q", x.Name))
+				return
+			}
+			if k := len(e.Xattrs); k > 0 && e.Xattrs[k-1].Name >= x.Name {
+				d.fail(errors.New("extended attributes not sorted or repeated"))
+				return
+			}
+			e.Xattrs = append(e.Xattrs, x)
+		}
 	}
 }
 

@@ -31,7 +31,19 @@ type Entry struct {
 	// first one sent, the one whose data is transferred.
 	LinkGroup  uint64
 	LinkLeader bool
+	// Xattrs are the extended attributes, sorted by name, sent only
+	// with -X.
+	Xattrs []Xattr
 }
+
+// Xattr is one extended attribute of an Entry.
+type Xattr struct {
+	Name  string
+	Value []byte
+}
+
+// MaxXattrs bounds the extended attributes of one entry a peer may send.
+const MaxXattrs = 1024
 
 // File type bits (the same values as st_mode).
 const (

@@ -48,3 +48,10 @@ func needsEscape(name string, i int, eightBit bool) bool {
 	}
 	return c != '\t' && (c < 0x20 || c >= 0x7f)
 }
+
+// RsyncXattrRecord reports whether an extended attribute is one of the
+// records rsync keeps for --fake-super ("user.rsync.%stat",
+// "rsync.%aacl", ...), which -X copies only when given twice.
+func RsyncXattrRecord(name string) bool {
+	return strings.HasPrefix(strings.TrimPrefix(name, "user."), "rsync.%")
+}

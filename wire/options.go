@@ -35,6 +35,7 @@ type Options struct {
 	OmitDirTimes  bool // -O
 	OmitLinkTimes bool // -J
 	Atimes        bool // -U: access times of non-directories
+	Xattrs        int  // -X count: extended attributes (-XX: rsync's own records too)
 	Owner         bool // -o
 	Group         bool // -g
 	NumericIDs    bool // --numeric-ids

@@ -31,6 +31,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"syq/fsops"
 	"syq/scripts/treecheck"
 )
 
@@ -83,6 +84,7 @@ type fbRec struct {
 	mtime    int64
 	atime    int64 // 0: the same as mtime
 	symlink  bool
+	xattrs   []fsops.Xattr
 }
 
 // fb builds a fixture under root. Content comes from a PRNG with a fixed
@@ -113,6 +115,11 @@ func fbMode(m uint32) fbAttr        { return func(r *fbRec) { r.mode = m } }
 func fbOwner(u, g int) fbAttr       { return func(r *fbRec) { r.uid, r.gid = u, g } }
 func fbMt(ns int64) fbAttr          { return func(r *fbRec) { r.mtime = ns } }
 func fbMtAt(secOffset int64) fbAttr { return fbMt(fbBaseTime + secOffset*1e9) }
+
+// fbXattr adds an extended attribute.
+func fbXattr(name, value string) fbAttr {
+	return func(r *fbRec) { r.xattrs = append(r.xattrs, fsops.Xattr{Name: name, Value: []byte(value)}) }
+}
 
 // fbAtAt sets the access time, in seconds from fbBaseTime.
 func fbAtAt(secOffset int64) fbAttr {
@@ -225,6 +232,11 @@ func (b *fixtureBuilder) finish() {
 	for _, r := range b.recs {
 		if r.uid >= 0 {
 			b.must(os.Lchown(b.p(r.rel), r.uid, r.gid))
+		}
+	}
+	for _, r := range b.recs {
+		for _, x := range r.xattrs {
+			b.must(unix.Lsetxattr(b.p(r.rel), x.Name, x.Value, 0))
 		}
 	}
 	for _, r := range b.recs {
@@ -880,8 +892,8 @@ func TestDiff(t *testing.T) {
 func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 	dir := filepath.Join(diffBase, fmt.Sprintf("%03d-%s", idx, s.name))
 	roots := [2]string{filepath.Join(dir, "rsync"), filepath.Join(dir, "syq")}
-	snapOpt := treecheck.Options{Content: true}
-	srcOpt := treecheck.Options{Content: true, Skip: dtIsDst}
+	snapOpt := treecheck.Options{Content: true, Xattrs: true}
+	srcOpt := treecheck.Options{Content: true, Skip: dtIsDst, Xattrs: true}
 	var src, dstPre [2]*treecheck.Tree
 	for i, root := range roots {
 		if err := os.MkdirAll(root, 0o755); err != nil {

@@ -63,8 +63,9 @@ func capabilitiesJSON() string {
 			FileBits: 64, InumBits: 64, TimestampBits: 64, LongIntBits: 64,
 			Socketpairs: true, Symlinks: true, Symtimes: true, Hardlinks: true,
 			IPv6: true, Inplace: true, SecludedArgs: "no", StopAt: true, Atimes: true,
+			Xattrs: true, Prealloc: true,
 		},
-		ChecksumList:   []string{},
+		ChecksumList:   []string{"xxh128", "xxh3", "xxh64", "md5", "md4", "sha1"},
 		CompressList:   []string{"none"},
 		DaemonAuthList: []string{},
 		License:        "Apache-2.0",
@@ -107,6 +108,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -p, --perms             copy permission bits
  -t, --times             copy modification times
  -O, --omit-dir-times    do not copy modification times of directories
+ -X, --xattrs            copy extended attributes (-XX: rsync's own records too)
  -U, --atimes            copy access times of files (not directories)
  -J, --omit-link-times   do not copy modification times of symlinks
      --open-noatime      read sources without changing their access times

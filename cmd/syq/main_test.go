@@ -73,7 +73,7 @@ func TestVersionJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &v); err != nil {
 		t.Fatalf("-VV is not JSON: %v\n%s", err, out.String())
 	}
-	if v.Program != "syq" || v.Capabilities["xattrs"] != false || v.Capabilities["ACLs"] != false || v.Capabilities["symlinks"] != true {
+	if v.Program != "syq" || v.Capabilities["xattrs"] != true || v.Capabilities["atimes"] != true || v.Capabilities["ACLs"] != false || v.Capabilities["symlinks"] != true {
 		t.Errorf("capabilities: %+v", v)
 	}
 }

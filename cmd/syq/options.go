@@ -290,7 +290,9 @@ func buildCLIOptions() []cliOpt {
 	add(optBool(func(o *wire.Options) *bool { return &o.Executability }, "executability", 'E')...)
 	add(optText("chmod", 0, func(c *Invocation, s string) { c.Opts.Chmod = append(c.Opts.Chmod, s) }))
 	add(optTodo("acls", 'A', cliNoArg), optNoop("no-acls"), optNoop("no-A"))
-	add(optTodo("xattrs", 'X', cliNoArg), optNoop("no-xattrs"), optNoop("no-X"))
+	add(optFlag("xattrs", 'X', func(c *Invocation) { c.Opts.Xattrs++ }))
+	noXattrs := func(c *Invocation) { c.Opts.Xattrs = 0 }
+	add(optFlag("no-xattrs", 0, noXattrs), optFlag("no-X", 0, noXattrs))
 	add(optBool(func(o *wire.Options) *bool { return &o.Owner }, "owner", 'o', "no-owner", "no-o")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.Group }, "group", 'g', "no-group", "no-g")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.Devices }, "devices", 0, "no-devices")...)

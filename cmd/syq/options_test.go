@@ -337,7 +337,6 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"--zc=zstd"}, "--zc"},
 		{[]string{"--zl", "3"}, "--zl"},
 		{[]string{"--old-d"}, "--old-d"},
-		{[]string{"-X"}, "--xattrs"},
 		{[]string{"-A"}, "--acls"},
 		{[]string{"-4"}, "--ipv4"},
 		{[]string{"-6"}, "--ipv6"},

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"os"
 	"path/filepath"
@@ -45,6 +46,9 @@ type Entry struct {
 	Hash    string // hex sha256 of a regular file's content ("" when not hashed)
 	Nlink   uint64
 	Blocks  int64 // allocated 512-byte blocks
+	// Xattrs lists the extended attributes but system.* ones, as
+	// "name=hex" joined by ";" in name order (with Options.Xattrs).
+	Xattrs string
 	// LinkGroup is the smallest path (inside this tree) among the entries
 	// that share this entry's device and inode, or "" when no other entry of
 	// the tree shares it. Two trees can compare it directly.
@@ -66,6 +70,8 @@ type Options struct {
 	// Skip, if set, leaves out the entry with this relative path (and, for a
 	// directory, everything under it). It is never called for ".".
 	Skip func(rel string) bool
+	// Xattrs records each entry's extended attributes.
+	Xattrs bool
 }
 
 // Snapshot walks root with lstat and records every entry below it.
@@ -118,6 +124,13 @@ func (t *Tree) walk(abs, rel string, opt Options) error {
 		e.Rdev = uint64(st.Rdev)
 	}
 	t.Entries[rel] = e
+	if opt.Xattrs {
+		x, err := xattrsOf(abs)
+		if err != nil {
+			return err
+		}
+		e.Xattrs = x
+	}
 	switch e.Kind {
 	case KindSymlink:
 		target, err := os.Readlink(abs)
@@ -336,6 +349,9 @@ func Compare(want, got *Tree, opt CompareOptions) []string {
 		if !skipM && w.MtimeNs != g.MtimeNs {
 			add(p, "mtime want %s got %s", fmtNs(w.MtimeNs), fmtNs(g.MtimeNs))
 		}
+		if w.Xattrs != g.Xattrs {
+			add(p, "xattrs want %q got %q", w.Xattrs, g.Xattrs)
+		}
 		switch w.Kind {
 		case KindFile:
 			if !opt.SkipContent {
@@ -405,4 +421,35 @@ func SnapshotIfExists(root string, opt Options) (*Tree, error) {
 		return nil, nil
 	}
 	return Snapshot(root, opt)
+}
+
+// xattrsOf lists the extended attributes of path (not following a
+// symlink), system.* ones aside, as "name=hex;..." in name order.
+func xattrsOf(path string) (string, error) {
+	size, err := unix.Llistxattr(path, nil)
+	if err == unix.ENOTSUP || size == 0 {
+		return "", nil
+	}
+	if err != nil {
+		return "", &os.PathError{Op: "llistxattr", Path: path, Err: err}
+	}
+	buf := make([]byte, size+256)
+	n, err := unix.Llistxattr(path, buf)
+	if err != nil {
+		return "", &os.PathError{Op: "llistxattr", Path: path, Err: err}
+	}
+	var parts []string
+	for _, name := range strings.Split(string(buf[:n]), "\x00") {
+		if name == "" || strings.HasPrefix(name, "system.") {
+			continue
+		}
+		val := make([]byte, 64<<10)
+		k, err := unix.Lgetxattr(path, name, val)
+		if err != nil {
+			return "", &os.PathError{Op: "lgetxattr " + name, Path: path, Err: err}
+		}
+		parts = append(parts, name+"="+hex.EncodeToString(val[:k]))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ";"), nil
 }
