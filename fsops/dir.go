@@ -661,8 +661,16 @@ func ErrText(err error) string {
 
 // IsNotExist, IsExist and IsDirErr classify errors from this package.
 func IsNotExist(err error) bool { return errors.Is(err, unix.ENOENT) }
-func IsExist(err error) bool    { return errors.Is(err, unix.EEXIST) }
-func IsIOError(err error) bool  { return errors.Is(err, unix.EIO) }
+
+// IsUntrustedLink reports a path refused because of a symlink another
+// user owns (see openOwned), or a symlink loop.
+func IsUntrustedLink(err error) bool { return errors.Is(err, unix.ELOOP) }
+
+// UntrustedLinkHint is rsync's explanation of that refusal.
+const UntrustedLinkHint = `refusing to follow a symlink owned by an untrusted user; use --insecure-links locally ONLY if every path component is trusted`
+
+func IsExist(err error) bool   { return errors.Is(err, unix.EEXIST) }
+func IsIOError(err error) bool { return errors.Is(err, unix.EIO) }
 func IsNoSpace(err error) bool {
 	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)
 }

@@ -176,7 +176,14 @@ func (d *Dir) LinkUnnamed(f *File, name string) error {
 	return nil
 }
 
-// ReadFile reads a whole small file (a filter rule file) by path.
+// ReadFile reads a whole small file (a filter rule file, a list) by a
+// path the user named, following only trusted symlinks (see openOwned).
 func ReadFile(path string) ([]byte, error) {
-	return os.ReadFile(path)
+	fd, err := openOwned(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	return io.ReadAll(f)
 }

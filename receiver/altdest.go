@@ -23,7 +23,7 @@ func (r *Receiver) openAltDests() {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(r.rootPath, p)
 		}
-		d, err := fsops.OpenDirPath(p)
+		d, err := fsops.OpenDirOwned(p)
 		if err != nil {
 			r.cfg.Report(wire.ProblemWarning, "--"+r.opts.AltDestKind+"-dest arg does not exist: "+p)
 			continue

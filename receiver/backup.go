@@ -53,7 +53,7 @@ func (r *Receiver) backupTarget(dir *fsops.Dir, rel string) (*fsops.Dir, string,
 	if err != nil {
 		return nil, "", err
 	}
-	d, err := fsops.OpenDirPath(parent)
+	d, err := fsops.OpenDirOwned(parent)
 	if err != nil {
 		return nil, "", err
 	}
@@ -116,7 +116,7 @@ func (r *Receiver) backupDirFor(rel string) (string, error) {
 	if !filepath.IsAbs(root) {
 		root = filepath.Join(r.rootPath, root)
 	}
-	if _, err := fsops.StatPath(root); fsops.IsNotExist(err) {
+	if _, err := fsops.StatOwned(root); fsops.IsNotExist(err) {
 		if err := fsops.MkdirPath(root, true); err != nil {
 			return "", err
 		}

@@ -367,7 +367,7 @@ func (r *Receiver) fatalErr() error {
 func (r *Receiver) openDestination(top *wire.FileBatch) error {
 	dest := r.cfg.Dest
 	slash := strings.HasSuffix(dest, "/")
-	st, statErr := fsops.StatPath(dest)
+	st, statErr := fsops.StatOwned(dest)
 	isDir := statErr == nil && st.IsDir()
 	if len(top.Entries) == 1 && !top.Entries[0].IsDir() && !isDir && !slash {
 		// One file to a name that is not a directory: copy it to that name.
@@ -377,12 +377,16 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 				return err
 			}
 		}
-		d, err := fsops.OpenDirPath(parent)
+		d, err := fsops.OpenDirOwned(parent)
 		if err != nil {
 			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(parent), fsops.ErrText(err))}
 		}
 		r.root, r.rootPath, r.fileMode = d, parent, base
 		return nil
+	}
+	if fsops.IsUntrustedLink(statErr) {
+		r.cfg.Report(wire.ProblemWarning, fsops.UntrustedLinkHint)
+		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("change_dir#1 %q failed: %s", absPath(dest), fsops.ErrText(statErr))}
 	}
 	if statErr != nil && !fsops.IsNotExist(statErr) {
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("stat %q failed: %s", absPath(dest), fsops.ErrText(statErr))}
@@ -406,7 +410,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 			if err := r.mkpath(strings.TrimSuffix(dest, "/")); err != nil {
 				return err
 			}
-			d, err := fsops.OpenDirPath(dest)
+			d, err := fsops.OpenDirOwned(dest)
 			if err != nil {
 				return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
 			}
@@ -419,7 +423,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 		}
 		r.info(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")))
 	}
-	d, err := fsops.OpenDirPath(dest)
+	d, err := fsops.OpenDirOwned(dest)
 	if err != nil {
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
 	}
@@ -444,7 +448,7 @@ func (r *Receiver) info(line string) {
 func (r *Receiver) mkpath(path string) error {
 	missing := 0
 	for p := path; p != "" && p != "." && p != "/"; p, _ = splitDest(p) {
-		if _, err := fsops.StatPath(p); !fsops.IsNotExist(err) {
+		if _, err := fsops.StatOwned(p); !fsops.IsNotExist(err) {
 			break
 		}
 		missing++

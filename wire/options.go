@@ -17,10 +17,13 @@ type Options struct {
 	CopyDirLinks    bool // -k: follow symlinks to directories in the source
 	CopyUnsafeLinks bool // --copy-unsafe-links: follow symlinks that leave the tree
 	SafeLinks       bool // --safe-links: the receiver ignores symlinks that leave the tree
-	KeepDirLinks    bool // -K: a destination symlink to a directory counts as that directory
-	Relative        bool // -R (refused until built)
-	ImpliedDirs     bool // --implied-dirs (default true with -R)
-	ListOnly        bool // --list-only, or a single source without a destination
+	// InsecureLinks (--insecure-links): paths the user names for the
+	// receiving side follow symlinks whoever owns them.
+	InsecureLinks bool
+	KeepDirLinks  bool // -K: a destination symlink to a directory counts as that directory
+	Relative      bool // -R (refused until built)
+	ImpliedDirs   bool // --implied-dirs (default true with -R)
+	ListOnly      bool // --list-only, or a single source without a destination
 	// FilterRules carry the client's filter rules to a remote helper, as
 	// rule texts (filter.List.Encode); locally the halves share the list.
 	FilterRules    []string

@@ -29,7 +29,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	end := inv.Remote
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	logf := openLogFile(inv, stderr)
+	logf := openLogFile(inv, stdout, stderr)
 	defer logf.close()
 	// Problems and the exit line go to the log too.
 	errOut := logf.tee(stderr)

@@ -51,9 +51,14 @@ func buildFilters(inv *Invocation, stdin io.Reader) (*filter.List, error) {
 		var err error
 		if f.fromFile {
 			var data []byte
-			if data, err = read(f.text); err == nil {
-				err = b.AddFrom(f.kind, f.text, bytes.NewReader(data))
+			if data, err = read(f.text); err != nil {
+				what := "exclude"
+				if f.kind == filter.Include {
+					what = "include"
+				}
+				return nil, &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("[client] failed to open %s file %s: %s", what, f.text, fsops.ErrText(err))}
 			}
+			err = b.AddFrom(f.kind, f.text, bytes.NewReader(data))
 		} else {
 			err = b.Add(f.kind, f.text)
 		}

@@ -30,14 +30,17 @@ const defaultLogFileFormat = "%i %n%L"
 
 // openLogFile opens --log-file for appending. A file that cannot be
 // opened is reported and the transfer goes on without it, as rsync's.
-func openLogFile(inv *Invocation, stderr io.Writer) *logFile {
+func openLogFile(inv *Invocation, stdout, stderr io.Writer) *logFile {
 	if inv.LogFile == "" {
 		return nil
 	}
-	f, err := os.OpenFile(inv.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	f, err := fsops.OpenAppendOwned(inv.LogFile)
 	if err != nil {
+		if fsops.IsUntrustedLink(err) {
+			fmt.Fprintln(stderr, fsops.UntrustedLinkHint)
+		}
 		fmt.Fprintf(stderr, "syq: [client] failed to open log-file %s: %s\n", inv.LogFile, fsops.ErrText(err))
-		fmt.Fprintln(stderr, `Ignoring "log file" setting.`)
+		fmt.Fprintln(stdout, `Ignoring "log file" setting.`)
 		return nil
 	}
 	return &logFile{f: f, pid: os.Getpid()}

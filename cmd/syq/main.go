@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"syq/fsops"
 	"syq/receiver"
 	"syq/remote"
 	"syq/sender"
@@ -111,6 +112,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, versionText())
 		return 0
 	}
+	fsops.SetInsecureLinks(inv.Opts.InsecureLinks)
 	if err = expandFilesFrom(inv, os.Stdin); err == nil {
 		inv.filters, err = buildFilters(inv, os.Stdin)
 	}
@@ -225,7 +227,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Dest: inv.Dest, Sources: inv.Sources, Workers: opts.Workers})
 	debugf("tuner: %s", plan.Why)
 
-	logf := openLogFile(inv, stderr)
+	logf := openLogFile(inv, stdout, stderr)
 	defer logf.close()
 	logf.line("building file list")
 	// Problems and the exit line go to the log too; the progress line

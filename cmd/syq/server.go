@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"syq/fsops"
 	"syq/receiver"
 	"syq/remote"
 	"syq/sender"
@@ -115,6 +116,7 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 
 	report := func(class int, msg string) { st.Send(&wire.Log{Class: class, Text: msg}) }
 	opts := &setup.Options
+	fsops.SetInsecureLinks(opts.InsecureLinks)
 	rules, err := helperFilters(opts)
 	if err != nil {
 		fe := asFatal(err)

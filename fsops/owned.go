@@ -1,0 +1,162 @@
+package fsops
+
+import (
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Paths the user names for the receiving side (the destination,
+// --backup-dir, the --*-dest directories, --log-file, the lists of
+// --files-from and --exclude-from, merge files) are opened one component
+// at a time, following a symlink only when root or this process's user
+// owns it. A symlink someone else planted on the way (a shared /tmp, a
+// destination tree another user can write) fails with ELOOP instead of
+// redirecting the transfer, as in rsync 3.4.3 and later.
+var insecureLinks atomic.Bool
+
+// SetInsecureLinks turns that check off (--insecure-links): every
+// symlink is followed as the shell would.
+func SetInsecureLinks(on bool) { insecureLinks.Store(on) }
+
+// maxSymlinkHops bounds the symlinks one walk follows, as the kernel's
+// own limit does.
+const maxSymlinkHops = 40
+
+// openOwned opens path with flags, following only trusted symlinks.
+func openOwned(path string, flags int, mode uint32) (int, error) {
+	if insecureLinks.Load() {
+		return openRetry(unix.AT_FDCWD, path, flags, mode)
+	}
+	if path == "" {
+		return -1, unix.ENOENT
+	}
+	const walk = unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC
+	start := "."
+	if path[0] == '/' {
+		start = "/"
+	}
+	dfd, err := openRetry(unix.AT_FDCWD, start, walk, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer func() { unix.Close(dfd) }()
+	comps := splitPath(path)
+	if len(comps) == 0 { // "/" or "."
+		return openRetry(dfd, ".", flags, mode)
+	}
+	euid := uint32(unix.Geteuid())
+	hops := 0
+	for len(comps) > 0 {
+		comp := comps[0]
+		comps = comps[1:]
+		last := len(comps) == 0
+		var st unix.Stat_t
+		if err := unix.Fstatat(dfd, comp, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if last && err == unix.ENOENT && flags&unix.O_CREAT != 0 {
+				return openRetry(dfd, comp, flags|unix.O_NOFOLLOW, mode)
+			}
+			return -1, err
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			if st.Uid != 0 && st.Uid != euid {
+				return -1, unix.ELOOP // planted by another user
+			}
+			if hops++; hops > maxSymlinkHops {
+				return -1, unix.ELOOP
+			}
+			target, err := readlinkAt(dfd, comp)
+			if err != nil {
+				return -1, err
+			}
+			if target == "" {
+				return -1, unix.ENOENT
+			}
+			if target[0] == '/' {
+				root, err := openRetry(unix.AT_FDCWD, "/", walk, 0)
+				if err != nil {
+					return -1, err
+				}
+				unix.Close(dfd)
+				dfd = root
+			}
+			comps = append(splitPath(target), comps...)
+			if len(comps) == 0 {
+				return openRetry(dfd, ".", flags, mode)
+			}
+			continue
+		}
+		if last {
+			return openRetry(dfd, comp, flags|unix.O_NOFOLLOW, mode)
+		}
+		next, err := openRetry(dfd, comp, walk|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return -1, err
+		}
+		unix.Close(dfd)
+		dfd = next
+	}
+	return -1, unix.ENOENT // not reached: the loop returns at the last component
+}
+
+// splitPath splits a path into its components, dropping empty ones and
+// "." (a trailing slash means the same directory).
+func splitPath(p string) []string {
+	var out []string
+	for _, c := range strings.Split(p, "/") {
+		if c != "" && c != "." {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func readlinkAt(dfd int, name string) (string, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(dfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		buf = make([]byte, len(buf)*2)
+	}
+}
+
+// OpenDirOwned opens a directory the user named for the receiving side
+// (see insecureLinks).
+func OpenDirOwned(path string) (*Dir, error) {
+	fd, err := openOwned(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "opendir", Path: path, Err: err}
+	}
+	return &Dir{fd: fd, path: path}, nil
+}
+
+// StatOwned stats such a path, following only trusted symlinks.
+func StatOwned(path string) (Stat, error) {
+	fd, err := openOwned(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Stat{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Stat{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return fromUnix(&st), nil
+}
+
+// OpenAppendOwned opens (creating it if needed) a file to append to,
+// such as --log-file.
+func OpenAppendOwned(path string) (*os.File, error) {
+	fd, err := openOwned(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOCTTY, 0o666)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
