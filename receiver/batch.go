@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"syq/filter"
@@ -427,7 +428,9 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 		switch {
 		case st.IsDir():
 			err = dir.Rmdir(name)
-		case r.backupOn():
+		case r.backupOn() && (r.opts.BackupDir != "" || !strings.HasSuffix(name, r.opts.BackupSuffix)):
+			// A backup is not backed up again (name~~): rsync deletes
+			// it, unless backups go to a --backup-dir.
 			if !r.backup(dir, name, rel) {
 				return lines
 			}

@@ -260,8 +260,13 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 	it := newItem('c')
 	if old != nil && old.Mode&fsops.TypeMask == e.Type() {
 		it = item{update: 'c', flags: r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)}
-		if e.Type() == wire.TypeLnk {
+		// A new target or device number shows as 'c'; without -t the
+		// time is not kept, 'T'.
+		if e.Type() == wire.TypeLnk || e.Type() == wire.TypeChr || e.Type() == wire.TypeBlk {
 			it.flags |= flagSum
+		}
+		if !opts.Times {
+			it.flags |= flagTime
 		}
 	}
 	lines = append(lines, r.itemLine(it, display, e))
@@ -272,7 +277,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		return lines
 	}
 	b.changed.Store(true)
-	if r.createSpecial(b.dir, e, rel) {
+	if r.createSpecial(b.dir, e, rel, old) {
 		r.synced(b, index)
 	}
 	return lines
@@ -315,8 +320,9 @@ func kindName(e *wire.Entry) string {
 
 // createSpecial makes a symlink, device, FIFO or socket under a temporary
 // name, sets its metadata and renames it over whatever was there.
-// It reports whether the entry is in place.
-func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string) bool {
+// It reports whether the entry is in place. old, if not nil, is what it
+// replaces.
+func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string, old *fsops.Stat) bool {
 	tmp := fsops.TempName(e.Name)
 	var err error
 	if e.Type() == wire.TypeLnk {
@@ -333,6 +339,12 @@ func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string) bool
 		return false
 	}
 	r.fixAttrs(dir, tmp, rel, e, nil)
+	if old != nil && !r.opts.Perms && e.Type() != wire.TypeLnk && old.Mode&fsops.TypeMask == e.Type() {
+		// Without -p a replaced device or FIFO keeps its permissions.
+		if err := dir.Chmod(tmp, r.finalPerm(e, old)); err != nil {
+			r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+		}
+	}
 	if r.backupOn() {
 		if st, err := dir.Lstat(e.Name); err == nil && !st.IsDir() && !r.backup(dir, e.Name, rel) {
 			dir.Unlink(tmp)

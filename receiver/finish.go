@@ -16,9 +16,9 @@ func (r *Receiver) linkFollowers() {
 			r.problem(wire.ProblemGeneral, "hard link %q has no transferred original", r.destPath(f.rel))
 			continue
 		}
-		line := r.itemLine(newItem('h'), f.rel+" => "+leader, &f.e)
+		display := f.rel + " => " + leader
 		if r.opts.DryRun {
-			r.out.now(line, true)
+			r.out.now(r.itemLine(newItem('h'), display, &f.e), true)
 			continue
 		}
 		dstDir, err := r.root.OpenBeneath(parentRel(f.rel), r.opts.KeepDirLinks)
@@ -35,6 +35,18 @@ func (r *Receiver) linkFollowers() {
 		name, lname := baseRel(f.rel), baseRel(leader)
 		ls, lerr := srcDir.Lstat(lname)
 		fs, ferr := dstDir.Lstat(name)
+		it := newItem('h')
+		if ferr == nil && fs.IsReg() {
+			// A file replaced by the link shows what differs from it.
+			it = item{update: 'h', flags: r.attrChanges(&f.e, &fs)}
+			if fs.Size != f.e.Size {
+				it.flags |= flagSize
+			}
+			if !r.opts.Times {
+				it.flags |= flagTime
+			}
+		}
+		line := r.itemLine(it, display, &f.e)
 		if lerr == nil && ferr == nil && ls.Ino == fs.Ino && ls.Dev == fs.Dev {
 			srcDir.Close()
 			dstDir.Close()

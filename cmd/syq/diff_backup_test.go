@@ -31,6 +31,8 @@ var backupScenarios = []diffScenario{
 	{name: "b-backup-dir-suffix", fx: fxBasic, pre: preBackupDst, args: dtArgs("-a", "--backup-dir=old", "--suffix=.1", "src/", "dst/"), cmp: dtBackupDirTimes("old")},
 	{name: "b-backup-inplace", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ab", "--inplace", "src/", "dst/"), cmp: dtNoDirTimes},
 	{name: "b-backup-itemize", fx: fxBasic, pre: preBackupDst, args: dtArgs("-abi", "--delete", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoDirTimes},
+	// A stale backup (old~) is deleted, not backed up as old~~.
+	{name: "b-backup-of-backup", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ab", "--delete", "--filter=R *~", "src/", "dst/"), cmp: dtNoDirTimes},
 	{name: "b-bad-suffix", fx: fxBasic, args: dtArgs("-ab", "--suffix=a/b", "src/", "dst/"), code: 1},
 	{name: "b-empty-suffix", fx: fxBasic, args: dtArgs("-ab", "--suffix=", "src/", "dst/"), code: 1},
 }

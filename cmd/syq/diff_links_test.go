@@ -56,3 +56,18 @@ var linkScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, linkScenarios...) }
+
+// preChangedSpecials: dst holds fxSpecial's device with another device
+// number and its symlink with another target.
+func preChangedSpecials(b *fixtureBuilder) {
+	b.chr("dst/null", 1, 5)
+	b.symlink("dst/link-rel", "elsewhere")
+	b.dir("dst")
+}
+
+var changedSpecialScenarios = []diffScenario{
+	{name: "changed-specials-itemize", fx: fxSpecial, pre: preChangedSpecials, args: dtArgs("-ai", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "changed-specials-no-times", fx: fxSpecial, pre: preChangedSpecials, args: dtArgs("-rlDi", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoTimes},
+}
+
+func init() { diffScenarios = append(diffScenarios, changedSpecialScenarios...) }

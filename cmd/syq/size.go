@@ -90,7 +90,11 @@ func checkAcceptedValues(inv *Invocation) error {
 		if err != nil {
 			return err
 		}
-		if n > 0 && n < 1<<20 {
+		if n == 0 {
+			// rsync since 3.5.0's successor: 0 no longer means "no limit".
+			return &UsageError{Msg: "max-alloc must be greater than zero"}
+		}
+		if n < 1<<20 {
 			return &UsageError{Msg: fmt.Sprintf("--max-alloc=%s is too small (min: 1.00M or 0 for unlimited)", s)}
 		}
 	}
