@@ -109,7 +109,11 @@ func (r *Receiver) setDirAttrs() {
 					r.problem(wire.ProblemGeneral, "chown %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
 				}
 			}
-			if perm := r.finalPerm(e, old); perm != st.Mode&0o7777 {
+			perm := r.finalPerm(e, old)
+			if old == nil && !r.opts.Perms {
+				perm |= st.Mode & 0o2000 // the setgid bit a new directory inherits stays
+			}
+			if perm != st.Mode&0o7777 {
 				if err := d.Fchmod(perm); err != nil {
 					r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
 				}

@@ -372,12 +372,17 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 	if len(top.Entries) == 1 && !top.Entries[0].IsDir() && !isDir && !slash {
 		// One file to a name that is not a directory: copy it to that name.
 		parent, base := splitDest(dest)
-		if r.opts.MkPath && !r.opts.DryRun {
+		if r.opts.MkPath {
 			if err := r.mkpath(parent); err != nil {
 				return err
 			}
 		}
 		d, err := fsops.OpenDirOwned(parent)
+		if err != nil && r.opts.DryRun && r.opts.MkPath && fsops.IsNotExist(err) {
+			// A dry run into a path --mkpath would have made.
+			r.rootPath, r.fileMode, r.rootCreated = parent, base, true
+			return nil
+		}
 		if err != nil {
 			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(parent), fsops.ErrText(err))}
 		}
@@ -400,6 +405,11 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 		}
 		if r.opts.DryRun {
 			r.rootCreated = true
+			if r.opts.MkPath {
+				if err := r.mkpath(strings.TrimSuffix(dest, "/")); err != nil {
+					return err
+				}
+			}
 			r.info(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")))
 			r.rootPath = dest
 			return nil
@@ -456,7 +466,9 @@ func (r *Receiver) mkpath(path string) error {
 	if missing == 0 {
 		return nil
 	}
-	if err := fsops.MkdirPath(path, true); err != nil {
+	if r.opts.DryRun {
+		// -n says what --mkpath would make.
+	} else if err := fsops.MkdirPath(path, true); err != nil {
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("mkdir %q failed: %s", absPath(path), fsops.ErrText(err))}
 	}
 	what := "directories"

@@ -12,6 +12,15 @@ func UnsafeSymlink(target, path string) bool {
 	if target == "" || strings.HasPrefix(target, "/") {
 		return true
 	}
+	// ".." after the leading run of them, or at the end, counts as
+	// unsafe whatever the depth, as in rsync.
+	rest := target
+	for strings.HasPrefix(rest, "../") {
+		rest = strings.TrimLeft(rest[3:], "/")
+	}
+	if strings.Contains(rest, "/../") || len(target) > 3 && strings.HasSuffix(target, "/..") {
+		return true
+	}
 	depth := 0
 	dirs := strings.Split(path, "/")
 	for _, c := range dirs[:len(dirs)-1] {

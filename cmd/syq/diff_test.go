@@ -670,6 +670,10 @@ var diffScenarios = []diffScenario{
 	{name: "a-dest-parent-missing", fx: fxBasic, args: dtArgs("-a", "src/", "dst/x/y/"), code: 11},
 	{name: "a-dest-is-file", fx: fxPlain, pre: preExistingFile, args: dtArgs("-a", "src/", "dst"), code: 3},
 	{name: "mkpath-deep", fx: fxBasic, args: dtArgs("-a", "--mkpath", "src/", "dst/x/y/z/"), cmp: treecheck.CompareOptions{SkipRoot: true, SkipMtimeOf: dtMkpathChain("dst/x/y/z")}},
+	{name: "mkpath-dry-run-file", fx: fxBasic, args: dtArgs("-ai", "--dry-run", "--mkpath", "src/a.txt", "dst/x/y/renamed"), stdout: true},
+	{name: "mkpath-dry-run-dir", fx: fxBasic, args: dtArgs("-ai", "-n", "--mkpath", "src/", "dst/x/y/"), stdout: true, sorted: true},
+	// New directories keep the setgid bit they inherit without -p.
+	{name: "setgid-parent-no-perms", fx: fxBasic, pre: func(b *fixtureBuilder) { b.dir("dst", fbMode(0o2775)) }, args: dtArgs("-rt", "src/", "dst/")},
 	{name: "mkpath-file", fx: fxBasic, args: dtArgs("-a", "--mkpath", "src/a.txt", "dst/x/y/renamed"), cmp: treecheck.CompareOptions{SkipDirMtime: true}},
 	{name: "leading-dash-operand", fx: fxOdd, args: dtArgs("-a", "src/-rf", "dst/"), cmp: dtSkipRoot},
 	{name: "double-dash-operands", fx: fxOdd, args: dtArgs("-a", "--", "src/-rf", "src/--delete", "dst/"), cmp: dtSkipRoot},

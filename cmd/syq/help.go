@@ -12,7 +12,7 @@ var version = "0.1.0-dev"
 
 // versionText is what --version / -V prints (with a trailing newline).
 func versionText() string {
-	return fmt.Sprintf("syq rsync-compatible %s, protocol-compatible with rsync 3.x command lines\n", version)
+	return fmt.Sprintf("syq rsync-compatible %s  protocol version syq-%d (rsync 3.x command lines)\n", version, wire.ProtocolVersion)
 }
 
 // capabilitiesJSON is -VV: rsync's JSON layout, saying truthfully what
