@@ -109,6 +109,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -t, --times             copy modification times
  -O, --omit-dir-times    do not copy modification times of directories
  -X, --xattrs            copy extended attributes (-XX: rsync's own records too)
+     --insecure-links    follow symlinks on the paths you name even when
+                         another user owns them (refused by default)
  -U, --atimes            copy access times of files (not directories)
  -J, --omit-link-times   do not copy modification times of symlinks
      --open-noatime      read sources without changing their access times

@@ -347,7 +347,6 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"--no-msgs2stderr"}, "--no-msgs2stderr"},
 		{[]string{"--daemon"}, "--daemon"},
 		{[]string{"--server"}, "--server"},
-		{[]string{"--insecure-links"}, "--insecure-links"},
 		{[]string{"--confine-root=/"}, "--confine-root"},
 		{[]string{"--drop-D"}, "--drop-D"},
 		{[]string{"--zt=2"}, "--zt"},
