@@ -25,6 +25,10 @@ type relNode struct {
 	final    bool   // named by an operand (copied whole), not only implied
 	contents bool   // the operand ended in "/": its contents too, even without -r
 	children map[string]*relNode
+	// dotBase, on the root: an operand's path began with "./", so rsync
+	// lists "." (this directory, an implied one) and the destination
+	// takes its attributes.
+	dotBase string
 }
 
 // relativeSplit splits an operand into the directory its relative path
@@ -49,6 +53,9 @@ func relativeTree(operands []string) *relNode {
 	root := &relNode{children: map[string]*relNode{}}
 	for _, op := range operands {
 		base, rel := relativeSplit(op)
+		if strings.HasPrefix(rel, "./") && root.dotBase == "" {
+			root.dotBase = base
+		}
 		contents := strings.HasSuffix(rel, "/") || rel == "" || rel == "."
 		var comps []string
 		for _, c := range strings.Split(rel, "/") {
@@ -90,7 +97,41 @@ func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 	}
 	var jobs []*dirJob
 	top.entries, top.from, top.dirs, top.devs, jobs, top.ioError = s.relativeLevel(tree, "")
+	if tree.dotBase != "" && !tree.final && s.listDot(&top, tree.dotBase) {
+		// An empty, incomplete batch for ".": its line shows first, as
+		// rsync's, and nothing in it is deleted.
+		jobs = append([]*dirJob{{rel: ".", done: make(chan struct{}), implied: &relNode{children: map[string]*relNode{}}}}, jobs...)
+	}
 	return top, jobs
+}
+
+// listDot adds the "." entry of a "./name" operand: the directory base
+// itself, listed as an implied directory. It reports whether it did.
+func (s *Sender) listDot(top *topLevel, base string) bool {
+	d, err := fsops.OpenDirPath(base)
+	if err != nil {
+		s.problem(wire.ProblemGeneral, "opendir %q failed: %s", absPath(base), fsops.ErrText(err))
+		top.ioError = true
+		return false
+	}
+	st, err := d.Stat()
+	if err != nil {
+		d.Close()
+		s.problem(wire.ProblemGeneral, "stat %q failed: %s", absPath(base), fsops.ErrText(err))
+		top.ioError = true
+		return false
+	}
+	e, ok, failed := s.entryFor(".", st, d, ".", ".")
+	top.ioError = top.ioError || failed
+	if !ok || len(top.dirs) >= 255 {
+		d.Close()
+		return false
+	}
+	top.entries = append([]wire.Entry{e}, top.entries...)
+	top.from = append([]uint8{uint8(len(top.dirs))}, top.from...)
+	top.dirs = append(top.dirs, d)
+	top.devs = append(top.devs, st.Dev)
+	return true
 }
 
 // relativeLevel lists the children of node n (at destination path rel)

@@ -8,6 +8,10 @@ var relativeScenarios = []diffScenario{
 	{name: "R-file", fx: fxBasic, args: dtArgs("-aR", "src/sub/c.txt", "dst/"), cmp: dtSkipRoot},
 	{name: "R-dir", fx: fxBasic, args: dtArgs("-aR", "src/sub", "dst/"), cmp: dtSkipRoot},
 	{name: "R-dir-slash", fx: fxBasic, args: dtArgs("-aR", "src/sub/", "dst/"), cmp: dtSkipRoot},
+	// "./x" lists "." too: the destination takes the working directory's
+	// attributes (skipped here: the two arms' roots differ) and its line.
+	{name: "R-dot-operand", fx: fxBasic, args: dtArgs("-aRi", "./src/sub", "dst/"), cmp: dtSkipRoot, stdout: true, sorted: true},
+	{name: "R-dot-operand-delete", fx: fxBasic, pre: preExtras, args: dtArgs("-aR", "--delete", "./src/sub/c.txt", "dst/"), cmp: dtSkipRoot},
 	{name: "R-marker", fx: fxBasic, args: dtArgs("-aR", "src/./sub/deeper", "dst/"), cmp: dtSkipRoot},
 	{name: "R-shared-prefix", fx: fxBasic, args: dtArgs("-aR", "src/sub/c.txt", "src/sub/deeper", "src/a.txt", "dst/"), cmp: dtSkipRoot},
 	{name: "R-itemize", fx: fxBasic, args: dtArgs("-aiR", "src/./sub/c.txt", "src/./priv", "dst/"), cmp: dtSkipRoot, stdout: true, sorted: true},
