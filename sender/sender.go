@@ -296,11 +296,31 @@ func absPath(p string) string {
 }
 
 // sortEntries sorts by name in byte order, as rsync's file list is, and
-// drops later duplicates (several operands merged into one directory).
+// drops duplicates (several operands merged into one directory): as in
+// rsync, a directory wins over a non-directory of the same name, and
+// otherwise the first operand's entry does.
 func sortEntries(entries []wire.Entry, from []uint8) ([]wire.Entry, []uint8) {
-	idx := make([]int, len(entries))
-	for i := range idx {
-		idx[i] = i
+	var keep map[string]int // the entry kept for each name, when operands merge
+	for _, f := range from {
+		if f != from[0] { // entries of one directory cannot repeat a name
+			keep = make(map[string]int, len(entries))
+			break
+		}
+	}
+	for i := range entries {
+		if keep == nil {
+			break
+		}
+		k, seen := keep[entries[i].Name]
+		if !seen || entries[i].IsDir() && !entries[k].IsDir() {
+			keep[entries[i].Name] = i
+		}
+	}
+	idx := make([]int, 0, len(entries))
+	for i := range entries {
+		if keep == nil || keep[entries[i].Name] == i {
+			idx = append(idx, i)
+		}
 	}
 	// rsync's incremental file list puts a directory's files before its
 	// subdirectories, each group in byte order.

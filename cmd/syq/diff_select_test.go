@@ -37,3 +37,27 @@ var removeScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, removeScenarios...) }
+
+// fxTypeClash: two sources where one name is a directory in one and a
+// file in the other, at the top and one level down, and a file in both.
+func fxTypeClash(b *fixtureBuilder) {
+	b.text("src/x/inner", "in a directory")
+	b.text("src/same", "first")
+	b.text("src/sub/y", "file y")
+	b.dir("src/sub")
+	b.dir("src/x")
+	b.dir("src")
+	b.text("src2/x", "a file named x")
+	b.text("src2/same", "second")
+	b.text("src2/sub/y/deep", "directory y")
+	b.dir("src2/sub/y")
+	b.dir("src2/sub")
+	b.dir("src2")
+}
+
+var clashScenarios = []diffScenario{
+	{name: "sources-type-clash", fx: fxTypeClash, args: dtArgs("-ai", "src/", "src2/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot},
+	{name: "sources-type-clash-reversed", fx: fxTypeClash, args: dtArgs("-a", "src2/", "src/", "dst/"), cmp: dtSkipRoot},
+}
+
+func init() { diffScenarios = append(diffScenarios, clashScenarios...) }
