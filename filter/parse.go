@@ -246,7 +246,7 @@ func (cfg *config) add(s *sink, r *rule, pat string, ctx *context) error {
 // merge reads a '.' merge file into s in place of its rule.
 func (cfg *config) merge(s *sink, r *rule, name string, ctx *context) error {
 	if ctx.depth >= maxMergeDepth {
-		return fmt.Errorf("filter: merge files nested deeper than %d at %s", maxMergeDepth, name)
+		return fmt.Errorf("merge-file include depth limit (%d) exceeded at %s", maxMergeDepth, name)
 	}
 	read := cfg.ReadFile
 	if ctx.read != nil {

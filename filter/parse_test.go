@@ -267,7 +267,7 @@ func TestFiles(t *testing.T) {
 		{rule: ". /nul", from0: true, want: []string{"- e", "+ f\ng"}},
 		{rule: ". /outer", want: []string{"- kept", "- after"}},
 		{rule: ". /missing", err: "failed to open merge file /missing"},
-		{rule: ". /deep", err: "merge files nested deeper than 32"},
+		{rule: ". /deep", err: "merge-file include depth limit (32) exceeded"},
 		{rule: ". /bad", err: "unknown filter rule in /bad line 2"},
 	}
 	for _, c := range cases {
