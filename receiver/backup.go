@@ -22,6 +22,16 @@ func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
 	if r.opts.DryRun {
 		return true
 	}
+	if r.opts.SafeLinks {
+		// --safe-links keeps no unsafe symlink, not even as a backup.
+		if target, err := dir.Readlink(name); err == nil && wire.UnsafeSymlink(target, rel) {
+			if err := dir.Unlink(name); err != nil && !fsops.IsNotExist(err) {
+				r.problem(wire.ProblemGeneral, "delete_file: unlink %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+				return false
+			}
+			return true
+		}
+	}
 	bdir, bname, err := r.backupTarget(dir, rel)
 	if err != nil {
 		r.problem(wire.ProblemGeneral, "backup of %q failed: %s", r.destPath(rel), fsops.ErrText(err))
