@@ -100,6 +100,14 @@ type Options struct {
 	// nothing arrives for that long; 0 waits forever.
 	TimeoutSec int
 
+	// Compression (-z) of what each side sends over the network: the
+	// encoder level (CompressLevel), "" for none. SkipCompress lists the
+	// file-name suffixes (--skip-compress, rsync's default list unless
+	// given) whose data goes out plain. Local copies ignore both, as
+	// rsync does.
+	Compress     string
+	SkipCompress []string
+
 	// Tuning (syq-only).
 	Workers int // --syq-workers; 0 = automatic
 }

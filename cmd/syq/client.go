@@ -120,6 +120,17 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	if !inv.NoRails && peer.Has(wire.CapRails) {
 		setup.Rails = 1
 	}
+	compress := opts.Compress
+	if !peer.Has(wire.CapZstd) {
+		// A helper without compression gets plain frames both ways.
+		if compress != "" || setup.Options.Compress != "" {
+			debugf("remote: the helper cannot compress; the transfer is not compressed")
+		}
+		compress, setup.Options.Compress, setup.Options.SkipCompress = "", "", nil
+	}
+	if compress != "" || setup.Options.Compress != "" {
+		debugf("remote: zstd compression, level %q sending, %q receiving", compress, setup.Options.Compress)
+	}
 	if err := wire.WriteClientHello(sess, local, setup); err != nil {
 		return fail(&wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("writing to the remote helper: %w", err)})
 	}
@@ -135,8 +146,10 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	peerReport := probs.report(peerSide)
 	st := wire.NewStream(in, out, closer, wire.StreamConfig{
-		Peer:    peerSide,
-		Timeout: time.Duration(opts.TimeoutSec) * time.Second,
+		Peer:         peerSide,
+		Timeout:      time.Duration(opts.TimeoutSec) * time.Second,
+		Compress:     compress,
+		SkipCompress: opts.SkipCompress,
 		OnLog: func(class int, text string) {
 			if class == wire.LogStdout {
 				io.WriteString(probs, text)
@@ -282,6 +295,9 @@ func remoteOptions(inv *Invocation) (wire.Options, error) {
 	}
 	remote := *inv
 	if err := cliApply(&remote, hits); err != nil {
+		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
+	}
+	if err := settleCompress(&remote); err != nil {
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
 	}
 	return remote.Opts, nil

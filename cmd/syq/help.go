@@ -65,7 +65,7 @@ func capabilitiesJSON() string {
 			IPv6: true, Inplace: true, SecludedArgs: "no",
 		},
 		ChecksumList:   []string{},
-		CompressList:   []string{"none"},
+		CompressList:   []string{"zstd", "none"},
 		DaemonAuthList: []string{},
 		License:        "Apache-2.0",
 		Caveat:         "syq comes with ABSOLUTELY NO WARRANTY",
@@ -172,6 +172,14 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --info=progress2    one line of whole-transfer progress (--info=help)
  -P                      both --partial and --progress
      --list-only         list the sources instead of copying
+ -z, --compress          compress what travels over the network with zstd
+                         (local copies ignore it, as rsync does)
+     --compress-choice=STR, --zc=STR  zstd, or none; zlib and zlibx (and
+                         --old-compress, --new-compress, -zz) are sent as zstd
+     --compress-level=NUM, --zl=NUM  zstd's level (3 by default; clamped to
+                         -131072..22; zlib's 1-9 with zlib names)
+     --skip-compress=LIST  send files with these suffixes uncompressed
+                         (slash-separated, e.g. gz/jpg/mp[34]; default: rsync's list)
  -e, --rsh=COMMAND       remote shell command (default: $RSYNC_RSH or ssh)
      --rsync-path=PROGRAM  the syq to run on the remote side (may be a
                          command such as "sudo /opt/syq")

@@ -86,8 +86,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		default:
 			fmt.Fprintf(stderr, "syq: %v\n", err)
 		}
-		fmt.Fprintf(stderr, "syq error: syntax or usage error (code %d)\n", wire.ExitSyntax)
-		return wire.ExitSyntax
+		code := wire.ExitSyntax
+		if ue != nil {
+			code = ue.ExitCode()
+		}
+		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
+		return code
 	}
 	if inv.ShowHelp {
 		io.WriteString(stdout, helpText)
@@ -330,6 +334,8 @@ func exitText(code int) string {
 		return "protocol incompatibility"
 	case wire.ExitFileSel:
 		return "errors selecting input/output files, dirs"
+	case wire.ExitUnsupported:
+		return "requested action not supported"
 	case wire.ExitStartClient:
 		return "error starting client-server protocol"
 	case wire.ExitFileIO:
