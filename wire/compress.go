@@ -37,14 +37,14 @@ const (
 	backoffMax = 64 << 20
 )
 
-// Compression pays only while the link is slower than the compressor. A
-// writer sends its file data one way (compressed at first) in windows
-// of paceMain bytes, each followed by paceProbe bytes sent the other
-// way; when the probe moves data more than paceMargin times faster, the
-// ways swap. A probe that loses doubles the next main window, up to
-// paceMainMax, so a transfer that compresses well on a slow link sends
-// a few percent of its data plain, and one on a link faster than the
-// compressor sends most of it plain.
+// Compression pays only while the link is slower than the compressor.
+// A writer sends its file data one way (compressed at first, for
+// paceProbe bytes) in windows of paceMain bytes, each followed by
+// paceProbe bytes sent the other way; when the probe moves data more
+// than paceMargin times faster, the ways swap. A probe that loses
+// doubles the next main window, up to paceMainMax, so a transfer that
+// compresses well on a slow link sends a few percent of its data plain,
+// and one on a link faster than the compressor sends most of it plain.
 const (
 	paceMain    = 64 << 20
 	paceMainMax = 1 << 30
@@ -152,7 +152,7 @@ func newCompressor(level string, skip []string) *compressor {
 		return nil
 	}
 	return &compressor{enc: enc, backoff: backoffMin, skip: newSuffixSet(skip),
-		pace: pacer{main: paceMain, left: paceMain}, now: time.Now}
+		pace: pacer{main: paceMain, left: paceProbe}, now: time.Now}
 }
 
 // plainData decides whether a chunk of file data bypasses compression:

@@ -358,7 +358,7 @@ func TestPacer(t *testing.T) {
 		{"even", 300, 300, 0, 0.08},
 		{"slightly faster plain", 320, 300, 0, 0.08},
 	} {
-		p := pacer{main: paceMain, left: paceMain}
+		p := newCompressor("fastest", nil).pace
 		now := time.Unix(0, 0)
 		var plain, total int64
 		for total < 4<<30 {

@@ -78,8 +78,9 @@ type Stream struct {
 	curPos int
 	zdec   *zstd.Decoder // made at the first compressed frame
 	// unpacked holds the frames still to handle from the last
-	// compressed block.
+	// compressed block, of blockLen bytes.
 	unpacked []byte
+	blockLen int
 }
 
 // streamBuffered bounds the bytes of file data a receiving Stream holds
@@ -563,12 +564,18 @@ func (s *Stream) nextFrame() (byte, []byte, error) {
 		if s.unpacked, err = decodeCompressed(s.zdec, body); err != nil {
 			return 0, nil, s.protocolErr("%v", err)
 		}
+		s.blockLen = len(s.unpacked)
 	}
 	typ, body, rest, err := nextPlainFrame(s.unpacked)
 	if err != nil {
 		return 0, nil, s.protocolErr("%v", err)
 	}
 	s.unpacked = rest
+	if typ == frameFileData && 2*len(body) < s.blockLen {
+		// File data waits for its writer under the budget, which counts
+		// its own bytes: a small chunk must not keep its whole block.
+		body = append([]byte(nil), body...)
+	}
 	return typ, body, nil
 }
 
