@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Frame types of protocol v1. A decoder refuses types it does not know.
@@ -38,6 +40,7 @@ const (
 	frameLog        = 20 // Log
 	frameFatal      = 21 // FatalError from the peer
 	frameKeepalive  = 22 // empty: the sender is alive (--timeout)
+	frameCompressed = 23 // compressed frames (-z), see appendCompressed
 )
 
 // MaxFrame bounds a frame's body. File data travels in chunks of at most
@@ -718,4 +721,63 @@ func decodeSynced(body []byte) (*Synced, error) {
 	}
 	m.Index = int32(i)
 	return m, d.end()
+}
+
+// A compressed frame (-z) carries a block of whole plain frames:
+//
+//	type   frameCompressed
+//	length uint32
+//	body   uvarint size of the plain block (1 to MaxFrame), then the
+//	       block as zstd frames
+//
+// The block holds frames of any type but the handshake's and
+// frameCompressed itself, each complete; the reader handles them as if
+// they had come one by one.
+
+// appendCompressed appends block, compressed with enc, as one frame.
+func appendCompressed(out []byte, enc *zstd.Encoder, block []byte) []byte {
+	start := len(out)
+	out = append(out, frameCompressed, 0, 0, 0, 0)
+	out = binary.AppendUvarint(out, uint64(len(block)))
+	out = enc.EncodeAll(block, out)
+	return finishFrame(out, start)
+}
+
+// decodeCompressed restores the plain block of a compressed frame's
+// body. The block never exceeds the size the frame declares, which is
+// at most MaxFrame, so a hostile frame cannot make it allocate more.
+func decodeCompressed(dec *zstd.Decoder, body []byte) ([]byte, error) {
+	d := &decoder{b: body}
+	n := d.uvarint()
+	if d.err != nil {
+		return nil, d.err
+	}
+	if n == 0 || n > MaxFrame {
+		return nil, fmt.Errorf("compressed block of %d bytes (1 to %d allowed)", n, MaxFrame)
+	}
+	block, err := dec.DecodeAll(d.b, make([]byte, 0, n))
+	if err != nil {
+		return nil, fmt.Errorf("compressed block: %w", err)
+	}
+	if uint64(len(block)) != n {
+		return nil, fmt.Errorf("compressed block of %d bytes declared %d", len(block), n)
+	}
+	return block, nil
+}
+
+// nextPlainFrame splits the first frame off a decompressed block.
+func nextPlainFrame(block []byte) (typ byte, body, rest []byte, err error) {
+	if len(block) < frameHeader {
+		return 0, nil, nil, errors.New("compressed block ends inside a frame header")
+	}
+	typ = block[0]
+	n := binary.BigEndian.Uint32(block[1:])
+	if uint64(n) > uint64(len(block)-frameHeader) {
+		return 0, nil, nil, fmt.Errorf("frame of %d bytes overruns its compressed block", n)
+	}
+	if typ == frameCompressed || typ <= frameRailChoice {
+		return 0, nil, nil, fmt.Errorf("frame type %d inside a compressed block", typ)
+	}
+	end := frameHeader + int(n)
+	return typ, block[frameHeader:end:end], block[end:], nil
 }

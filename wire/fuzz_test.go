@@ -45,6 +45,10 @@ func FuzzStream(f *testing.F) {
 	seed.Write(encodeSeq(nil, frameData, 0))
 	seed.Write(appendFileDataHead(nil, &FileData{Seq: 0, Index: 1, Bytes: make([]byte, 100), End: true}))
 	f.Add(seed.Bytes())
+	// The same conversation in one compressed block (-z).
+	c := newCompressor(CompressLevel(3), nil)
+	c.block = append(c.block, seed.Bytes()...)
+	f.Add(append([]byte(nil), c.seal()...))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s := NewStream(bufio.NewReader(bytes.NewReader(in)), io.Discard, nil, StreamConfig{})
 		defer s.Close()

@@ -44,11 +44,14 @@ type Hello struct {
 // still works with an older helper.
 const (
 	CapRails = "rails" // RailOffer/RailChoice after Ready
+	// CapZstd: compressed frames are understood, and sent when
+	// Options.Compress asks for them (-z).
+	CapZstd = "zstd"
 )
 
 // LocalHello describes this build.
 func LocalHello(program string) *Hello {
-	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails}}
+	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapZstd}}
 }
 
 // Has reports whether h lists the capability c.
@@ -281,6 +284,9 @@ func ReadSetup(r *bufio.Reader) (*Setup, error) {
 		if err := dec.Decode(&s.Options); err != nil {
 			return nil, &FatalError{Code: ExitProtocol, Err: fmt.Errorf("this helper cannot honour the options it was sent (%v); install the same syq on both sides", err)}
 		}
+	}
+	if err := checkCompress(s.Options.Compress); err != nil {
+		return nil, &FatalError{Code: ExitProtocol, Err: fmt.Errorf("this helper cannot honour the options it was sent (%v); install the same syq on both sides", err)}
 	}
 	switch s.Role {
 	case "sender", "receiver":

@@ -125,6 +125,14 @@ type Options struct {
 	// and a local copy's data, to this many bytes per second; 0: no limit.
 	BwLimit int64
 
+	// Compression (-z) of what each side sends over the network: the
+	// encoder level (CompressLevel), "" for none. SkipCompress lists the
+	// file-name suffixes (--skip-compress, rsync's default list unless
+	// given) whose data goes out plain. Local copies ignore both, as
+	// rsync does.
+	Compress     string
+	SkipCompress []string
+
 	// Tuning (syq-only).
 	Workers int // --syq-workers; 0 = automatic
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // StreamConfig tunes a Stream.
@@ -26,6 +28,14 @@ type StreamConfig struct {
 	// BytesPerSec, if positive, holds what this side writes to that
 	// average rate (rsync's --bwlimit).
 	BytesPerSec int64
+
+	// Compress, if not "", compresses the frames this side sends at
+	// that encoder level (Options.Compress, see CompressLevel; an
+	// unknown name means the fastest); the data of files whose names
+	// have a suffix in SkipCompress goes out plain. Reading needs no
+	// setting: a Stream always understands compressed frames.
+	Compress     string
+	SkipCompress []string
 }
 
 // Stream is a Conn over a byte stream, such as the standard input and
@@ -60,10 +70,21 @@ type Stream struct {
 	batches map[uint64][]Entry // incoming batches whose data may still come
 	wants   map[uint64][]int32 // wants sent and not yet answered with Data
 	budget  *budget
+	// skipIdx holds, per outgoing batch, the entries whose data
+	// --skip-compress sends plain (only batches that have some).
+	skipIdx map[uint64]map[int32]bool
+
+	z    *compressor // writing goroutine only; nil without compression
+	skip *suffixSet  // immutable
 
 	// Reading goroutine only: the batch whose files are arriving.
 	cur    *streamRef
 	curPos int
+	zdec   *zstd.Decoder // made at the first compressed frame
+	// unpacked holds the frames still to handle from the last
+	// compressed block, of blockLen bytes.
+	unpacked []byte
+	blockLen int
 }
 
 // streamBuffered bounds the bytes of file data a receiving Stream holds
@@ -93,6 +114,13 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 		batches: make(map[uint64][]Entry),
 		wants:   make(map[uint64][]int32),
 		budget:  newBudget(streamBuffered),
+		skipIdx: make(map[uint64]map[int32]bool),
+	}
+	if cfg.Compress != "" {
+		s.z = newCompressor(cfg.Compress, cfg.SkipCompress)
+		if s.z != nil {
+			s.skip = s.z.skip
+		}
 	}
 	go s.writeLoop()
 	go s.readLoop()
@@ -137,6 +165,8 @@ func (s *Stream) PassesFiles() bool { return false }
 func (s *Stream) Send(m Message) error {
 	q := s.ctrl
 	switch m := m.(type) {
+	case *FileBatch:
+		s.noteSkips(m)
 	case *Wants:
 		s.mu.Lock()
 		if len(m.Indexes) == 0 {
@@ -210,31 +240,124 @@ func (s *Stream) sendRaw(b []byte) error {
 	return s.Flush()
 }
 
+// noteSkips remembers which entries of an outgoing batch --skip-compress
+// matches, for the writer to send their data plain.
+func (s *Stream) noteSkips(b *FileBatch) {
+	if s.skip == nil {
+		return
+	}
+	var idx map[int32]bool
+	for i := range b.Entries {
+		e := &b.Entries[i]
+		if e.Mode&TypeMask == TypeReg && s.skip.match(e.Name) {
+			if idx == nil {
+				idx = make(map[int32]bool)
+			}
+			idx[int32(i)] = true
+		}
+	}
+	if idx != nil {
+		s.mu.Lock()
+		s.skipIdx[b.Seq] = idx
+		s.mu.Unlock()
+	}
+}
+
+// put writes bytes as they go on the wire (writing goroutine only).
+func (s *Stream) put(b []byte) error {
+	s.written.Add(int64(len(b)))
+	_, err := s.w.Write(b)
+	return err
+}
+
+// queue adds the frames in b to the compression block; data, if any,
+// is the file data that ends the last frame's body.
+func (s *Stream) queue(b, data []byte) error {
+	z := s.z
+	for len(b) > 0 {
+		n := frameHeader + int(binary.BigEndian.Uint32(b[1:]))
+		frame := b[:min(n, len(b))]
+		b = b[len(frame):]
+		tail := []byte(nil)
+		if len(b) == 0 {
+			tail = data
+		}
+		size := len(frame) + len(tail)
+		if len(z.block)+size > blockMax {
+			if err := s.seal(); err != nil {
+				return err
+			}
+		}
+		if size > blockMax {
+			if err := s.put(frame); err != nil {
+				return err
+			}
+			if err := s.put(tail); err != nil {
+				return err
+			}
+			continue
+		}
+		z.block = append(z.block, frame...)
+		z.block = append(z.block, tail...)
+		z.data = z.data || len(tail) > 0
+		if len(z.block) >= blockTarget {
+			if err := s.seal(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// seal sends the compression block, if any.
+func (s *Stream) seal() error {
+	if s.z == nil || len(s.z.block) == 0 {
+		return nil
+	}
+	return s.put(s.z.seal())
+}
+
 func (s *Stream) writeLoop() {
 	defer close(s.wdone)
 	scratch := make([]byte, 0, 64<<10)
+	z := s.z
 	write := func(m Message) error {
 		var err error
-		if f, ok := m.(*FileData); ok {
-			scratch = appendFileDataHead(scratch[:0], f)
-			s.written.Add(int64(len(scratch) + len(f.Bytes)))
-			if _, err := s.w.Write(scratch); err != nil {
+		switch m := m.(type) {
+		case *FileData:
+			scratch = appendFileDataHead(scratch[:0], m)
+			if z != nil && !z.plainData(m) {
+				return s.queue(scratch, m.Bytes)
+			}
+			if err := s.seal(); err != nil {
 				return err
 			}
-			_, err = s.w.Write(f.Bytes)
-			return err
-		}
-		if raw, ok := m.(rawFrames); ok {
-			s.written.Add(int64(len(raw)))
-			_, err = s.w.Write(raw)
-			return err
+			if err := s.put(scratch); err != nil {
+				return err
+			}
+			return s.put(m.Bytes)
+		case rawFrames:
+			if err := s.seal(); err != nil {
+				return err
+			}
+			return s.put(m)
+		case *Data:
+			if z != nil {
+				s.mu.Lock()
+				z.skipping = s.skipIdx[m.Seq]
+				delete(s.skipIdx, m.Seq)
+				s.mu.Unlock()
+			}
 		}
 		scratch, err = appendMessage(scratch[:0], m)
 		if err != nil {
 			return err
 		}
-		s.written.Add(int64(len(scratch)))
-		_, err = s.w.Write(scratch)
+		if z != nil {
+			err = s.queue(scratch, nil)
+		} else {
+			err = s.put(scratch)
+		}
 		if cap(scratch) > 4<<20 {
 			scratch = make([]byte, 0, 64<<10) // a huge batch passed; do not keep its buffer
 		}
@@ -262,6 +385,10 @@ func (s *Stream) writeLoop() {
 			case m = <-s.ctrl:
 			case m = <-s.data:
 			default:
+				if err := s.seal(); err != nil {
+					fail(err)
+					return
+				}
 				if err := s.w.Flush(); err != nil {
 					fail(err)
 					return
@@ -314,6 +441,9 @@ func (s *Stream) drainAndFlush(write func(Message) error) error {
 				return err
 			}
 		default:
+			if err := s.seal(); err != nil {
+				return err
+			}
 			return s.w.Flush()
 		}
 	}
@@ -359,6 +489,9 @@ func (s *Stream) Close() error {
 
 func (s *Stream) readLoop() {
 	err := s.readFrames()
+	if s.zdec != nil {
+		s.zdec.Close()
+	}
 	s.rerr = err
 	if s.cur != nil {
 		s.cur.abort(err)
@@ -422,10 +555,41 @@ func (s *Stream) readErr(err error) error {
 	return &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("reading from the %s failed: %w", s.cfg.Peer, err)}
 }
 
+// nextFrame returns the next plain frame: the next one of the last
+// compressed block, or the next one read.
+func (s *Stream) nextFrame() (byte, []byte, error) {
+	if len(s.unpacked) == 0 {
+		typ, body, err := s.readFrame()
+		if err != nil || typ != frameCompressed {
+			return typ, body, err
+		}
+		if s.zdec == nil {
+			if s.zdec, err = newBlockDecoder(); err != nil {
+				return 0, nil, &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("zstd decoder: %w", err)}
+			}
+		}
+		if s.unpacked, err = decodeCompressed(s.zdec, body); err != nil {
+			return 0, nil, s.protocolErr("%v", err)
+		}
+		s.blockLen = len(s.unpacked)
+	}
+	typ, body, rest, err := nextPlainFrame(s.unpacked)
+	if err != nil {
+		return 0, nil, s.protocolErr("%v", err)
+	}
+	s.unpacked = rest
+	if typ == frameFileData && 2*len(body) < s.blockLen {
+		// File data waits for its writer under the budget, which counts
+		// its own bytes: a small chunk must not keep its whole block.
+		body = append([]byte(nil), body...)
+	}
+	return typ, body, nil
+}
+
 func (s *Stream) readFrames() error {
 	var pending *FileBatch // a batch continued in the next frame
 	for {
-		typ, body, err := s.readFrame()
+		typ, body, err := s.nextFrame()
 		if err != nil {
 			return s.readErr(err)
 		}
@@ -470,6 +634,11 @@ func (s *Stream) readFrames() error {
 			w, err := decodeWants(body)
 			if err != nil {
 				return s.protocolErr("wants: %v", err)
+			}
+			if len(w.Indexes) == 0 && s.skip != nil {
+				s.mu.Lock()
+				delete(s.skipIdx, w.Seq)
+				s.mu.Unlock()
 			}
 			m = w
 		case frameData:

@@ -129,6 +129,17 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	if !inv.NoRails && peer.Has(wire.CapRails) {
 		setup.Rails = 1
 	}
+	compress := opts.Compress
+	if !peer.Has(wire.CapZstd) {
+		// A helper without compression gets plain frames both ways.
+		if compress != "" || setup.Options.Compress != "" {
+			debugf("remote: the helper cannot compress; the transfer is not compressed")
+		}
+		compress, setup.Options.Compress, setup.Options.SkipCompress = "", "", nil
+	}
+	if compress != "" || setup.Options.Compress != "" {
+		debugf("remote: zstd compression, level %q sending, %q receiving", compress, setup.Options.Compress)
+	}
 	if err := wire.WriteClientHello(sess, local, setup); err != nil {
 		return fail(&wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("writing to the remote helper: %w", err)})
 	}
@@ -148,7 +159,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		Peer:    peerSide,
 		Timeout: time.Duration(opts.TimeoutSec) * time.Second,
 		// rsync limits the socket writes of both sides.
-		BytesPerSec: opts.BwLimit,
+		BytesPerSec:  opts.BwLimit,
+		Compress:     compress,
+		SkipCompress: opts.SkipCompress,
 		OnLog: func(class int, text string) {
 			switch class {
 			case wire.LogStdout:
@@ -299,6 +312,9 @@ func remoteOptions(inv *Invocation) (wire.Options, error) {
 	}
 	remote := *inv
 	if err := cliApply(&remote, hits); err != nil {
+		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
+	}
+	if err := settleCompress(&remote); err != nil {
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
 	}
 	return remote.Opts, nil

@@ -66,7 +66,7 @@ func capabilitiesJSON() string {
 			Xattrs: true, Prealloc: true,
 		},
 		ChecksumList:   []string{"xxh128", "xxh3", "xxh64", "md5", "md4", "sha1"},
-		CompressList:   []string{"none"},
+		CompressList:   []string{"zstd", "none"},
 		DaemonAuthList: []string{},
 		License:        "Apache-2.0",
 		Caveat:         "syq comes with ABSOLUTELY NO WARRANTY",
@@ -184,6 +184,14 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --info=progress2    one line of whole-transfer progress (--info=help)
  -P                      both --partial and --progress
      --list-only         list the sources instead of copying
+ -z, --compress          compress what travels over the network with zstd
+                         (local copies ignore it, as rsync does)
+     --compress-choice=STR, --zc=STR  zstd, or none; zlib and zlibx (and
+                         --old-compress, --new-compress, -zz) are sent as zstd
+     --compress-level=NUM, --zl=NUM  zstd's level (3 by default; clamped to
+                         -131072..22; zlib's 1-9 with zlib names)
+     --skip-compress=LIST  send files with these suffixes uncompressed
+                         (slash-separated, e.g. gz/jpg/mp[34]; default: rsync's list)
  -e, --rsh=COMMAND       remote shell command (default: $RSYNC_RSH or ssh)
      --rsync-path=PROGRAM  the syq to run on the remote side (may be a
                          command such as "sudo /opt/syq")

@@ -79,12 +79,6 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	inv, err := parseRsyncArgs(args)
 	if err != nil {
 		var ue *UsageError
-		var fe *wire.FatalError
-		if errors.As(err, &fe) { // a value rsync refuses with its own exit code
-			fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
-			fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
-			return fe.Code
-		}
 		switch {
 		case errors.As(err, &ue) && ue.ShowUsage:
 			io.WriteString(stderr, helpText)
@@ -93,8 +87,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		default:
 			fmt.Fprintf(stderr, "syq: %v\n", err)
 		}
-		fmt.Fprintf(stderr, "syq error: syntax or usage error (code %d)\n", wire.ExitSyntax)
-		return wire.ExitSyntax
+		code := wire.ExitSyntax
+		if ue != nil {
+			code = ue.ExitCode()
+		}
+		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
+		return code
 	}
 	if inv.ShowHelp {
 		io.WriteString(stdout, helpText)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -40,7 +41,9 @@ func TestCommandErrors(t *testing.T) {
 	}{
 		{[]string{"syq"}, 1, "usage"},
 		{[]string{"syq", "cp", "a", "b"}, 1, "unknown command"},
-		{[]string{"syq", "rsync", "-z", "a", "b"}, 1, "--compress is not supported yet"},
+		{[]string{"syq", "rsync", "-A", "a", "b"}, 1, "--acls is not supported yet"},
+		{[]string{"syq", "rsync", "--zc=lzma", "a", "b"}, 4, "unknown compress name: lzma"},
+		{[]string{"syq", "rsync", "--zc=lz4", "a", "b"}, 1, "syq does not build lz4"},
 		{[]string{"rsync", "--bogus", "a", "b"}, 1, "--bogus: unknown option"},
 		{[]string{"syq", "rsync", "-a", "host::module/src", "dst"}, 1, "daemon"},
 	}
@@ -72,6 +75,9 @@ func TestVersionJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out.String()), &v); err != nil {
 		t.Fatalf("-VV is not JSON: %v\n%s", err, out.String())
+	}
+	if !reflect.DeepEqual(v.CompressList, []string{"zstd", "none"}) {
+		t.Errorf("compress_list %q, want zstd and none", v.CompressList)
 	}
 	if v.Program != "syq" || v.Capabilities["xattrs"] != true || v.Capabilities["atimes"] != true || v.Capabilities["ACLs"] != false || v.Capabilities["symlinks"] != true {
 		t.Errorf("capabilities: %+v", v)

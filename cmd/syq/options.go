@@ -84,6 +84,13 @@ type Invocation struct {
 	InfoHelp       bool // --info=help
 	Debug          bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
 
+	// Compression options as given; settleCompress turns them into
+	// Opts.Compress and Opts.SkipCompress.
+	compress       int     // -z count
+	compressChoice *string // --compress-choice (--old-compress: zlib, --new-compress: zlibx)
+	compressLevel  *int    // --compress-level
+	skipCompress   *string // --skip-compress
+
 	// syq-only options of remote mode.
 	NoBootstrap bool // --syq-no-bootstrap
 	Rails       int  // --syq-rails N (0 = automatic)
@@ -99,12 +106,18 @@ type UsageError struct {
 	Msg       string
 	NoPrefix  bool // rsync prints this message without its program name
 	ShowUsage bool // rsync prints its usage text to stderr before exiting (no operands given)
+	Code      int  // rsync's exit code when not RERR_SYNTAX (1)
 }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// ExitCode is rsync's RERR_SYNTAX.
-func (e *UsageError) ExitCode() int { return 1 }
+// ExitCode is rsync's RERR_SYNTAX unless the error says otherwise.
+func (e *UsageError) ExitCode() int {
+	if e.Code != 0 {
+		return e.Code
+	}
+	return wire.ExitSyntax
+}
 
 // cliArg says whether an option takes a value.
 type cliArg uint8
@@ -408,14 +421,20 @@ func buildCLIOptions() []cliOpt {
 	add(optText("files-from", 0, func(c *Invocation, s string) { c.filesFrom = s }))
 	add(optFlag("from0", '0', func(c *Invocation) { c.From0 = true }), optFlag("no-from0", 0, func(c *Invocation) { c.From0 = false }))
 
-	// Compression.
-	add(optTodo("compress", 'z', cliNoArg))
-	add(optTodos("old-compress", "new-compress")...)
-	add(optNoop("no-compress"), optNoop("no-z"))
-	add(optTodo("compress-choice", 0, cliStrArg), optTodo("zc", 0, cliStrArg))
-	add(optTodo("compress-level", 0, cliIntArg), optTodo("zl", 0, cliIntArg))
+	// Compression (settled in settleCompress).
+	add(optFlag("compress", 'z', func(c *Invocation) { c.compress++ }))
+	choice := func(name string) func(*Invocation) {
+		return func(c *Invocation) { c.compressChoice = &name }
+	}
+	add(optFlag("old-compress", 0, choice("zlib")), optFlag("new-compress", 0, choice("zlibx")))
+	noCompress := func(c *Invocation) { c.compress, c.compressChoice = 0, nil }
+	add(optFlag("no-compress", 0, noCompress), optFlag("no-z", 0, noCompress))
+	setChoice := func(c *Invocation, s string) { c.compressChoice = &s }
+	add(optText("compress-choice", 0, setChoice), optText("zc", 0, setChoice))
+	setLevel := func(c *Invocation, n int) { c.compressLevel = &n }
+	add(optNum("compress-level", 0, setLevel), optNum("zl", 0, setLevel))
 	add(optTodo("compress-threads", 0, cliIntArg), optTodo("zt", 0, cliIntArg))
-	add(optTodo("skip-compress", 0, cliStrArg))
+	add(optText("skip-compress", 0, func(c *Invocation, s string) { c.skipCompress = &s }))
 
 	// Remote shell, daemon and connection settings.
 	add(optText("rsh", 'e', func(c *Invocation, s string) { c.Rsh = s }))
@@ -822,6 +841,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 			return nil, &UsageError{Msg: err.Error()}
 		}
 	}
+	if err := settleCompress(inv); err != nil {
+		return nil, err
+	}
 	if f := inv.Opts.OutFormat; f != "" {
 		if err := receiver.CheckFormat(f); err != nil {
 			return nil, &UsageError{Msg: err.Error()}
@@ -906,6 +928,92 @@ func settleBackup(inv *Invocation) error {
 	}
 	return nil
 }
+
+// settleCompress decides the compression as rsync does after parsing:
+// -zz means zlibx; --compress-choice picks the algorithm ("auto" and
+// none given mean zstd between two syq ends) and implies -z unless it
+// is "none"; a --compress-level implies -z too, unless it is the
+// algorithm's "off" level; levels out of range are clamped silently.
+//
+// syq builds zstd only. zlib and zlibx (also --old-compress,
+// --new-compress, -zz) are sent as zstd, with zlib's level scale (1-9,
+// 6 by default, -1 the default, 0 off): both ends are syq, so the bytes
+// that arrive are the same and only the wire format differs. lz4 is
+// refused.
+func settleCompress(inv *Invocation) error {
+	inv.Opts.Compress, inv.Opts.SkipCompress = "", nil
+	choice := "auto"
+	if inv.compressChoice != nil {
+		choice = strings.ToLower(*inv.compressChoice)
+	} else if inv.compress > 1 {
+		choice = "zlibx"
+	}
+	on := inv.compress > 0
+	switch choice {
+	case "auto":
+	case "zstd", "zlibx", "zlib":
+		on = true
+	case "none":
+		on, choice = false, "auto"
+	case "lz4":
+		return &UsageError{Msg: "--compress-choice=" + *inv.compressChoice + ": syq does not build lz4 compression (it builds zstd; zlib and zlibx are sent as zstd)"}
+	default:
+		return &UsageError{Msg: "unknown compress name: " + *inv.compressChoice, NoPrefix: true, Code: wire.ExitUnsupported}
+	}
+	if inv.compressLevel != nil {
+		on = true
+	}
+	if !on {
+		return nil
+	}
+	var level string
+	if choice == "zlib" || choice == "zlibx" {
+		n := 6
+		if inv.compressLevel != nil && *inv.compressLevel != -1 {
+			n = *inv.compressLevel
+		}
+		if n == 0 {
+			return nil // zlib's "off" level
+		}
+		// zlib's scale onto zstd's: its default and below are the
+		// fastest, 7-8 the encoder's default, 9 (and more, clamped)
+		// the next.
+		z := 3
+		switch {
+		case n >= 9:
+			z = 9
+		case n >= 7:
+			z = 5
+		}
+		level = wire.CompressLevel(z)
+	} else {
+		n := 3
+		if inv.compressLevel != nil && *inv.compressLevel != 0 {
+			n = *inv.compressLevel
+		}
+		level = wire.CompressLevel(max(-131072, min(n, 22)))
+	}
+	inv.Opts.Compress = level
+	inv.Opts.SkipCompress = defaultSkipCompress
+	if inv.skipCompress != nil {
+		inv.Opts.SkipCompress = []string{}
+		for _, suf := range strings.Split(*inv.skipCompress, "/") {
+			if suf != "" {
+				inv.Opts.SkipCompress = append(inv.Opts.SkipCompress, strings.ToLower(suf))
+			}
+		}
+	}
+	return nil
+}
+
+// defaultSkipCompress is rsync 3.x's default --skip-compress list: the
+// suffixes of files that are compressed already.
+var defaultSkipCompress = strings.Fields(`3g2 3gp 7z aac ace apk avi bz2 deb dmg ear
+f4v flac flv gpg gz iso jar jpeg jpg lrz lz lz4 lzma lzo m1a m1v m2a m2ts m2v m4a m4b
+m4p m4r m4v mka mkv mov mp1 mp2 mp3 mp4 mpa mpeg mpg mpv mts odb odf odg odi odm odp
+ods odt oga ogg ogm ogv ogx opus otg oth otp ots ott oxt png qt rar rpm rz rzip spx
+squashfs sxc sxd sxg sxm sxw sz tbz tbz2 tgz tlz ts txz tzo vob war webm webp xz z
+zip zst`)
 
 // --info takes comma-separated FLAG[LEVEL] words. syq implements progress
 // (0: none, 1: per file as --progress, 2: the whole transfer) and help;

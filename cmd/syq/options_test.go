@@ -40,8 +40,8 @@ func defaultOpts() wire.Options {
 }
 
 func TestParseBundles(t *testing.T) {
-	if got := usageMsg(t, "-avz", "src/", "dst/"); got != "option --compress is not supported yet" {
-		t.Errorf("-avz: got %q", got)
+	if inv := mustParse(t, "-avz", "src/", "dst/"); inv.Opts.Verbose != 1 || !inv.Opts.Recursive || inv.Opts.Compress != "fastest" {
+		t.Errorf("-avz: Verbose=%d Recursive=%v Compress=%q", inv.Opts.Verbose, inv.Opts.Recursive, inv.Opts.Compress)
 	}
 
 	inv := mustParse(t, "-avhP", "src/", "dst/")
@@ -330,12 +330,8 @@ func TestParseRefused(t *testing.T) {
 		args []string
 		name string // as named in the message
 	}{
-		{[]string{"-z"}, "--compress"},
-		{[]string{"-avz"}, "--compress"},
-		{[]string{"-azv"}, "--compress"},
-		{[]string{"--compress"}, "--compress"},
-		{[]string{"--zc=zstd"}, "--zc"},
-		{[]string{"--zl", "3"}, "--zl"},
+		{[]string{"--zt", "3"}, "--zt"},
+		{[]string{"--compress-threads=2"}, "--compress-threads"},
 		{[]string{"--old-d"}, "--old-d"},
 		{[]string{"-A"}, "--acls"},
 		{[]string{"-4"}, "--ipv4"},
@@ -365,9 +361,9 @@ func TestParseRefused(t *testing.T) {
 			t.Errorf("%q:\n got %q\nwant %q", tc.args, got, want)
 		}
 	}
-	_, err := parseRsyncArgs([]string{"-avz", "s", "d"})
-	if err == nil || "syq: "+err.Error() != "syq: option --compress is not supported yet" {
-		t.Errorf("-avz: Error() = %v", err)
+	_, err := parseRsyncArgs([]string{"-avA", "s", "d"})
+	if err == nil || "syq: "+err.Error() != "syq: option --acls is not supported yet" {
+		t.Errorf("-avA: Error() = %v", err)
 	}
 }
 
@@ -701,5 +697,101 @@ func TestParseCInt(t *testing.T) {
 		if got != tc.want || err != tc.err {
 			t.Errorf("cliParseCInt(%q) = %d, %v; want %d, %v", tc.in, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+// TestParseCompress: -z and its options settle as rsync 3.5.0 settles
+// them (options.c, compat.c parse_compress_choice, token.c
+// init_compression_level), onto the zstd encoder's levels.
+func TestParseCompress(t *testing.T) {
+	tests := []struct {
+		args  []string
+		level string // Opts.Compress; "" = no compression
+	}{
+		{nil, ""},
+		{[]string{"-z"}, "fastest"},
+		{[]string{"--compress"}, "fastest"},
+		{[]string{"-avz"}, "fastest"},
+		{[]string{"-z", "--no-compress"}, ""},
+		{[]string{"-z", "--no-z"}, ""},
+		{[]string{"--no-z", "-z"}, "fastest"},
+		{[]string{"-zz"}, "fastest"},                    // zlibx, sent as zstd
+		{[]string{"--zc=zstd"}, "fastest"},              // a choice implies -z
+		{[]string{"--compress-choice=ZsTd"}, "fastest"}, // names ignore case
+		{[]string{"--zc=auto"}, ""},                     // auto alone does not
+		{[]string{"-z", "--zc=auto"}, "fastest"},
+		{[]string{"-z", "--zc=none"}, ""},
+		{[]string{"--zc=none", "--zl=5"}, "default"}, // a level implies -z even then
+		{[]string{"--old-compress"}, "fastest"},
+		{[]string{"--new-compress"}, "fastest"},
+		{[]string{"--old-compress", "--no-compress"}, ""},
+		{[]string{"--zc=foo", "--no-compress"}, ""}, // the name is forgotten
+		{[]string{"--zl=0"}, "fastest"},             // zstd: 0 is the default, 3
+		{[]string{"--zl=3"}, "fastest"},
+		{[]string{"--zl=-131072"}, "fastest"},
+		{[]string{"--zl=-999999"}, "fastest"}, // clamped
+		{[]string{"-z", "--zl=4"}, "default"},
+		{[]string{"-z", "--zl=6"}, "default"},
+		{[]string{"-z", "--zl=7"}, "better"},
+		{[]string{"-z", "--compress-level=9"}, "better"},
+		{[]string{"-z", "--zl=10"}, "best"},
+		{[]string{"-z", "--zl=22"}, "best"},
+		{[]string{"-z", "--zl=999999999"}, "best"}, // clamped
+		{[]string{"--zc=zlib", "--zl=0"}, ""},      // zlib: 0 is off
+		{[]string{"--zc=zlib"}, "fastest"},
+		{[]string{"--zc=zlib", "--zl=-1"}, "fastest"}, // zlib's default, 6
+		{[]string{"--zc=zlibx", "--zl=7"}, "default"},
+		{[]string{"--zc=zlib", "--zl=9"}, "better"},
+		{[]string{"--zc=zlib", "--zl=99"}, "better"}, // clamped to 9
+		{[]string{"--zc=zlib", "--zl=1"}, "fastest"},
+		{[]string{"-zz", "--zl=0"}, ""}, // -zz is zlibx, whose 0 is off
+		{[]string{"--skip-compress=gz"}, ""},
+	}
+	for _, tc := range tests {
+		args := append(append([]string(nil), tc.args...), "s", "d")
+		o := mustParse(t, args...).Opts
+		if o.Compress != tc.level {
+			t.Errorf("%q: Compress = %q, want %q", tc.args, o.Compress, tc.level)
+		}
+		if (o.SkipCompress != nil) != (tc.level != "") {
+			t.Errorf("%q: SkipCompress %q with Compress %q", tc.args, o.SkipCompress, o.Compress)
+		}
+	}
+
+	if o := mustParse(t, "-z", "s", "d").Opts; !reflect.DeepEqual(o.SkipCompress, defaultSkipCompress) || len(o.SkipCompress) != 96 {
+		t.Errorf("default skip list: %q", o.SkipCompress)
+	}
+	for arg, want := range map[string][]string{
+		"--skip-compress=gz/JPG/mp[34]": {"gz", "jpg", "mp[34]"},
+		"--skip-compress=/gz//7z/":      {"gz", "7z"},
+		"--skip-compress=":              {},
+	} {
+		if got := mustParse(t, "-z", arg, "s", "d").Opts.SkipCompress; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: SkipCompress %q, want %q", arg, got, want)
+		}
+	}
+
+	// rsync: "unknown compress name: NAME", bare, exit 4.
+	for _, name := range []string{"foo", "", "zst", "zstd1", "LZMA"} {
+		_, err := parseRsyncArgs([]string{"-z", "--zc=" + name, "s", "d"})
+		var ue *UsageError
+		if !errors.As(err, &ue) || ue.Msg != "unknown compress name: "+name || !ue.NoPrefix || ue.ExitCode() != wire.ExitUnsupported {
+			t.Errorf("--zc=%s: %#v", name, err)
+		}
+	}
+	for _, args := range [][]string{{"--zc=lz4"}, {"-z", "--compress-choice=LZ4"}} {
+		msg := usageMsg(t, append(args, "s", "d")...)
+		if !strings.Contains(msg, "syq does not build lz4") {
+			t.Errorf("%q: %q", args, msg)
+		}
+	}
+	// -M options settle for the helper the same way.
+	inv := mustParse(t, "-z", "-M--zl=9", "-M--skip-compress=gz", "s", "host:d")
+	ro, err := remoteOptions(inv)
+	if err != nil || ro.Compress != "better" || !reflect.DeepEqual(ro.SkipCompress, []string{"gz"}) || inv.Opts.Compress != "fastest" {
+		t.Errorf("-M: helper %q %q, client %q, err %v", ro.Compress, ro.SkipCompress, inv.Opts.Compress, err)
+	}
+	if _, err := remoteOptions(mustParse(t, "-M--zc=bogus", "s", "host:d")); err == nil || !strings.Contains(err.Error(), "unknown compress name") {
+		t.Errorf("-M--zc=bogus: %v", err)
 	}
 }

@@ -99,6 +99,10 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 		Peer:        "client",
 		Timeout:     time.Duration(setup.Options.TimeoutSec) * time.Second,
 		BytesPerSec: setup.Options.BwLimit,
+		// The client asks for compression only when this helper listed
+		// wire.CapZstd.
+		Compress:     setup.Options.Compress,
+		SkipCompress: setup.Options.SkipCompress,
 	})
 	// The client ends the transfer by closing the connection; signals
 	// (ssh hanging up) stop the helper the same way.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -103,9 +102,9 @@ func checkAcceptedValues(inv *Invocation) error {
 			switch strings.ToLower(name) {
 			case "auto", "xxh128", "xxh3", "xxh64", "xxhash", "md5", "md4", "sha1":
 			case "none":
-				return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New("--checksum-choice=none is not supported: syq always checks what it transfers")}
+				return &UsageError{Code: wire.ExitUnsupported, Msg: "--checksum-choice=none is not supported: syq always checks what it transfers"}
 			default:
-				return &wire.FatalError{Code: wire.ExitUnsupported, Err: fmt.Errorf("unknown checksum name: %s", name)}
+				return &UsageError{Code: wire.ExitUnsupported, Msg: "unknown checksum name: " + name}
 			}
 		}
 	}
@@ -113,9 +112,9 @@ func checkAcceptedValues(inv *Invocation) error {
 	switch p := inv.protocol; {
 	case p == 0:
 	case p > 32:
-		return &wire.FatalError{Code: wire.ExitProtocol, Err: errors.New("--protocol must be no more than 32 on the Client.")}
+		return &UsageError{Code: wire.ExitProtocol, Msg: "--protocol must be no more than 32 on the Client."}
 	case p < 20:
-		return &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("--protocol=%d: rsync protocols before 20 are not supported", p)}
+		return &UsageError{Code: wire.ExitProtocol, Msg: fmt.Sprintf("--protocol=%d: rsync protocols before 20 are not supported", p)}
 	}
 	return nil
 }
