@@ -158,6 +158,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 		if r.unchanged(b, e, old) {
 			r.synced(b, index)
+			r.dropPartial(b.dir, rel, e.Name) // stage.go: --partial-dir
 			flags := r.attrChanges(e, old)
 			if flags.any() && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)

@@ -93,6 +93,8 @@ type Receiver struct {
 
 	alts []*fsops.Dir // --compare-dest, --copy-dest or --link-dest directories
 
+	stage stageState // -T, --partial-dir, --delay-updates (stage.go)
+
 	backupMu sync.Mutex // serialises making --backup-dir directories
 
 	rulesMu sync.Mutex
@@ -204,6 +206,12 @@ func (r *Receiver) run(ctx context.Context) error {
 		r.drain()
 		return err
 	}
+	if err := r.openTempDir(); err != nil {
+		r.send(&wire.Wants{Seq: top.Seq})
+		r.drain()
+		return err
+	}
+	defer r.closeTempDir()
 	r.openAltDests()
 	defer r.closeAltDests()
 	if r.opts.Perms {
@@ -295,6 +303,7 @@ loop:
 		return loopErr
 	}
 	if ctx.Err() == nil && r.fatalErr() == nil {
+		r.finishDelayed()
 		r.linkFollowers()
 		r.setDirAttrs()
 	}

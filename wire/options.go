@@ -100,6 +100,12 @@ type Options struct {
 	// nothing arrives for that long; 0 waits forever.
 	TimeoutSec int
 
+	// Where the receiver writes before a file takes its name (rsync's
+	// -T, --partial-dir and --delay-updates; receiver/stage.go).
+	TempDir      string // -T: temp files go here; relative to the destination unless absolute
+	PartialDir   string // --partial-dir: partial files are kept here, per directory unless absolute
+	DelayUpdates bool   // --delay-updates: updated files wait in PartialDir until the end
+
 	// Tuning (syq-only).
 	Workers int // --syq-workers; 0 = automatic
 }

@@ -132,6 +132,9 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --no-whole-file     use the delta algorithm (also --no-W)
      --inplace           write into destination files directly
      --partial           keep a partly copied file if interrupted
+     --partial-dir=DIR   put a partially transferred file into DIR
+     --delay-updates     put all updated files into place at end
+ -T, --temp-dir=DIR      create temporary files in directory DIR
  -S, --sparse            write runs of zero bytes as holes
      --fsync             flush each written file to disk
      --mkpath            create missing directories on the DEST path

@@ -327,14 +327,14 @@ func buildCLIOptions() []cliOpt {
 	add(optTodos("append", "append-verify")...)
 	add(optNoop("no-append"))
 	add(optBool(func(o *wire.Options) *bool { return &o.Partial }, "partial", 0, "no-partial")...)
-	add(optTodo("partial-dir", 0, cliStrArg))
-	add(optTodo("delay-updates", 0, cliNoArg), optNoop("no-delay-updates"))
+	add(optText("partial-dir", 0, func(c *Invocation, s string) { c.Opts.PartialDir = s }))
+	add(optBool(func(o *wire.Options) *bool { return &o.DelayUpdates }, "delay-updates", 0, "no-delay-updates")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.Sparse }, "sparse", 'S', "no-sparse", "no-S")...)
 	add(optTodo("preallocate", 0, cliNoArg))
 	add(optFlag("fsync", 0, func(c *Invocation) { c.Opts.Fsync = true }))
 	add(optBool(func(o *wire.Options) *bool { return &o.MkPath }, "mkpath", 0, "no-mkpath")...)
 	add(optFlag("dry-run", 'n', func(c *Invocation) { c.Opts.DryRun = true }))
-	add(optTodo("temp-dir", 'T', cliStrArg))
+	add(optText("temp-dir", 'T', func(c *Invocation, s string) { c.Opts.TempDir = s }))
 	add(optFlag("backup", 'b', func(c *Invocation) { c.Opts.Backup = true }), optFlag("no-backup", 0, func(c *Invocation) { c.Opts.Backup = false }))
 	add(optText("backup-dir", 0, func(c *Invocation, s string) { c.Opts.BackupDir = s; c.Opts.Backup = true }))
 	add(optText("suffix", 0, func(c *Invocation, s string) { c.suffix, c.suffixSet = s, true }))
@@ -778,6 +778,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		}
 	}
 	if err := settleBackup(inv); err != nil {
+		return nil, err
+	}
+	if err := settleStaging(inv); err != nil {
 		return nil, err
 	}
 	if inv.filesFrom != "" {
