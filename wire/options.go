@@ -106,6 +106,10 @@ type Options struct {
 	PartialDir   string // --partial-dir: partial files are kept here, per directory unless absolute
 	DelayUpdates bool   // --delay-updates: updated files wait in PartialDir until the end
 
+	// PruneEmptyDirs (-m): the sender leaves out directories that would
+	// hold no non-directory (sender/prune.go).
+	PruneEmptyDirs bool
+
 	// Tuning (syq-only).
 	Workers int // --syq-workers; 0 = automatic
 }

@@ -135,6 +135,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --partial-dir=DIR   put a partially transferred file into DIR
      --delay-updates     put all updated files into place at end
  -T, --temp-dir=DIR      create temporary files in directory DIR
+ -m, --prune-empty-dirs  prune empty directory chains from file-list
  -S, --sparse            write runs of zero bytes as holes
      --fsync             flush each written file to disk
      --mkpath            create missing directories on the DEST path

@@ -340,7 +340,7 @@ func buildCLIOptions() []cliOpt {
 	add(optText("suffix", 0, func(c *Invocation, s string) { c.suffix, c.suffixSet = s, true }))
 	removeSrc := func(c *Invocation) { c.Opts.RemoveSourceFiles = true }
 	add(optFlag("remove-source-files", 0, removeSrc), optFlag("remove-sent-files", 0, removeSrc))
-	add(optTodo("prune-empty-dirs", 'm', cliNoArg), optNoop("no-prune-empty-dirs"), optNoop("no-m"))
+	add(optBool(func(o *wire.Options) *bool { return &o.PruneEmptyDirs }, "prune-empty-dirs", 'm', "no-prune-empty-dirs", "no-m")...)
 
 	// Deletion.
 	deleteOn := func(c *Invocation) { c.Opts.Delete = true }

@@ -19,6 +19,9 @@ const tmpPartialDir = ".~tmp~"
 // perishable exclude rule appended to the user's rules.
 func settleStaging(inv *Invocation) error {
 	o := &inv.Opts
+	if o.PruneEmptyDirs && o.Relative {
+		return &UsageError{Msg: "option --prune-empty-dirs is not supported with -R yet"}
+	}
 	if o.DelayUpdates && o.PartialDir == "" {
 		o.PartialDir = tmpPartialDir
 	}

@@ -34,6 +34,7 @@ func TestStagingOptions(t *testing.T) {
 		{args: []string{"--delay-updates", "--no-delay-updates"}},
 		{args: []string{"--delay-updates", "--inplace"}, err: "--inplace cannot be used with --delay-updates"},
 		{args: []string{"--partial-dir=d", "--inplace"}, err: "--inplace cannot be used with --partial-dir"},
+		{args: []string{"-m", "-R"}, err: "option --prune-empty-dirs is not supported with -R yet"},
 	}
 	for _, c := range cases {
 		t.Setenv("RSYNC_PARTIAL_DIR", c.env)
