@@ -402,7 +402,7 @@ func (r *Receiver) owner(e *wire.Entry) (int, int) {
 	if r.opts.Owner && r.asRoot {
 		uid = int(e.Uid)
 	}
-	if r.opts.Group {
+	if r.opts.Group && r.mayChgrp(e.Gid) {
 		gid = int(e.Gid)
 	}
 	return uid, gid
@@ -424,7 +424,7 @@ func (r *Receiver) attrChanges(e *wire.Entry, old *fsops.Stat) itemFlags {
 	if r.opts.Owner && r.asRoot && old.Uid != e.Uid {
 		f |= flagOwner
 	}
-	if r.opts.Group && old.Gid != e.Gid {
+	if r.opts.Group && old.Gid != e.Gid && r.mayChgrp(e.Gid) {
 		f |= flagGroup
 	}
 	return f

@@ -94,6 +94,10 @@ type Receiver struct {
 	alts []*fsops.Dir // --compare-dest, --copy-dest or --link-dest directories
 
 	stage stageState // -T, --partial-dir, --delay-updates (stage.go)
+	idMap *idMapper  // --usermap, --groupmap, --chown (idmap.go)
+	// groups are ours, for a receiver that is not root (idmap.go).
+	groupsOnce sync.Once
+	groups     []uint32
 
 	backupMu sync.Mutex // serialises making --backup-dir directories
 
@@ -202,6 +206,11 @@ func (r *Receiver) run(ctx context.Context) error {
 		return &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("protocol error: expected the top-level file list, got %T", m)}
 	}
 	if err := r.openDestination(top); err != nil {
+		r.send(&wire.Wants{Seq: top.Seq})
+		r.drain()
+		return err
+	}
+	if err := r.newIDMapper(); err != nil {
 		r.send(&wire.Wants{Seq: top.Seq})
 		r.drain()
 		return err

@@ -110,6 +110,11 @@ type Options struct {
 	// hold no non-directory (sender/prune.go).
 	PruneEmptyDirs bool
 
+	// UserMap and GroupMap are --usermap and --groupmap as given (--chown
+	// becomes "*:USER" and "*:GROUP"); the receiver maps ids with them.
+	UserMap  string
+	GroupMap string
+
 	// Tuning (syq-only).
 	Workers int // --syq-workers; 0 = automatic
 }

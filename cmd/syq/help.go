@@ -115,6 +115,9 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --specials          recreate fifos and sockets
  -D                      both --devices and --specials
      --numeric-ids       keep numeric uid/gid, do not map by name
+     --usermap=STRING    custom username mapping
+     --groupmap=STRING   custom groupname mapping
+     --chown=USER:GROUP  simple username/groupname mapping
  -c, --checksum          compare file contents, not size and mtime
      --size-only         compare sizes only
  -I, --ignore-times      copy even files whose size and mtime match

@@ -63,6 +63,8 @@ type Invocation struct {
 	given        struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
 	maxSize      string                                  // --max-size as given
 	minSize      string                                  // --min-size as given
+	idMapVia     [2]string                               // "usermap"/"groupmap" or "chown": what set Opts.UserMap, Opts.GroupMap
+	idMapErr     string                                  // the first conflict among --usermap, --groupmap and --chown
 	suffix       string                                  // --suffix
 	suffixSet    bool
 	NoProgress   bool // --no-progress was the last word on progress
@@ -292,7 +294,9 @@ func buildCLIOptions() []cliOpt {
 	add(optTodos("super", "no-super", "fake-super")...)
 	add(optFlag("numeric-ids", 0, func(c *Invocation) { c.Opts.NumericIDs = true }))
 	add(optFlag("no-numeric-ids", 0, func(c *Invocation) { c.Opts.NumericIDs = false }))
-	add(optTodo("usermap", 0, cliStrArg), optTodo("groupmap", 0, cliStrArg), optTodo("chown", 0, cliStrArg))
+	add(optText("usermap", 0, func(c *Invocation, s string) { c.setIDMap(0, "usermap", s) }))
+	add(optText("groupmap", 0, func(c *Invocation, s string) { c.setIDMap(1, "groupmap", s) }))
+	add(optText("chown", 0, applyChown))
 	add(optTodo("copy-as", 0, cliStrArg))
 
 	// Deciding what to transfer.
@@ -778,6 +782,12 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		}
 	}
 	if err := settleBackup(inv); err != nil {
+		return nil, err
+	}
+	if inv.idMapErr != "" {
+		return nil, &UsageError{Msg: inv.idMapErr}
+	}
+	if err := checkIDMaps(inv); err != nil {
 		return nil, err
 	}
 	if err := settleStaging(inv); err != nil {
