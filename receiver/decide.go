@@ -168,6 +168,9 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			}
 			return false, lines
 		}
+		if r.appendSkips(e, old) { // append.go
+			return false, lines
+		}
 	}
 	it := newItem(r.sentChar())
 	if (old == nil || old.IsReg()) && len(r.alts) > 0 {

@@ -43,7 +43,9 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	}
 	defer src.Close()
 	start := time.Now()
-	if r.opts.Inplace {
+	if r.appends(job) {
+		err = r.writeAppend(ctx, job, src) // append.go
+	} else if r.opts.Inplace {
 		err = r.writeInplace(ctx, job, src)
 	} else {
 		err = r.writeTemp(ctx, job, src)

@@ -115,6 +115,12 @@ type Options struct {
 	UserMap  string
 	GroupMap string
 
+	// Append is 1 for --append (a shorter destination file gets the
+	// rest of the source added, a longer or equal one is left alone) and
+	// 2 for --append-verify (which also checks the data already there and
+	// rewrites what differs); receiver/append.go.
+	Append int
+
 	// Tuning (syq-only).
 	Workers int // --syq-workers; 0 = automatic
 }

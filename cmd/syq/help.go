@@ -134,6 +134,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -W, --whole-file        send whole files (the default for local copies)
      --no-whole-file     use the delta algorithm (also --no-W)
      --inplace           write into destination files directly
+     --append            append data onto shorter files
+     --append-verify     --append w/old data in file checksum
      --partial           keep a partly copied file if interrupted
      --partial-dir=DIR   put a partially transferred file into DIR
      --delay-updates     put all updated files into place at end

@@ -63,8 +63,6 @@ type Invocation struct {
 	given        struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
 	maxSize      string                                  // --max-size as given
 	minSize      string                                  // --min-size as given
-	idMapVia     [2]string                               // "usermap"/"groupmap" or "chown": what set Opts.UserMap, Opts.GroupMap
-	idMapErr     string                                  // the first conflict among --usermap, --groupmap and --chown
 	suffix       string                                  // --suffix
 	suffixSet    bool
 	NoProgress   bool // --no-progress was the last word on progress
@@ -76,6 +74,11 @@ type Invocation struct {
 	NoBootstrap bool // --syq-no-bootstrap
 	Rails       int  // --syq-rails N (0 = automatic)
 	NoRails     bool // --syq-no-rails
+
+	// --usermap, --groupmap, --chown (idmap.go) and -W as given.
+	idMapVia       [2]string // "usermap"/"groupmap" or "chown": what set Opts.UserMap, Opts.GroupMap
+	idMapErr       string    // the first conflict among them
+	wholeFileGiven int       // +1 -W given on, -1 given off, 0 not given
 }
 
 // UsageError is a command-line problem; rsync exits 1 (RERR_SYNTAX) for these.
@@ -325,11 +328,14 @@ func buildCLIOptions() []cliOpt {
 	add(optText("compare-dest", 0, altDest(wire.AltCompare)), optText("copy-dest", 0, altDest(wire.AltCopy)), optText("link-dest", 0, altDest(wire.AltLink)))
 
 	// How files are written.
-	add(optBool(func(o *wire.Options) *bool { return &o.WholeFile }, "whole-file", 'W', "no-whole-file", "no-W")...)
+	wholeFile := func(on bool) func(*Invocation) {
+		return func(c *Invocation) { c.Opts.WholeFile, c.wholeFileGiven = on, given(on) }
+	}
+	add(optFlag("whole-file", 'W', wholeFile(true)), optFlag("no-whole-file", 0, wholeFile(false)), optFlag("no-W", 0, wholeFile(false)))
 	add(optTodo("block-size", 'B', cliStrArg))
 	add(optBool(func(o *wire.Options) *bool { return &o.Inplace }, "inplace", 0, "no-inplace")...)
-	add(optTodos("append", "append-verify")...)
-	add(optNoop("no-append"))
+	add(optFlag("append", 0, func(c *Invocation) { c.Opts.Append = 1 }), optFlag("append-verify", 0, func(c *Invocation) { c.Opts.Append = 2 }))
+	add(optFlag("no-append", 0, func(c *Invocation) { c.Opts.Append = 0 }))
 	add(optBool(func(o *wire.Options) *bool { return &o.Partial }, "partial", 0, "no-partial")...)
 	add(optText("partial-dir", 0, func(c *Invocation, s string) { c.Opts.PartialDir = s }))
 	add(optBool(func(o *wire.Options) *bool { return &o.DelayUpdates }, "delay-updates", 0, "no-delay-updates")...)

@@ -22,17 +22,27 @@ func settleStaging(inv *Invocation) error {
 	if o.PruneEmptyDirs && o.Relative {
 		return &UsageError{Msg: "option --prune-empty-dirs is not supported with -R yet"}
 	}
+	if o.Append != 0 {
+		if inv.wholeFileGiven > 0 {
+			return &UsageError{Msg: "--append cannot be used with --whole-file"}
+		}
+		o.Inplace = true
+	}
 	if o.DelayUpdates && o.PartialDir == "" {
 		o.PartialDir = tmpPartialDir
 	}
 	if o.Inplace {
 		if o.PartialDir != "" {
-			other := "partial-dir"
+			mode, other := "inplace", "partial-dir"
+			if o.Append != 0 {
+				mode = "append"
+			}
 			if o.DelayUpdates {
 				other = "delay-updates"
 			}
-			return &UsageError{Msg: "--inplace cannot be used with --" + other}
+			return &UsageError{Msg: "--" + mode + " cannot be used with --" + other}
 		}
+		o.Partial = false // as rsync: writing in place keeps what it wrote anyway
 		return nil
 	}
 	if o.Partial && o.PartialDir == "" {

@@ -35,6 +35,10 @@ func TestStagingOptions(t *testing.T) {
 		{args: []string{"--delay-updates", "--inplace"}, err: "--inplace cannot be used with --delay-updates"},
 		{args: []string{"--partial-dir=d", "--inplace"}, err: "--inplace cannot be used with --partial-dir"},
 		{args: []string{"-m", "-R"}, err: "option --prune-empty-dirs is not supported with -R yet"},
+		{args: []string{"--append", "-W"}, err: "--append cannot be used with --whole-file"},
+		{args: []string{"-W", "--append-verify"}, err: "--append cannot be used with --whole-file"},
+		{args: []string{"--append", "--delay-updates"}, err: "--append cannot be used with --delay-updates"},
+		{env: "pd", args: []string{"--append", "--partial"}},
 	}
 	for _, c := range cases {
 		t.Setenv("RSYNC_PARTIAL_DIR", c.env)
