@@ -170,6 +170,18 @@ func (l *List) Encode(peer Side) []string {
 	return out
 }
 
+// EncodeAll is Encode for a sending peer that also needs the receiver's
+// rules: syq's sender prunes empty directories for -m, which rsync's
+// receiver does, so it must see what that receiver protects. Every rule
+// keeps its side, so the sender still lists only by its own.
+func (l *List) EncodeAll() []string {
+	out := make([]string, 0, len(l.rules))
+	for _, r := range l.rules {
+		out = append(out, r.String())
+	}
+	return out
+}
+
 func (l *List) hasDirMerge() bool {
 	for _, r := range l.rules {
 		if r.flags&fDirMerge != 0 {

@@ -356,3 +356,7 @@ func inClass(name string, c byte) (in, ok bool) {
 	}
 	return false, false
 }
+
+// Wildmatch reports whether text matches the rsync wildcard pattern as a
+// whole (for --usermap and --groupmap names).
+func Wildmatch(pattern, text string) bool { return wildmatch(pattern, text) == wmMatch }

@@ -392,8 +392,19 @@ func TempName(final string) string {
 // CreateTemp creates a new hidden temporary file beside final. The caller
 // renames it over final when complete, or removes it.
 func (d *Dir) CreateTemp(final string, perm uint32) (*File, string, error) {
+	return d.createTemp(final, perm, TempName)
+}
+
+// CreateTempVisible creates a new temporary file for final in d, named
+// "final.XXXXXX" without a leading dot, as rsync names its files in a
+// --temp-dir.
+func (d *Dir) CreateTempVisible(final string, perm uint32) (*File, string, error) {
+	return d.createTemp(final, perm, func(final string) string { return TempName(final)[1:] })
+}
+
+func (d *Dir) createTemp(final string, perm uint32, tempName func(string) string) (*File, string, error) {
 	for range 100 {
-		name := TempName(final)
+		name := tempName(final)
 		f, err := d.CreateExcl(name, perm)
 		if err == nil {
 			return f, name, nil
@@ -671,6 +682,13 @@ const UntrustedLinkHint = `refusing to follow a symlink owned by an untrusted us
 
 func IsExist(err error) bool   { return errors.Is(err, unix.EEXIST) }
 func IsIOError(err error) bool { return errors.Is(err, unix.EIO) }
+
+// ErrInvalid is EINVAL, for refusals worded as the system's own.
+var ErrInvalid error = unix.EINVAL
+
+// IsCrossDevice says a rename failed because its ends are on different
+// filesystems.
+func IsCrossDevice(err error) bool { return errors.Is(err, unix.EXDEV) }
 func IsNoSpace(err error) bool {
 	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)
 }

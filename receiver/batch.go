@@ -106,6 +106,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		r.batchDone(fb.Seq)
 		return
 	}
+	fb.Entries = r.mapIDs(fb.Entries) // idmap.go
 	b := &batchState{rel: fb.Dir, seq: fb.Seq}
 	b.refs.Store(1)
 	var lines, deleted []string

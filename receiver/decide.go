@@ -158,6 +158,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 		if r.unchanged(b, e, old) {
 			r.synced(b, index)
+			r.dropPartial(b.dir, rel, e.Name) // stage.go: --partial-dir
 			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
 			if flags.any() && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
@@ -165,6 +166,9 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			if flags.any() || opts.Verbose > 1 {
 				lines = append(lines, r.itemLine(item{update: '.', flags: flags}, rel, e))
 			}
+			return false, lines
+		}
+		if r.appendSkips(e, old) { // append.go
 			return false, lines
 		}
 	}
@@ -413,7 +417,7 @@ func (r *Receiver) owner(e *wire.Entry) (int, int) {
 	if r.opts.Owner && r.asRoot {
 		uid = int(e.Uid)
 	}
-	if r.opts.Group {
+	if r.opts.Group && r.mayChgrp(e.Gid) {
 		gid = int(e.Gid)
 	}
 	return uid, gid
@@ -435,7 +439,7 @@ func (r *Receiver) attrChanges(e *wire.Entry, old *fsops.Stat) itemFlags {
 	if r.opts.Owner && r.asRoot && old.Uid != e.Uid {
 		f |= flagOwner
 	}
-	if r.opts.Group && old.Gid != e.Gid {
+	if r.opts.Group && old.Gid != e.Gid && r.mayChgrp(e.Gid) {
 		f |= flagGroup
 	}
 	if r.keepsAtime(e) && old.AtimeSec != e.AtimeSec {

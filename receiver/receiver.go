@@ -96,6 +96,12 @@ type Receiver struct {
 
 	alts []*fsops.Dir // --compare-dest, --copy-dest or --link-dest directories
 
+	stage stageState // -T, --partial-dir, --delay-updates (stage.go)
+	idMap *idMapper  // --usermap, --groupmap, --chown (idmap.go)
+	// groups are ours, for a receiver that is not root (idmap.go).
+	groupsOnce sync.Once
+	groups     []uint32
+
 	backupMu sync.Mutex // serialises making --backup-dir directories
 
 	rulesMu sync.Mutex
@@ -209,6 +215,17 @@ func (r *Receiver) run(ctx context.Context) error {
 		r.drain()
 		return err
 	}
+	if err := r.newIDMapper(); err != nil {
+		r.send(&wire.Wants{Seq: top.Seq})
+		r.drain()
+		return err
+	}
+	if err := r.openTempDir(); err != nil {
+		r.send(&wire.Wants{Seq: top.Seq})
+		r.drain()
+		return err
+	}
+	defer r.closeTempDir()
 	r.openAltDests()
 	defer r.closeAltDests()
 	if r.opts.Perms {
@@ -300,6 +317,7 @@ loop:
 		return loopErr
 	}
 	if ctx.Err() == nil && r.fatalErr() == nil {
+		r.finishDelayed()
 		r.linkFollowers()
 		r.setDirAttrs()
 	}

@@ -43,7 +43,9 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	}
 	defer src.Close()
 	start := time.Now()
-	if r.opts.Inplace {
+	if r.appends(job) {
+		err = r.writeAppend(ctx, job, src) // append.go
+	} else if r.opts.Inplace {
 		err = r.writeInplace(ctx, job, src)
 	} else {
 		err = r.writeTemp(ctx, job, src)
@@ -51,7 +53,7 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	if err != nil && ctx.Err() == nil {
 		r.writeFailed(job, err)
 	}
-	if err == nil {
+	if err == nil && !r.opts.DelayUpdates { // delayed files are synced when placed
 		r.synced(job.batch, job.index)
 	}
 	if err == nil && r.cfg.Live != nil {
@@ -65,9 +67,11 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 
 // synced tells the sender, with --remove-source-files, that an entry is
 // safely here, so it may delete its copy.
-func (r *Receiver) synced(b *batchState, index int32) {
+func (r *Receiver) synced(b *batchState, index int32) { r.syncedSeq(b.seq, index) }
+
+func (r *Receiver) syncedSeq(seq uint64, index int32) {
 	if r.opts.RemoveSourceFiles && !r.opts.DryRun {
-		r.send(&wire.Synced{Seq: b.seq, Index: index})
+		r.send(&wire.Synced{Seq: seq, Index: index})
 	}
 }
 
@@ -94,11 +98,10 @@ type userError struct{ msg string }
 func (e *userError) Error() string { return e.msg }
 
 func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source) error {
-	dir := job.batch.dir
-	if job.old == nil && !r.opts.Partial {
+	if job.old == nil && r.unnamedOK() {
 		// A new name: an unnamed file linked in when complete costs less
 		// than a named temp file and a rename.
-		f, ok, err := dir.CreateUnnamed(r.createPerm(job), job.batch.dev)
+		f, ok, err := job.batch.dir.CreateUnnamed(r.createPerm(job), job.batch.dev)
 		if err != nil {
 			return err
 		}
@@ -106,12 +109,9 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source)
 			return r.writeUnnamed(ctx, job, f, src)
 		}
 	}
-	f, tmp, err := dir.CreateTemp(job.name, r.createPerm(job))
+	f, tdir, tmp, err := r.createTemp(job) // stage.go: beside the name or in -T's directory
 	if err != nil {
-		if fsops.IsNoSpace(err) {
-			return err
-		}
-		return &userError{fmt.Sprintf("mkstemp %q failed: %s", r.destPath(joinRel(parentRel(job.rel), tmp0(job.name))), fsops.ErrText(err))}
+		return err
 	}
 	ok := false
 	defer func() {
@@ -119,9 +119,9 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source)
 			keep := r.opts.Partial && tmpHasData(f)
 			f.Close()
 			if keep {
-				dir.Rename(tmp, dir, job.name)
+				r.keepPartial(job, tdir, tmp)
 			} else {
-				dir.Unlink(tmp)
+				tdir.Unlink(tmp)
 			}
 		}
 	}()
@@ -134,11 +134,10 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source)
 	if err := ctx.Err(); err != nil {
 		return err // interrupted: the temp file goes, the old file stays
 	}
-	if job.old != nil && r.backupOn() && !r.backup(dir, job.name, job.rel) {
-		return &userError{fmt.Sprintf("not replacing %q: its backup failed", r.destPath(job.rel))}
-	}
-	if err := dir.Rename(tmp, dir, job.name); err != nil {
-		return &userError{fmt.Sprintf("rename %q -> %q failed: %s", tmp, r.destPath(job.rel), fsops.ErrText(err))}
+	if err := r.placeTemp(job, tdir, tmp); err != nil { // stage.go: backup, rename or delay
+		tdir.Unlink(tmp)
+		ok = true
+		return err
 	}
 	ok = true
 	return nil

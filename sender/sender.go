@@ -45,6 +45,7 @@ type Sender struct {
 	listIOError bool // emitter only: some batch so far had a read error
 
 	pumpQueue chan pumpJob // wants whose file data goes out as bytes (nil within one process)
+	prune     pruneState   // -m (prune.go)
 	chmod     []ChmodRule  // --chmod
 
 	rootsMu sync.Mutex
@@ -284,6 +285,9 @@ func (s *Sender) releaseAll() {
 }
 
 func (s *Sender) problem(class int, format string, args ...any) {
+	if s.prune.probing.Load() {
+		return // -m's quiet listing; the real walk reports
+	}
 	s.cfg.Report(class, fmt.Sprintf(format, args...))
 }
 

@@ -40,6 +40,11 @@ type dirJob struct {
 	started  bool
 
 	implied *relNode // -R: a directory on an operand's path; lists only what operands name
+
+	// skippedNonDir: a non-directory was left out for its type (a
+	// symlink without -l, say). rsync lists it and its receiver skips
+	// it, so for -m it still counts as content.
+	skippedNonDir bool
 }
 
 // prefetch is how many directories, beyond the one being sent, are listed
@@ -61,6 +66,10 @@ func (s *Sender) walk(ctx context.Context) error {
 		top, jobs = s.walkRelative()
 	} else {
 		top, roots, jobs = s.walkOperands()
+	}
+	if s.cfg.Opts.PruneEmptyDirs && s.cfg.Opts.Recursive {
+		s.findPruned(jobs) // prune.go
+		top.entries, top.from, jobs = s.dropPruned(top.entries, top.from, jobs, "")
 	}
 	defer func() {
 		for _, r := range roots {
@@ -376,6 +385,7 @@ func (s *Sender) list(j *dirJob) {
 			e, ok, failed := s.entryFor(name, st, d, name, joinRel(j.rel, name))
 			j.ioError = j.ioError || failed
 			if !ok {
+				j.skippedNonDir = j.skippedNonDir || !st.IsDir()
 				if through != nil {
 					through.Close()
 				}
@@ -406,6 +416,7 @@ func (s *Sender) list(j *dirJob) {
 	}
 	j.entries, j.from = sortEntries(j.entries, j.from)
 	sortJobs(j.subdirs)
+	j.entries, j.from, j.subdirs = s.dropPruned(j.entries, j.from, j.subdirs, j.rel)
 }
 
 // keepRoot keeps a directory handle that jobs list through (a followed
@@ -506,7 +517,7 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 	case fsops.TypeDir:
 	case fsops.TypeLnk:
 		if !opts.Links {
-			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", display))
+			s.problem(wire.ProblemInfo, "skipping non-regular file %q", display)
 			return e, false, false
 		}
 		target, err := dir.Readlink(srcName)
@@ -518,13 +529,13 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 		e.Size = int64(len(target))
 	case fsops.TypeChr, fsops.TypeBlk:
 		if !opts.Devices {
-			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", display))
+			s.problem(wire.ProblemInfo, "skipping non-regular file %q", display)
 			return e, false, false
 		}
 		e.Rdev = st.Rdev
 	case fsops.TypeFifo, fsops.TypeSock:
 		if !opts.Specials {
-			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", display))
+			s.problem(wire.ProblemInfo, "skipping non-regular file %q", display)
 			return e, false, false
 		}
 	default:

@@ -133,6 +133,27 @@ type Options struct {
 	Compress     string
 	SkipCompress []string
 
+	// Where the receiver writes before a file takes its name (rsync's
+	// -T, --partial-dir and --delay-updates; receiver/stage.go).
+	TempDir      string // -T: temp files go here; relative to the destination unless absolute
+	PartialDir   string // --partial-dir: partial files are kept here, per directory unless absolute
+	DelayUpdates bool   // --delay-updates: updated files wait in PartialDir until the end
+
+	// PruneEmptyDirs (-m): the sender leaves out directories that would
+	// hold no non-directory (sender/prune.go).
+	PruneEmptyDirs bool
+
+	// UserMap and GroupMap are --usermap and --groupmap as given (--chown
+	// becomes "*:USER" and "*:GROUP"); the receiver maps ids with them.
+	UserMap  string
+	GroupMap string
+
+	// Append is 1 for --append (a shorter destination file gets the
+	// rest of the source added, a longer or equal one is left alone) and
+	// 2 for --append-verify (which also checks the data already there and
+	// rewrites what differs); receiver/append.go.
+	Append int
+
 	// Tuning (syq-only).
 	Workers int // --syq-workers; 0 = automatic
 }

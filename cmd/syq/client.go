@@ -109,6 +109,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			peerSide = filter.Receiver
 		}
 		helperOpts.FilterRules = inv.filters.Encode(peerSide)
+		if !end.Push && opts.PruneEmptyDirs {
+			helperOpts.FilterRules = inv.filters.EncodeAll() // sender/prune.go
+		}
 	}
 	setup := &wire.Setup{Options: helperOpts, Debug: debug}
 	peerSide := "sender"

@@ -62,7 +62,7 @@ func capabilitiesJSON() string {
 		Capabilities: caps{
 			FileBits: 64, InumBits: 64, TimestampBits: 64, LongIntBits: 64,
 			Socketpairs: true, Symlinks: true, Symtimes: true, Hardlinks: true,
-			IPv6: true, Inplace: true, SecludedArgs: "no", StopAt: true, Atimes: true,
+			IPv6: true, Inplace: true, SecludedArgs: "no", StopAt: true, Atimes: true, Append: true,
 			Xattrs: true, Prealloc: true,
 		},
 		ChecksumList:   []string{"xxh128", "xxh3", "xxh64", "md5", "md4", "sha1"},
@@ -122,6 +122,9 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --specials          recreate fifos and sockets
  -D                      both --devices and --specials
      --numeric-ids       keep numeric uid/gid, do not map by name
+     --usermap=STRING    custom username mapping
+     --groupmap=STRING   custom groupname mapping
+     --chown=USER:GROUP  simple username/groupname mapping
  -c, --checksum          compare file contents, not size and mtime
      --size-only         compare sizes only
  -I, --ignore-times      copy even files whose size and mtime match
@@ -138,7 +141,13 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -W, --whole-file        send whole files (the default for local copies)
      --no-whole-file     use the delta algorithm (also --no-W)
      --inplace           write into destination files directly
+     --append            append data onto shorter files
+     --append-verify     --append w/old data in file checksum
      --partial           keep a partly copied file if interrupted
+     --partial-dir=DIR   put a partially transferred file into DIR
+     --delay-updates     put all updated files into place at end
+ -T, --temp-dir=DIR      create temporary files in directory DIR
+ -m, --prune-empty-dirs  prune empty directory chains from file-list
  -S, --sparse            write runs of zero bytes as holes
      --fsync             flush each written file to disk
      --preallocate       reserve each new file's blocks before writing it

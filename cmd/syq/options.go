@@ -95,6 +95,11 @@ type Invocation struct {
 	NoBootstrap bool // --syq-no-bootstrap
 	Rails       int  // --syq-rails N (0 = automatic)
 	NoRails     bool // --syq-no-rails
+
+	// --usermap, --groupmap, --chown (idmap.go) and -W as given.
+	idMapVia       [2]string // "usermap"/"groupmap" or "chown": what set Opts.UserMap, Opts.GroupMap
+	idMapErr       string    // the first conflict among them
+	wholeFileGiven int       // +1 -W given on, -1 given off, 0 not given
 }
 
 // UsageError is a command-line problem; rsync exits 1 (RERR_SYNTAX) for these.
@@ -325,7 +330,9 @@ func buildCLIOptions() []cliOpt {
 	add(optTodos("super", "no-super", "fake-super")...)
 	add(optFlag("numeric-ids", 0, func(c *Invocation) { c.Opts.NumericIDs = true }))
 	add(optFlag("no-numeric-ids", 0, func(c *Invocation) { c.Opts.NumericIDs = false }))
-	add(optTodo("usermap", 0, cliStrArg), optTodo("groupmap", 0, cliStrArg), optTodo("chown", 0, cliStrArg))
+	add(optText("usermap", 0, func(c *Invocation, s string) { c.setIDMap(0, "usermap", s) }))
+	add(optText("groupmap", 0, func(c *Invocation, s string) { c.setIDMap(1, "groupmap", s) }))
+	add(optText("chown", 0, applyChown))
 	add(optTodo("copy-as", 0, cliStrArg))
 
 	// Deciding what to transfer.
@@ -360,26 +367,29 @@ func buildCLIOptions() []cliOpt {
 	add(optText("compare-dest", 0, altDest(wire.AltCompare)), optText("copy-dest", 0, altDest(wire.AltCopy)), optText("link-dest", 0, altDest(wire.AltLink)))
 
 	// How files are written.
-	add(optBool(func(o *wire.Options) *bool { return &o.WholeFile }, "whole-file", 'W', "no-whole-file", "no-W")...)
+	wholeFile := func(on bool) func(*Invocation) {
+		return func(c *Invocation) { c.Opts.WholeFile, c.wholeFileGiven = on, given(on) }
+	}
+	add(optFlag("whole-file", 'W', wholeFile(true)), optFlag("no-whole-file", 0, wholeFile(false)), optFlag("no-W", 0, wholeFile(false)))
 	add(optTodo("block-size", 'B', cliStrArg))
 	add(optBool(func(o *wire.Options) *bool { return &o.Inplace }, "inplace", 0, "no-inplace")...)
-	add(optTodos("append", "append-verify")...)
-	add(optNoop("no-append"))
+	add(optFlag("append", 0, func(c *Invocation) { c.Opts.Append = 1 }), optFlag("append-verify", 0, func(c *Invocation) { c.Opts.Append = 2 }))
+	add(optFlag("no-append", 0, func(c *Invocation) { c.Opts.Append = 0 }))
 	add(optBool(func(o *wire.Options) *bool { return &o.Partial }, "partial", 0, "no-partial")...)
-	add(optTodo("partial-dir", 0, cliStrArg))
-	add(optTodo("delay-updates", 0, cliNoArg), optNoop("no-delay-updates"))
+	add(optText("partial-dir", 0, func(c *Invocation, s string) { c.Opts.PartialDir = s }))
+	add(optBool(func(o *wire.Options) *bool { return &o.DelayUpdates }, "delay-updates", 0, "no-delay-updates")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.Sparse }, "sparse", 'S', "no-sparse", "no-S")...)
 	add(optFlag("preallocate", 0, func(c *Invocation) { c.Opts.Preallocate = true }))
 	add(optFlag("fsync", 0, func(c *Invocation) { c.Opts.Fsync = true }))
 	add(optBool(func(o *wire.Options) *bool { return &o.MkPath }, "mkpath", 0, "no-mkpath")...)
 	add(optFlag("dry-run", 'n', func(c *Invocation) { c.Opts.DryRun = true }))
-	add(optTodo("temp-dir", 'T', cliStrArg))
+	add(optText("temp-dir", 'T', func(c *Invocation, s string) { c.Opts.TempDir = s }))
 	add(optFlag("backup", 'b', func(c *Invocation) { c.Opts.Backup = true }), optFlag("no-backup", 0, func(c *Invocation) { c.Opts.Backup = false }))
 	add(optText("backup-dir", 0, func(c *Invocation, s string) { c.Opts.BackupDir = s; c.Opts.Backup = true }))
 	add(optText("suffix", 0, func(c *Invocation, s string) { c.suffix, c.suffixSet = s, true }))
 	removeSrc := func(c *Invocation) { c.Opts.RemoveSourceFiles = true }
 	add(optFlag("remove-source-files", 0, removeSrc), optFlag("remove-sent-files", 0, removeSrc))
-	add(optTodo("prune-empty-dirs", 'm', cliNoArg), optNoop("no-prune-empty-dirs"), optNoop("no-m"))
+	add(optBool(func(o *wire.Options) *bool { return &o.PruneEmptyDirs }, "prune-empty-dirs", 'm', "no-prune-empty-dirs", "no-m")...)
 
 	// Deletion.
 	deleteOn := func(c *Invocation) { c.Opts.Delete = true }
@@ -860,6 +870,15 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		}
 	}
 	if err := settleBackup(inv); err != nil {
+		return nil, err
+	}
+	if inv.idMapErr != "" {
+		return nil, &UsageError{Msg: inv.idMapErr}
+	}
+	if err := checkIDMaps(inv); err != nil {
+		return nil, err
+	}
+	if err := settleStaging(inv); err != nil {
 		return nil, err
 	}
 	if inv.filesFrom != "" {

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStagingOptions checks rsync's implications between --partial,
+// --partial-dir, --delay-updates and RSYNC_PARTIAL_DIR.
+func TestStagingOptions(t *testing.T) {
+	cases := []struct {
+		env     string
+		args    []string
+		dir     string
+		partial bool
+		rule    string // the protecting filter rule, "" for none
+		err     string
+	}{
+		{args: []string{"--partial"}, partial: true},
+		{env: "pd", args: []string{"--partial"}, dir: "pd", partial: true, rule: "-p pd/"},
+		{env: "pd", args: []string{"-P"}, dir: "pd", partial: true, rule: "-p pd/"},
+		{env: "pd", args: []string{"-a"}},
+		{env: "pd", args: []string{"--partial-dir=x/./y/"}, dir: "x/y", partial: true, rule: "-p x/y/"},
+		{args: []string{"--partial-dir=.rsync-partial", "--no-partial"}, dir: ".rsync-partial", partial: true, rule: "-p .rsync-partial/"},
+		{args: []string{"--partial-dir=/var/tmp/p"}, dir: "/var/tmp/p", partial: true},
+		{args: []string{"--partial-dir=."}, partial: true},
+		{args: []string{"--delay-updates"}, dir: ".~tmp~", partial: true, rule: "-p .~tmp~/"},
+		{args: []string{"--delay-updates", "--partial-dir=d"}, dir: "d", partial: true, rule: "-p d/"},
+		{args: []string{"--delay-updates", "--no-delay-updates"}},
+		{args: []string{"--delay-updates", "--inplace"}, err: "--inplace cannot be used with --delay-updates"},
+		{args: []string{"--partial-dir=d", "--inplace"}, err: "--inplace cannot be used with --partial-dir"},
+		{args: []string{"-m", "-R"}, err: "option --prune-empty-dirs is not supported with -R yet"},
+		{args: []string{"--append", "-W"}, err: "--append cannot be used with --whole-file"},
+		{args: []string{"-W", "--append-verify"}, err: "--append cannot be used with --whole-file"},
+		{args: []string{"--append", "--delay-updates"}, err: "--append cannot be used with --delay-updates"},
+		{env: "pd", args: []string{"--append", "--partial"}},
+	}
+	for _, c := range cases {
+		t.Setenv("RSYNC_PARTIAL_DIR", c.env)
+		inv, err := parseRsyncArgs(append(c.args, "-r", "src/", "dst/"))
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%q: error %v, want %q", c.args, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", c.args, err)
+			continue
+		}
+		if inv.Opts.PartialDir != c.dir || inv.Opts.Partial != c.partial {
+			t.Errorf("%q (RSYNC_PARTIAL_DIR=%q): partial dir %q partial %v, want %q %v", c.args, c.env, inv.Opts.PartialDir, inv.Opts.Partial, c.dir, c.partial)
+		}
+		rule := ""
+		for _, f := range inv.Filters {
+			rule = f.text
+		}
+		if rule != c.rule {
+			t.Errorf("%q: last filter rule %q, want %q", c.args, rule, c.rule)
+		}
+	}
+}
+
+// TestInterruptKeepsPartialDir sends SIGTERM mid-copy with --partial-dir:
+// the old file stays as it was and the data received so far is kept in
+// the partial directory, as rsync keeps it, for the next run.
+func TestInterruptKeepsPartialDir(t *testing.T) {
+	bin := testBinary(t)
+	src := mountTmpfs(t, "4g")
+	dest := mountTmpfs(t, "4g")
+	f, err := os.Create(filepath.Join(src, "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(3 << 30); err != nil { // sparse: seconds to copy without -S
+		t.Fatal(err)
+	}
+	f.Close()
+	old := []byte("the old version\n")
+	if err := os.WriteFile(filepath.Join(dest, "big"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "rsync", "-a", "--partial-dir=.pd", src+"/", dest+"/")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("syq did not stop within 30 s of SIGTERM")
+	}
+	if code := exitCode(err); code != 20 {
+		t.Fatalf("exit %d after SIGTERM, want 20", code)
+	}
+	if got, err := os.ReadFile(filepath.Join(dest, "big")); err != nil || !bytes.Equal(got, old) {
+		t.Errorf("the old version was not kept intact (%d bytes, %v)", len(got), err)
+	}
+	fi, err := os.Stat(filepath.Join(dest, ".pd", "big"))
+	if err != nil || fi.Size() == 0 {
+		t.Fatalf("no partial file kept in .pd: %v", err)
+	}
+	ents, _ := os.ReadDir(dest)
+	for _, e := range ents {
+		if e.Name() != "big" && e.Name() != ".pd" {
+			t.Errorf("left behind after the interrupt: %s", e.Name())
+		}
+	}
+}
