@@ -102,6 +102,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, infoHelpText)
 		return 0
 	}
+	if inv.DebugHelp {
+		fmt.Fprint(stdout, debugHelpText)
+		return 0
+	}
 	if inv.ShowVersion {
 		if inv.VersionLevel >= 2 {
 			fmt.Fprint(stdout, capabilitiesJSON())

@@ -33,8 +33,8 @@ func daemonError(operand string) error {
 func assignOperands(inv *Invocation, ops []string) error {
 	switch len(ops) {
 	case 0:
-		if inv.InfoHelp {
-			return nil // --info=help needs no operands
+		if inv.InfoHelp || inv.DebugHelp {
+			return nil // --info=help and --debug=help need no operands
 		}
 		// rsync prints its usage text to stderr and exits 1.
 		return &UsageError{Msg: "no source or destination given", ShowUsage: true}

@@ -73,6 +73,7 @@ type Invocation struct {
 	maxAlloc       string                                  // --max-alloc as given
 	checksumChoice string                                  // --checksum-choice as given
 	protocol       int                                     // --protocol as given
+	debugFlags     []string                                // --debug values as given
 	logFileFormat  *string                                 // --log-file-format as given
 	stopAt         string                                  // --stop-at as given
 	stopAfter      string                                  // --stop-after as given
@@ -82,6 +83,7 @@ type Invocation struct {
 	NoProgress     bool // --no-progress was the last word on progress
 	Progress2      bool // --info=progress2: one whole-transfer progress line on stdout
 	InfoHelp       bool // --info=help
+	DebugHelp      bool // --debug=help
 	Debug          bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
 
 	// Compression options as given; settleCompress turns them into
@@ -233,7 +235,13 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("no-verbose", 0, func(c *Invocation) { c.Opts.Verbose = 0 }))
 	add(optFlag("no-v", 0, func(c *Invocation) { c.Opts.Verbose = 0 }))
 	add(cliOpt{long: "info", arg: cliStrArg, ready: true, str: applyInfo})
-	add(optTodo("debug", 0, cliStrArg), optTodo("stderr", 0, cliStrArg))
+	add(optText("debug", 0, func(c *Invocation, s string) {
+		c.debugFlags = append(c.debugFlags, s)
+		for _, w := range strings.Split(s, ",") {
+			c.DebugHelp = c.DebugHelp || strings.EqualFold(w, "help")
+		}
+	}))
+	add(optTodo("stderr", 0, cliStrArg))
 	add(optTodos("msgs2stderr", "no-msgs2stderr")...)
 	add(optFlag("quiet", 'q', func(c *Invocation) { c.Opts.Quiet = true }))
 	add(optNoop("motd"), optNoop("no-motd"))
@@ -828,6 +836,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		return nil, err
 	}
 	if err := checkAcceptedValues(inv); err != nil {
+		return nil, err
+	}
+	if err := checkDebug(inv); err != nil {
 		return nil, err
 	}
 	if inv.bwlimit != "" {

@@ -337,7 +337,6 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"-4"}, "--ipv4"},
 		{[]string{"-6"}, "--ipv6"},
 		{[]string{"--info=flist2"}, "--info=flist2"},
-		{[]string{"--debug=all"}, "--debug"},
 		{[]string{"--stderr=all"}, "--stderr"},
 		{[]string{"--no-super"}, "--no-super"},
 		{[]string{"--no-msgs2stderr"}, "--no-msgs2stderr"},
@@ -793,5 +792,24 @@ func TestParseCompress(t *testing.T) {
 	}
 	if _, err := remoteOptions(mustParse(t, "-M--zc=bogus", "s", "host:d")); err == nil || !strings.Contains(err.Error(), "unknown compress name") {
 		t.Errorf("-M--zc=bogus: %v", err)
+	}
+}
+
+func TestParseDebug(t *testing.T) {
+	for _, c := range []struct {
+		arg string
+		ok  bool
+	}{
+		{"--debug=all0", true}, {"--debug=NONE", true}, {"--debug=del0,flist0", true},
+		{"--debug=help", true}, {"--debug=del", false}, {"--debug=all4", false},
+		{"--debug=bogus0", false}, {"--debug=", true},
+	} {
+		_, err := parseRsyncArgs([]string{"-a", c.arg, "s/", "d/"})
+		if (err == nil) != c.ok {
+			t.Errorf("%s: error %v, want ok=%v", c.arg, err, c.ok)
+		}
+	}
+	if inv, err := parseRsyncArgs([]string{"--debug=help"}); err != nil || !inv.DebugHelp {
+		t.Errorf("--debug=help alone: %v", err)
 	}
 }
