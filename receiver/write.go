@@ -48,6 +48,10 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	} else {
 		err = r.writeTemp(ctx, job, src)
 	}
+	if errors.Is(err, errDeltaMismatch) && !job.redone && ctx.Err() == nil {
+		job.batch.addRedo(job)
+		return
+	}
 	if err != nil && ctx.Err() == nil {
 		r.writeFailed(job, err)
 	}
@@ -113,10 +117,10 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source)
 		}
 		return &userError{fmt.Sprintf("mkstemp %q failed: %s", r.destPath(joinRel(parentRel(job.rel), tmp0(job.name))), fsops.ErrText(err))}
 	}
-	ok := false
+	ok, bad := false, false
 	defer func() {
 		if !ok {
-			keep := r.opts.Partial && tmpHasData(f)
+			keep := r.opts.Partial && !bad && tmpHasData(f)
 			f.Close()
 			if keep {
 				dir.Rename(tmp, dir, job.name)
@@ -126,6 +130,7 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source)
 		}
 	}()
 	if err := r.fill(ctx, f, src, job, r.createPerm(job)&^r.umaskNow); err != nil {
+		bad = badDelta(err) // not even a partial file
 		return err
 	}
 	if err := f.Close(); err != nil {
@@ -261,6 +266,9 @@ func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.Sourc
 	b := job.batch
 	local, ok := src.(wire.LocalFile)
 	if !ok {
+		if wire.IsDelta(src) {
+			return r.applyDelta(dst, src, job)
+		}
 		return fsops.CopyStream(ctx, dst, src, job.e.Size, r.opts.Sparse)
 	}
 	srcDev := job.srcDev

@@ -44,11 +44,12 @@ type Hello struct {
 // still works with an older helper.
 const (
 	CapRails = "rails" // RailOffer/RailChoice after Ready
+	CapDelta = "delta" // sig frames before Wants, delta FileData
 )
 
 // LocalHello describes this build.
 func LocalHello(program string) *Hello {
-	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails}}
+	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapDelta}}
 }
 
 // Has reports whether h lists the capability c.

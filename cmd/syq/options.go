@@ -30,6 +30,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"syq/delta"
 	"syq/filter"
 	"syq/receiver"
 	"syq/sender"
@@ -69,6 +70,12 @@ type Invocation struct {
 	Progress2    bool // --info=progress2: one whole-transfer progress line on stdout
 	InfoHelp     bool // --info=help
 	Debug        bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
+
+	// Delta transfer. wholeFileGiven: -W or --no-whole-file was given,
+	// so the mode's default (whole locally, delta remotely) does not
+	// apply.
+	blockSize      string // --block-size as given
+	wholeFileGiven bool
 
 	// syq-only options of remote mode.
 	NoBootstrap bool // --syq-no-bootstrap
@@ -321,8 +328,17 @@ func buildCLIOptions() []cliOpt {
 	add(optText("compare-dest", 0, altDest(wire.AltCompare)), optText("copy-dest", 0, altDest(wire.AltCopy)), optText("link-dest", 0, altDest(wire.AltLink)))
 
 	// How files are written.
-	add(optBool(func(o *wire.Options) *bool { return &o.WholeFile }, "whole-file", 'W', "no-whole-file", "no-W")...)
-	add(optTodo("block-size", 'B', cliStrArg))
+	// -W/--no-whole-file also remember being given: without either, a
+	// local copy is whole-file and a remote one uses deltas (rsync's
+	// defaults).
+	for _, w := range []struct {
+		long  string
+		short byte
+		on    bool
+	}{{"whole-file", 'W', true}, {"no-whole-file", 0, false}, {"no-W", 0, false}} {
+		add(optFlag(w.long, w.short, func(c *Invocation) { c.Opts.WholeFile, c.wholeFileGiven = w.on, true }))
+	}
+	add(optText("block-size", 'B', func(c *Invocation, s string) { c.blockSize = s }))
 	add(optBool(func(o *wire.Options) *bool { return &o.Inplace }, "inplace", 0, "no-inplace")...)
 	add(optTodos("append", "append-verify")...)
 	add(optNoop("no-append"))
@@ -761,6 +777,16 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 			return nil, err
 		}
 		*lim.to = &n
+	}
+	if inv.blockSize != "" {
+		n, err := parseSizeArg(inv.blockSize, 'b', "block-size", 0)
+		if err != nil {
+			return nil, err
+		}
+		if n > delta.MaxUserBlock {
+			return nil, &UsageError{Msg: fmt.Sprintf("--block-size=%s is too large (max: 128.00K)", inv.blockSize)}
+		}
+		inv.Opts.BlockSize = int(n)
 	}
 	if f := inv.Opts.OutFormat; f != "" {
 		if err := receiver.CheckFormat(f); err != nil {
