@@ -2,10 +2,12 @@ package delta
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // opList records a delta and plays it back.
@@ -276,5 +278,43 @@ func TestSignatureCheck(t *testing.T) {
 	}
 	if _, err := Sign(bytes.NewReader(make([]byte, 10)), 20, 700); err == nil {
 		t.Error("a basis shorter than announced was signed")
+	}
+}
+
+func TestAsyncHash(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	data := randBytes(r, 3*asyncBuf+123)
+	a := NewAsyncHash(sha256.New())
+	for p := data; len(p) > 0; {
+		n := min(len(p), 1+r.IntN(asyncBuf*2))
+		a.Write(p[:n])
+		p = p[n:]
+	}
+	want := sha256.Sum256(data)
+	if got := a.Sum(nil); !bytes.Equal(got, want[:]) {
+		t.Fatal("async hash differs")
+	}
+	NewAsyncHash(sha256.New()).Close() // no goroutine left behind
+}
+
+// TestHostileSignatureBounded: a signature whose blocks all share one
+// weak sum costs bounded work per byte, and the result is still right.
+func TestHostileSignatureBounded(t *testing.T) {
+	sig := &Signature{BlockLen: 8, Length: 8 * 200000, Blocks: make([]Block, 200000)}
+	target := make([]byte, 256<<10) // every window's weak sum is the blocks' one, no strong sum matches
+	var ops opList
+	done := make(chan error, 1)
+	go func() { _, err := Match(sig, bytes.NewReader(target), &ops, MatchOptions{}); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("matching against a degenerate signature did not finish")
+	}
+	var out bytes.Buffer
+	if _, err := Apply(&out, bytes.NewReader(nil), 8, 0, &ops, int64(len(target))); err != nil || !bytes.Equal(out.Bytes(), target) {
+		t.Fatalf("rebuilt wrongly: %v", err)
 	}
 }

@@ -9,11 +9,11 @@ import (
 // window): a peer may bound a literal op by it.
 const MaxLiteral = 128 << 10
 
-// maxChain bounds the candidates tried at one offset whose weak sums
-// agree, so a signature of many equal blocks (hostile, or just a file of
-// zeros with no match here) cannot make matching quadratic; the bytes are
-// sent literally instead.
-const maxChain = 64
+// maxChain bounds the entries of one hash bucket visited at one offset,
+// so a signature of many equal (or equally bucketed) weak sums, hostile
+// or just a file of zeros with no match here, cannot make matching
+// quadratic; the bytes are sent literally instead.
+const maxChain = 128
 
 // index is a hash table over a signature's weak sums: chained block
 // numbers, in block order, so the earliest matching block is tried first.
@@ -259,9 +259,6 @@ func (m *matcher) find(weak uint32, wlen int, hint int64) (int64, bool) {
 	tries := 0
 	for j := m.ix.heads[m.ix.bucket(weak)]; j != 0 && tries < maxChain; j = m.ix.next[j-1] {
 		i := int64(j - 1)
-		if m.sig.Blocks[i].Weak != weak {
-			continue
-		}
 		tries++
 		if check(i) {
 			return i, true

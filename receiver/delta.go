@@ -75,7 +75,8 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 	}
 	defer basis.Close()
 	ops := wire.NewDeltaReader(src)
-	h := sha256.New()
+	h := delta.NewAsyncHash(sha256.New())
+	defer h.Close()
 	bw := bufio.NewWriterSize(dst, 1<<20)
 	st, err := delta.Apply(io.MultiWriter(bw, h), basis, job.blockLen, job.basisLen, ops, job.e.Size)
 	if err == nil {

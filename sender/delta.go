@@ -24,7 +24,8 @@ func (s *Sender) sendDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signat
 		}
 		return nil
 	})
-	h := sha256.New()
+	h := delta.NewAsyncHash(sha256.New())
+	defer h.Close()
 	in := &countReader{r: io.TeeReader(io.LimitReader(src, e.Size), h)}
 	_, err := delta.Match(sig, in, w, delta.MatchOptions{Inplace: s.cfg.Opts.Inplace})
 	if sendErr != nil {
