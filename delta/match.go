@@ -63,14 +63,19 @@ type MatchOptions struct {
 // any offset, literal runs of at most MaxLiteral bytes elsewhere. Memory
 // is one window of the file plus an index of the signature.
 func Match(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) (Stats, error) {
+	m := newMatcher(sig, r, out, opt)
+	err := m.run()
+	return m.st, err
+}
+
+func newMatcher(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) *matcher {
 	m := &matcher{sig: sig, r: r, out: out, opt: opt, runBlock: -1}
 	if len(sig.Blocks) > 0 {
 		m.ix = newIndex(sig)
 	}
 	bl := max(sig.BlockLen, 1)
 	m.buf = make([]byte, MaxLiteral+bl+max(bl, 64<<10))
-	err := m.run()
-	return m.st, err
+	return m
 }
 
 type matcher struct {
@@ -89,6 +94,7 @@ type matcher struct {
 	eof      bool
 	runBlock int64 // pending block run: first block (-1: none) and count
 	runCount int64
+	visits   int64 // hash table entries looked at (tests)
 }
 
 // fill reads until the window is complete or the file ends, moving the
@@ -260,6 +266,7 @@ func (m *matcher) find(weak uint32, wlen int, hint int64) (int64, bool) {
 	for j := m.ix.heads[m.ix.bucket(weak)]; j != 0 && tries < maxChain; j = m.ix.next[j-1] {
 		i := int64(j - 1)
 		tries++
+		m.visits++
 		if check(i) {
 			return i, true
 		}
