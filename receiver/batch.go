@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
+	"syq/delta"
 	"syq/filter"
 	"syq/fsops"
 	"syq/wire"
@@ -31,11 +33,23 @@ type batchState struct {
 	recorded bool
 
 	alts []*fsops.Dir // this directory in each --*-dest directory (nil: not there), opened on first use
+
+	// deltaDone, when set, runs once the batch's files are written; true
+	// means it asked for some again (delta.go) and the batch lives on.
+	deltaDone func() bool
+	redoMu    sync.Mutex
+	redo      []*fileJob
 }
 
 func (b *batchState) release() {
 	if b.refs.Add(-1) != 0 {
 		return
+	}
+	if done := b.deltaDone; done != nil {
+		b.deltaDone = nil
+		if done() {
+			return
+		}
 	}
 	if b.own {
 		b.dir.Close()
@@ -56,6 +70,11 @@ type fileJob struct {
 	// srcDev is st_dev of a local source that is not the sender's (a
 	// --copy-dest file); 0 means ask the batch's SourceRef.
 	srcDev uint64
+	// The basis whose signature went with the want (delta.go); a zero
+	// blockLen means none.
+	basisLen int64
+	blockLen int
+	redone   bool // sent again whole after a delta that did not check out
 }
 
 // getReady returns the readiness signal of a destination directory.
@@ -111,6 +130,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	b.refs.Store(1)
 	var lines, deleted []string
 	var wants []int32
+	var sigs []*delta.Signature
 	var jobs []*fileJob
 	defer func() {
 		for _, d := range b.alts {
@@ -130,7 +150,10 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			r.pending[fb.Seq] = jobs
 			r.pendMu.Unlock()
 		}
-		r.send(&wire.Wants{Seq: fb.Seq, Indexes: wants})
+		if len(sigs) > 0 {
+			b.deltaDone = func() bool { return r.deltaBatchDone(b) }
+		}
+		r.send(&wire.Wants{Seq: fb.Seq, Indexes: wants, Sigs: sigs})
 		r.out.submit(fb.Seq, fb.Dir, deleted, lines)
 		b.release()
 	}()
@@ -261,8 +284,10 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		}
 		if want {
 			b.refs.Add(1)
-			jobs = append(jobs, &fileJob{batch: b, index: int32(i), e: e, name: e.Name, rel: rel, old: old})
+			job := &fileJob{batch: b, index: int32(i), e: e, name: e.Name, rel: rel, old: old}
+			jobs = append(jobs, job)
 			wants = append(wants, int32(i))
+			sigs = r.addSig(sigs, job, len(wants)-1)
 		}
 	}
 }

@@ -50,6 +50,10 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	} else {
 		err = r.writeTemp(ctx, job, src)
 	}
+	if errors.Is(err, errDeltaMismatch) && !job.redone && ctx.Err() == nil {
+		job.batch.addRedo(job)
+		return
+	}
 	if err != nil && ctx.Err() == nil {
 		r.writeFailed(job, err)
 	}
@@ -113,10 +117,10 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source)
 	if err != nil {
 		return err
 	}
-	ok := false
+	ok, bad := false, false
 	defer func() {
 		if !ok {
-			keep := r.opts.Partial && tmpHasData(f)
+			keep := r.opts.Partial && !bad && tmpHasData(f)
 			f.Close()
 			if keep {
 				r.keepPartial(job, tdir, tmp)
@@ -126,6 +130,7 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source)
 		}
 	}()
 	if err := r.fill(ctx, f, src, job, r.createPerm(job)&^r.umaskNow); err != nil {
+		bad = badDelta(err) // not even a partial file
 		return err
 	}
 	if err := f.Close(); err != nil {
@@ -267,6 +272,9 @@ func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.Sourc
 	b := job.batch
 	local, ok := src.(wire.LocalFile)
 	if !ok || r.pacer != nil {
+		if wire.IsDelta(src) {
+			return r.applyDelta(dst, src, job)
+		}
 		// A network source is paced by its stream; a local one held to
 		// --bwlimit goes through read and write.
 		return fsops.CopyStream(ctx, dst, wire.PacedReader(src, r.pacer), job.e.Size, r.opts.Sparse)

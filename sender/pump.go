@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"syq/delta"
 	"syq/fsops"
 	"syq/wire"
 )
@@ -15,6 +16,8 @@ type pumpJob struct {
 	seq     uint64
 	rec     *batchRecord
 	indexes []int32
+	sigs    []*delta.Signature // per index: the receiver's basis, nil for none
+	keep    bool               // the batch stays for a redo (batchRecord.redo)
 }
 
 // pump sends the data of each Wants, in the order the wants came, as
@@ -26,6 +29,9 @@ func (s *Sender) pump(ctx context.Context) error {
 		ref := &batchRef{s: s, rec: job.rec}
 		if failed == nil {
 			failed = s.pumpBatch(ctx, ref, job)
+		}
+		if job.keep && failed == nil {
+			continue // released on the receiver's second Wants
 		}
 		ref.Release()
 		s.release(job.seq, false)
@@ -84,8 +90,15 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 			return err
 		}
 		a := ahead[k]
+		sig := job.sigFor(k)
 		if a == nil {
-			if err := s.sendFile(ref, job.seq, i); err != nil {
+			var err error
+			if sig != nil {
+				err = s.openDelta(ref, job.seq, i, sig)
+			} else {
+				err = s.sendFile(ref, job.seq, i)
+			}
+			if err != nil {
 				return err
 			}
 			continue
@@ -95,7 +108,12 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		err := s.sendWhole(job.seq, i, a)
+		var err error
+		if sig != nil {
+			err = s.sendDeltaAhead(ref, job.seq, i, sig, a)
+		} else {
+			err = s.sendWhole(job.seq, i, a)
+		}
 		a.data = nil
 		<-slots
 		if err != nil {

@@ -69,6 +69,10 @@ type batchRecord struct {
 	entries []wire.Entry
 	wanted  bool
 	credit  int // entries counted against Sender.credits
+	// redo: the batch went out with deltas and stays until the
+	// receiver's second Wants, which lists the files to send again
+	// whole (a rebuilt file did not match; see delta.go).
+	redo bool
 }
 
 // Run walks, sends the file list and serves data until the receiver says
@@ -151,12 +155,18 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 		case *wire.Wants:
 			s.mu.Lock()
 			rec := s.inflight[m.Seq]
-			if rec == nil || rec.wanted {
+			if rec == nil || (rec.wanted && !rec.redo) {
 				s.mu.Unlock()
 				return fmt.Errorf("protocol error: wants for unknown batch %d", m.Seq)
 			}
-			rec.wanted = true
+			second := rec.wanted
+			rec.wanted, rec.redo = true, false
+			keep := !second && hasSig(m.Sigs)
+			rec.redo = keep
 			s.mu.Unlock()
+			if second {
+				m.Sigs = nil // a redo goes whole
+			}
 			for _, i := range m.Indexes {
 				if i < 0 || int(i) >= len(rec.entries) || !rec.entries[i].IsReg() {
 					return fmt.Errorf("protocol error: want for entry %d of batch %d", i, m.Seq)
@@ -167,7 +177,7 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 				continue
 			}
 			if s.pumpQueue != nil {
-				s.pumpQueue <- pumpJob{seq: m.Seq, rec: rec, indexes: m.Indexes}
+				s.pumpQueue <- pumpJob{seq: m.Seq, rec: rec, indexes: m.Indexes, sigs: m.Sigs, keep: keep}
 				continue
 			}
 			// The receiver now owns the batch's directory handles. Data

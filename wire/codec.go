@@ -37,6 +37,7 @@ const (
 	frameDataEnd    = 15 // empty
 	frameDone       = 16 // Done
 	frameSynced     = 17 // Synced
+	frameSig        = 18 // part of a basis signature, before its Wants (delta.go)
 	frameLog        = 20 // Log
 	frameFatal      = 21 // FatalError from the peer
 	frameKeepalive  = 22 // empty: the sender is alive (--timeout)
@@ -452,6 +453,7 @@ func decodeEntry(d *decoder, e, prev *Entry) {
 }
 
 func encodeWants(out []byte, w *Wants) []byte {
+	out = encodeSigs(out, w)
 	start := len(out)
 	out = append(out, frameWants, 0, 0, 0, 0)
 	out = binary.AppendUvarint(out, w.Seq)
@@ -496,6 +498,9 @@ type FileData struct {
 	Bytes  []byte
 	End    bool
 	Failed bool
+	// Delta: the bytes are a delta's op stream (delta.go), not the
+	// file's content.
+	Delta bool
 }
 
 func (*FileData) isMessage() {}
@@ -503,6 +508,7 @@ func (*FileData) isMessage() {}
 const (
 	fileDataEnd = 1 << iota
 	fileDataFailed
+	fileDataDelta
 )
 
 // appendFileDataHead appends the frame header and fields of f; the caller
@@ -518,6 +524,9 @@ func appendFileDataHead(out []byte, f *FileData) []byte {
 	}
 	if f.Failed {
 		flags |= fileDataFailed
+	}
+	if f.Delta {
+		flags |= fileDataDelta
 	}
 	b = append(b, flags)
 	out = append(out, frameFileData)
@@ -537,7 +546,7 @@ func decodeFileData(body []byte) (*FileData, error) {
 	if idx > math.MaxInt32 {
 		return nil, fmt.Errorf("index %d out of range", idx)
 	}
-	if flags&^(fileDataEnd|fileDataFailed) != 0 {
+	if flags&^(fileDataEnd|fileDataFailed|fileDataDelta) != 0 {
 		return nil, fmt.Errorf("unknown data flags %#x", flags)
 	}
 	if len(d.b) > DataChunk {
@@ -546,6 +555,7 @@ func decodeFileData(body []byte) (*FileData, error) {
 	f.Index = int32(idx)
 	f.End = flags&fileDataEnd != 0
 	f.Failed = flags&fileDataFailed != 0
+	f.Delta = flags&fileDataDelta != 0
 	f.Bytes = d.b
 	return f, nil
 }
@@ -559,6 +569,7 @@ func statsFields(s *Stats) []*int64 {
 		&s.CreatedLinks, &s.CreatedDevices, &s.CreatedSpecials,
 		&s.DeletedFiles, &s.DeletedReg, &s.DeletedDirs,
 		&s.TransferredFiles, &s.TotalSize, &s.TransferredSize,
+		&s.MatchedData,
 	}
 }
 

@@ -46,12 +46,13 @@ const (
 	CapRails = "rails" // RailOffer/RailChoice after Ready
 	// CapZstd: compressed frames are understood, and sent when
 	// Options.Compress asks for them (-z).
-	CapZstd = "zstd"
+	CapZstd  = "zstd"
+	CapDelta = "delta" // sig frames before Wants, delta FileData
 )
 
 // LocalHello describes this build.
 func LocalHello(program string) *Hello {
-	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapZstd}}
+	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapZstd, CapDelta}}
 }
 
 // Has reports whether h lists the capability c.

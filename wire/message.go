@@ -8,11 +8,15 @@
 //	sender → receiver   FileBatch*   (one per directory, in preorder; then ListEnd)
 //	receiver → sender   Wants        (one per FileBatch: the entries it needs)
 //	sender → receiver   Data*        (per wanted file; a local Conn may pass an open file)
+//	receiver → sender   Wants        (a second one for a batch answered with deltas:
+//	                                  the files to send again whole, maybe none)
 //	receiver → sender   Done         (after the last Data; carries the receiver's stats)
 //
 // Directory batches let the receiver work on many directories at once and
 // delete extraneous files per directory without holding the whole list.
 package wire
+
+import "syq/delta"
 
 // Entry describes one file in the transfer.
 type Entry struct {
@@ -95,6 +99,10 @@ type ListEnd struct{}
 type Wants struct {
 	Seq     uint64
 	Indexes []int32
+	// Sigs, if not nil, holds per wanted index the signature of the
+	// basis the receiver has for it (nil: none); the sender may then
+	// answer with a delta. Only a network Conn carries them.
+	Sigs []*delta.Signature
 }
 
 // Data answers one Wants. Within one process the sender hands over a
@@ -159,6 +167,9 @@ type Stats struct {
 	DeletedFiles, DeletedReg, DeletedDirs           int64
 	TransferredFiles                                int64
 	TotalSize, TransferredSize                      int64
+	// MatchedData is the part of TransferredSize a delta took from the
+	// receiver's basis files; the rest was sent literally.
+	MatchedData int64
 }
 
 func (*FileBatch) isMessage() {}

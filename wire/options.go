@@ -59,6 +59,7 @@ type Options struct {
 
 	// How the receiver writes.
 	WholeFile bool // -W (always true locally unless --no-whole-file)
+	BlockSize int  // -B: the delta block length (0: chosen per file)
 	Inplace   bool // --inplace
 	Partial   bool // --partial
 	Sparse    bool // -S

@@ -68,7 +68,7 @@ type Stream struct {
 
 	mu      sync.Mutex
 	batches map[uint64][]Entry // incoming batches whose data may still come
-	wants   map[uint64][]int32 // wants sent and not yet answered with Data
+	wants   map[uint64]*Wants  // wants sent and not yet answered with Data
 	budget  *budget
 	// skipIdx holds, per outgoing batch, the entries whose data
 	// --skip-compress sends plain (only batches that have some).
@@ -77,7 +77,8 @@ type Stream struct {
 	z    *compressor // writing goroutine only; nil without compression
 	skip *suffixSet  // immutable
 
-	// Reading goroutine only: the batch whose files are arriving.
+	// Reading goroutine only: the batch whose files are arriving, and
+	// the signatures that precede a Wants.
 	cur    *streamRef
 	curPos int
 	zdec   *zstd.Decoder // made at the first compressed frame
@@ -85,6 +86,7 @@ type Stream struct {
 	// compressed block, of blockLen bytes.
 	unpacked []byte
 	blockLen int
+	sigs     sigCollector
 }
 
 // streamBuffered bounds the bytes of file data a receiving Stream holds
@@ -112,7 +114,7 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 		in:      make(chan Message, 64),
 		closed:  make(chan struct{}),
 		batches: make(map[uint64][]Entry),
-		wants:   make(map[uint64][]int32),
+		wants:   make(map[uint64]*Wants),
 		budget:  newBudget(streamBuffered),
 		skipIdx: make(map[uint64]map[int32]bool),
 	}
@@ -172,7 +174,7 @@ func (s *Stream) Send(m Message) error {
 		if len(m.Indexes) == 0 {
 			delete(s.batches, m.Seq)
 		} else {
-			s.wants[m.Seq] = m.Indexes
+			s.wants[m.Seq] = m
 		}
 		s.mu.Unlock()
 	case *Data:
@@ -593,6 +595,9 @@ func (s *Stream) readFrames() error {
 		if err != nil {
 			return s.readErr(err)
 		}
+		if s.sigs.sigs != nil && typ != frameSig && typ != frameWants {
+			return s.protocolErr("signatures of batch %d without their wants", s.sigs.seq)
+		}
 		if pending != nil && typ != frameBatch {
 			return s.protocolErr("batch %d ends without its last part", pending.Seq)
 		}
@@ -630,8 +635,20 @@ func (s *Stream) readFrames() error {
 			m = b
 		case frameListEnd:
 			m = &ListEnd{}
+		case frameSig:
+			f, err := decodeSigFrame(body)
+			if err == nil {
+				err = s.sigs.add(f)
+			}
+			if err != nil {
+				return s.protocolErr("signature: %v", err)
+			}
+			continue
 		case frameWants:
 			w, err := decodeWants(body)
+			if err == nil {
+				err = s.sigs.attach(w)
+			}
 			if err != nil {
 				return s.protocolErr("wants: %v", err)
 			}
@@ -709,20 +726,25 @@ func (s *Stream) readFrames() error {
 // startData begins the files of one answered Wants.
 func (s *Stream) startData(seq uint64) (*streamRef, error) {
 	s.mu.Lock()
-	idx, ok := s.wants[seq]
+	w, ok := s.wants[seq]
 	entries := s.batches[seq]
 	delete(s.wants, seq)
 	s.mu.Unlock()
 	if !ok {
 		return nil, s.protocolErr("data for batch %d, which wanted nothing", seq)
 	}
+	idx := w.Indexes
 	ref := &streamRef{seq: seq, indexes: idx, entries: entries, files: make([]*streamFile, len(idx)), pos: make(map[int32]int, len(idx))}
+	// A batch answered with deltas gets a second Wants (the files to
+	// send again whole, maybe none), so its entries stay until then.
+	ref.keep = len(w.Sigs) > 0
 	for k, i := range idx {
 		if i < 0 || int(i) >= len(entries) {
 			return nil, s.protocolErr("batch %d: want for entry %d of %d", seq, i, len(entries))
 		}
 		ref.pos[i] = k
 		ref.files[k] = newStreamFile(s.budget)
+		ref.files[k].deltaOK = k < len(w.Sigs) && w.Sigs[k] != nil
 	}
 	s.cur, s.curPos = ref, 0
 	return ref, nil
@@ -744,7 +766,17 @@ func (s *Stream) route(f *FileData) error {
 	if f.Offset != file.received {
 		return s.protocolErr("batch %d entry %d: data at offset %d, expected %d", f.Seq, f.Index, f.Offset, file.received)
 	}
-	if int64(len(f.Bytes)) > size-file.received {
+	if f.Delta && !file.deltaOK {
+		return s.protocolErr("batch %d entry %d: a delta without a basis", f.Seq, f.Index)
+	}
+	if !file.seen {
+		file.seen, file.delta = true, f.Delta
+	} else if f.Delta != file.delta && !f.Failed {
+		return s.protocolErr("batch %d entry %d: delta and whole data mixed", f.Seq, f.Index)
+	}
+	// A delta's length is not the file's: the receiver's applier checks
+	// what it rebuilds against the size.
+	if !file.delta && int64(len(f.Bytes)) > size-file.received {
 		return s.protocolErr("batch %d entry %d: more data than its size %d", f.Seq, f.Index, size)
 	}
 	file.received += int64(len(f.Bytes))
@@ -756,7 +788,7 @@ func (s *Stream) route(f *FileData) error {
 			file.push(f.Bytes)
 		}
 		if f.End {
-			if file.received != size {
+			if !file.delta && file.received != size {
 				return s.protocolErr("batch %d entry %d: %d bytes for a file of %d", f.Seq, f.Index, file.received, size)
 			}
 			file.finish()
@@ -765,9 +797,11 @@ func (s *Stream) route(f *FileData) error {
 	if f.End || f.Failed {
 		s.curPos++
 		if s.curPos == len(ref.indexes) {
-			s.mu.Lock()
-			delete(s.batches, ref.seq)
-			s.mu.Unlock()
+			if !ref.keep {
+				s.mu.Lock()
+				delete(s.batches, ref.seq)
+				s.mu.Unlock()
+			}
 			s.cur = nil
 		}
 	}
@@ -781,6 +815,7 @@ type streamRef struct {
 	entries []Entry
 	files   []*streamFile
 	pos     map[int32]int
+	keep    bool // the entries stay for a second Wants (delta.go)
 	once    sync.Once
 }
 
@@ -821,6 +856,9 @@ func (r *streamRef) abort(err error) {
 type streamFile struct {
 	budget   *budget
 	received int64 // reading goroutine only
+	deltaOK  bool  // a signature went with the want
+	delta    bool  // set by the first chunk, before the writer starts
+	seen     bool  // reading goroutine only: a chunk arrived
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -892,6 +930,8 @@ func (f *streamFile) dropLocked() {
 	f.budget.release(f.held)
 	f.held = 0
 }
+
+func (f *streamFile) isDelta() bool { return f.delta }
 
 // waitStart waits for the first chunk (or the end, for an empty file).
 func (f *streamFile) waitStart() error {

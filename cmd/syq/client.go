@@ -27,6 +27,9 @@ import (
 func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	opts := &inv.Opts
 	end := inv.Remote
+	if !inv.wholeFileGiven {
+		opts.WholeFile = false // rsync's default over a network: deltas
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	logf := openLogFile(inv, stdout, stderr)
@@ -129,6 +132,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	debugf("remote: helper is %s", peer.Program)
+	if !peer.Has(wire.CapDelta) {
+		opts.WholeFile, setup.Options.WholeFile = true, true
+	}
 	if !inv.NoRails && peer.Has(wire.CapRails) {
 		setup.Rails = 1
 	}

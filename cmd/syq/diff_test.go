@@ -606,6 +606,21 @@ func preDeltaBig(b *fixtureBuilder) {
 	b.dir("dst")
 }
 
+// preDeltaShifted: dst/big is an older version of src/big with pieces
+// deleted and inserted, so its blocks lie at other offsets (ahead of and
+// behind the new ones: --inplace may only use the latter).
+func preDeltaShifted(b *fixtureBuilder) {
+	data, err := os.ReadFile(b.p("src/big"))
+	b.must(err)
+	old := append([]byte{}, data[:1<<20]...)
+	old = append(old, b.randBytes(3000)...)
+	old = append(old, data[1<<20:3<<20]...)
+	old = append(old, data[3<<20+7777:]...)
+	old[4<<20] ^= 1
+	b.data("dst/big", old, fbMtAt(-10))
+	b.dir("dst")
+}
+
 func preDryRun(b *fixtureBuilder) {
 	preExtras(b)
 	b.file("dst/b.bin", 3, fbMode(0o777))
@@ -735,6 +750,10 @@ var diffScenarios = []diffScenario{
 	{name: "inplace-keeps-inode", fx: fxPlain, pre: preInplaceLinked, args: dtArgs("-a", "--inplace", "src/", "dst/"), check: checkDtInplaceLinked},
 	{name: "no-inplace-breaks-link", fx: fxPlain, pre: preInplaceLinked, args: dtArgs("-a", "src/", "dst/")},
 	{name: "inplace-delta", fx: fxBig, pre: preDeltaBig, args: dtArgs("-a", "--inplace", "--no-W", "src/", "dst/")},
+	// Over ssh these are delta transfers (rsync's default there).
+	{name: "delta-update", fx: fxBig, pre: preDeltaShifted, args: dtArgs("-a", "src/", "dst/")},
+	{name: "delta-update-inplace", fx: fxBig, pre: preDeltaShifted, args: dtArgs("-a", "--inplace", "src/", "dst/")},
+	{name: "delta-block-size", fx: fxBig, pre: preDeltaShifted, args: dtArgs("-a", "--block-size=1000", "src/", "dst/")},
 	{name: "partial-progress", fx: fxPlain, pre: preQuick, args: dtArgs("-aP", "src/", "dst/")},
 	{name: "inplace-partial", fx: fxPlain, pre: preQuick, args: dtArgs("-a", "--inplace", "--partial", "src/", "dst/")},
 	{name: "sparse-inplace", fx: fxSparse, args: dtArgs("-aS", "--inplace", "src/", "dst/"), check: checkDtSparse},

@@ -139,7 +139,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
                          (same as --ignore-non-existing)
      --ignore-existing   never touch files that already exist at DEST
  -W, --whole-file        send whole files (the default for local copies)
-     --no-whole-file     use the delta algorithm (also --no-W)
+     --no-whole-file     use the delta algorithm (also --no-W; over ssh, the default)
+ -B, --block-size=SIZE   force a fixed delta block size (at most 128K)
      --inplace           write into destination files directly
      --append            append data onto shorter files
      --append-verify     --append w/old data in file checksum

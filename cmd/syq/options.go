@@ -31,6 +31,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"syq/delta"
 	"syq/filter"
 	"syq/receiver"
 	"syq/sender"
@@ -93,15 +94,20 @@ type Invocation struct {
 	compressLevel  *int    // --compress-level
 	skipCompress   *string // --skip-compress
 
+	// Delta transfer. wholeFileGiven: -W or --no-whole-file was given,
+	// so the mode's default (whole locally, delta remotely) does not
+	// apply.
+	blockSize      string // --block-size as given
+	wholeFileGiven bool
+
 	// syq-only options of remote mode.
 	NoBootstrap bool // --syq-no-bootstrap
 	Rails       int  // --syq-rails N (0 = automatic)
 	NoRails     bool // --syq-no-rails
 
 	// --usermap, --groupmap, --chown (idmap.go) and -W as given.
-	idMapVia       [2]string // "usermap"/"groupmap" or "chown": what set Opts.UserMap, Opts.GroupMap
-	idMapErr       string    // the first conflict among them
-	wholeFileGiven int       // +1 -W given on, -1 given off, 0 not given
+	idMapVia [2]string // "usermap"/"groupmap" or "chown": what set Opts.UserMap, Opts.GroupMap
+	idMapErr string    // the first conflict among them
 }
 
 // UsageError is a command-line problem; rsync exits 1 (RERR_SYNTAX) for these.
@@ -375,11 +381,17 @@ func buildCLIOptions() []cliOpt {
 	add(optText("compare-dest", 0, altDest(wire.AltCompare)), optText("copy-dest", 0, altDest(wire.AltCopy)), optText("link-dest", 0, altDest(wire.AltLink)))
 
 	// How files are written.
-	wholeFile := func(on bool) func(*Invocation) {
-		return func(c *Invocation) { c.Opts.WholeFile, c.wholeFileGiven = on, given(on) }
+	// -W/--no-whole-file also remember being given: without either, a
+	// local copy is whole-file and a remote one uses deltas (rsync's
+	// defaults).
+	for _, w := range []struct {
+		long  string
+		short byte
+		on    bool
+	}{{"whole-file", 'W', true}, {"no-whole-file", 0, false}, {"no-W", 0, false}} {
+		add(optFlag(w.long, w.short, func(c *Invocation) { c.Opts.WholeFile, c.wholeFileGiven = w.on, true }))
 	}
-	add(optFlag("whole-file", 'W', wholeFile(true)), optFlag("no-whole-file", 0, wholeFile(false)), optFlag("no-W", 0, wholeFile(false)))
-	add(optTodo("block-size", 'B', cliStrArg))
+	add(optText("block-size", 'B', func(c *Invocation, s string) { c.blockSize = s }))
 	add(optBool(func(o *wire.Options) *bool { return &o.Inplace }, "inplace", 0, "no-inplace")...)
 	add(optFlag("append", 0, func(c *Invocation) { c.Opts.Append = 1 }), optFlag("append-verify", 0, func(c *Invocation) { c.Opts.Append = 2 }))
 	add(optFlag("no-append", 0, func(c *Invocation) { c.Opts.Append = 0 }))
@@ -864,6 +876,16 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	if err := settleCompress(inv); err != nil {
 		return nil, err
+	}
+	if inv.blockSize != "" {
+		n, err := parseSizeArg(inv.blockSize, 'b', "block-size", 0)
+		if err != nil {
+			return nil, err
+		}
+		if n > delta.MaxUserBlock {
+			return nil, &UsageError{Msg: fmt.Sprintf("--block-size=%s is too large (max: 128.00K)", inv.blockSize)}
+		}
+		inv.Opts.BlockSize = int(n)
 	}
 	if f := inv.Opts.OutFormat; f != "" {
 		if err := receiver.CheckFormat(f); err != nil {

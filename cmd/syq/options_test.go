@@ -130,6 +130,9 @@ func TestParseOrder(t *testing.T) {
 		{[]string{"--no-W"}, whole, false},
 		{[]string{"--no-whole-file", "-W"}, whole, true},
 		{[]string{"-W", "--no-whole-file"}, whole, false},
+		{[]string{"-B", "1k"}, func(o wire.Options) bool { return o.BlockSize == 1024 }, true},
+		{[]string{"--block-size=0"}, func(o wire.Options) bool { return o.BlockSize == 0 }, true},
+		{[]string{"-B", "128k"}, func(o wire.Options) bool { return o.BlockSize == 131072 }, true},
 		{[]string{"-P", "--no-progress"}, progress, false},
 		{[]string{"-P", "--no-progress"}, partial, true},
 		{[]string{"--no-progress", "-P"}, progress, true},
@@ -306,6 +309,10 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--max-delete= ", "s", "d"}, "--max-delete= : invalid numeric value"},
 		{[]string{"--max-delete=5 ", "s", "d"}, "--max-delete=5 : invalid numeric value"},
 		{[]string{"--max-delete=99999999999", "s", "d"}, "--max-delete=99999999999: number too large or too small"},
+		// -B as rsync checks it (0 is the default; the maximum is 128K)
+		{[]string{"--block-size=131073", "s", "d"}, "--block-size=131073 is too large (max: 128.00K)"},
+		{[]string{"-B", "200k", "s", "d"}, "--block-size=200k is too large (max: 128.00K)"},
+		{[]string{"-B", "x", "s", "d"}, "--block-size=x is invalid"},
 		// post-parse checks
 		{[]string{"--delete", "s/f", "d"}, "--delete does not work without --recursive (-r) or --dirs (-d)."},
 		{[]string{"--del", "s/f", "d"}, "--delete does not work without --recursive (-r) or --dirs (-d)."},

@@ -23,7 +23,7 @@ func settleStaging(inv *Invocation) error {
 		return &UsageError{Msg: "option --prune-empty-dirs is not supported with -R yet"}
 	}
 	if o.Append != 0 {
-		if inv.wholeFileGiven > 0 {
+		if inv.wholeFileGiven && inv.Opts.WholeFile {
 			return &UsageError{Msg: "--append cannot be used with --whole-file"}
 		}
 		o.Inplace = true

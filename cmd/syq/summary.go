@@ -33,8 +33,10 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 		fmt.Fprintf(w, "Number of regular files transferred: %s\n", num(st.TransferredFiles))
 		fmt.Fprintf(w, "Total file size: %s bytes\n", num(st.TotalSize))
 		fmt.Fprintf(w, "Total transferred file size: %s bytes\n", num(st.TransferredSize))
-		fmt.Fprintf(w, "Literal data: %s bytes\n", num(st.TransferredSize))
-		fmt.Fprintf(w, "Matched data: %s bytes\n", num(0))
+		// What a delta took from the receiver's basis files is matched;
+		// everything else of the transferred files went literally.
+		fmt.Fprintf(w, "Literal data: %s bytes\n", num(st.TransferredSize-st.MatchedData))
+		fmt.Fprintf(w, "Matched data: %s bytes\n", num(st.MatchedData))
 		fmt.Fprintf(w, "File list size: %s\n", num(st.Files*32))
 		fmt.Fprintf(w, "File list generation time: %.3f seconds\n", 0.0)
 		fmt.Fprintf(w, "File list transfer time: %.3f seconds\n", 0.0)

@@ -1,0 +1,259 @@
+// Package delta owns the rsync algorithm: the signature of a basis file
+// (a weak rolling checksum and a strong hash per block), the matcher that
+// streams a new file against a signature and describes it as literal runs
+// and references to basis blocks at any byte offset, and the applier that
+// rebuilds the new file from the basis and that description. It does no
+// I/O of its own beyond the readers and writers it is given, and keeps
+// memory proportional to the number of blocks plus one window, never to
+// the size of a file.
+package delta
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Block size limits. MinBlock and MaxUserBlock are rsync's (BLOCK_SIZE
+// and MAX_BLOCK_SIZE of protocol 30); a file too large for MaxBlocks
+// blocks of the chosen size gets larger blocks, up to MaxBlockLen, so a
+// signature stays small for any file.
+const (
+	MinBlock     = 700
+	MaxUserBlock = 1 << 17
+	MaxBlockLen  = 1 << 24
+	MaxBlocks    = 1 << 21
+	// StrongSize is the length of a block's strong hash (XXH3-128). The
+	// whole file is also checked end to end with a cryptographic hash,
+	// so a block collision can only cost a retry, never bad data.
+	StrongSize = 16
+)
+
+// Block is the checksums of one basis block.
+type Block struct {
+	Weak   uint32
+	Strong [StrongSize]byte
+}
+
+// Signature describes a basis file: block i covers bytes
+// [i*BlockLen, min((i+1)*BlockLen, Length)).
+type Signature struct {
+	BlockLen int
+	Length   int64
+	Blocks   []Block
+}
+
+// BlockCount is the number of blocks a basis of length bytes has.
+func BlockCount(length int64, blockLen int) int64 {
+	if blockLen <= 0 || length <= 0 {
+		return 0
+	}
+	return (length + int64(blockLen) - 1) / int64(blockLen)
+}
+
+// Check reports whether s is consistent: what a decoder must verify
+// before a signature from a peer is used.
+func (s *Signature) Check() error {
+	switch {
+	case s.BlockLen < 1 || s.BlockLen > MaxBlockLen:
+		return fmt.Errorf("block length %d out of range", s.BlockLen)
+	case s.Length < 0:
+		return fmt.Errorf("basis length %d out of range", s.Length)
+	case BlockCount(s.Length, s.BlockLen) > MaxBlocks:
+		return fmt.Errorf("basis of %d bytes in blocks of %d has more than %d blocks", s.Length, s.BlockLen, MaxBlocks)
+	case int64(len(s.Blocks)) != BlockCount(s.Length, s.BlockLen):
+		return fmt.Errorf("%d block checksums for %d blocks", len(s.Blocks), BlockCount(s.Length, s.BlockLen))
+	}
+	return nil
+}
+
+// blockLen returns the length of block i.
+func (s *Signature) blockLen(i int64) int {
+	return int(min(int64(s.BlockLen), s.Length-i*int64(s.BlockLen)))
+}
+
+// BlockSize chooses the block length for a basis of length bytes as
+// rsync's sum_sizes_sqroot does: about the square root of the length,
+// a multiple of 8, at least MinBlock and at most MaxUserBlock; requested
+// (-B, 0 for none) overrides that. Either grows when the file would have
+// more than MaxBlocks blocks.
+func BlockSize(length int64, requested int) int {
+	b := requested
+	if b <= 0 {
+		b = MinBlock
+		if length > MinBlock*MinBlock {
+			b = MaxUserBlock
+			if r := isqrt(length) &^ 7; r < MaxUserBlock {
+				b = max(int(r), MinBlock)
+			}
+		}
+	}
+	if BlockCount(length, b) > MaxBlocks {
+		need := (length + MaxBlocks - 1) / MaxBlocks
+		b = int(min((need+7)&^7, MaxBlockLen))
+	}
+	return min(b, MaxBlockLen)
+}
+
+func isqrt(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	x, y := n, (n+1)/2
+	for y < x {
+		x, y = y, (y+n/y)/2
+	}
+	return x
+}
+
+// Weak checksum: rsync's, two 16-bit running sums. s1 is the sum of the
+// bytes, s2 the sum of the prefix sums; both roll in O(1).
+func weakSum(p []byte) (s1, s2 uint32) {
+	// s2 is the sum of the running s1 after each byte; four bytes a step.
+	for len(p) >= 4 {
+		c0, c1, c2, c3 := uint32(p[0]), uint32(p[1]), uint32(p[2]), uint32(p[3])
+		s2 += 4*s1 + 4*c0 + 3*c1 + 2*c2 + c3
+		s1 += c0 + c1 + c2 + c3
+		p = p[4:]
+	}
+	for _, c := range p {
+		s1 += uint32(c)
+		s2 += s1
+	}
+	return s1, s2
+}
+
+func weakOf(s1, s2 uint32) uint32 { return s1&0xffff | s2<<16 }
+
+func strongSum(p []byte) [StrongSize]byte { return xxh3.Hash128(p).Bytes() }
+
+// Sign reads a basis of length bytes from r and returns its signature in
+// blocks of blockLen (see BlockSize). It reads exactly length bytes; a
+// basis that ends early is an error.
+func Sign(r io.Reader, length int64, blockLen int) (*Signature, error) {
+	s := &Signature{BlockLen: blockLen, Length: length}
+	if blockLen < 1 || blockLen > MaxBlockLen || length < 0 {
+		return nil, fmt.Errorf("delta: bad signature parameters %d/%d", length, blockLen)
+	}
+	n := BlockCount(length, blockLen)
+	if n > MaxBlocks {
+		return nil, fmt.Errorf("delta: %d blocks exceed %d", n, MaxBlocks)
+	}
+	s.Blocks = make([]Block, n)
+	// Read several blocks at a time: fewer, larger reads.
+	per := max(1, (1<<20)/blockLen)
+	buf := make([]byte, per*blockLen)
+	for i := int64(0); i < n; {
+		k := min(int64(per), n-i)
+		want := min(k*int64(blockLen), length-i*int64(blockLen))
+		if _, err := io.ReadFull(r, buf[:want]); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		for j := int64(0); j < k; j++ {
+			p := buf[j*int64(blockLen) : min((j+1)*int64(blockLen), want)]
+			s.Blocks[i+j].Weak = weakOf(weakSum(p))
+			s.Blocks[i+j].Strong = strongSum(p)
+		}
+		i += k
+	}
+	return s, nil
+}
+
+// Op is one step of a delta: Literal bytes, or Count basis blocks from
+// block Block on (when Literal is nil).
+type Op struct {
+	Literal []byte
+	Block   int64
+	Count   int64
+}
+
+// OpWriter receives a delta as the matcher produces it. Literal's slice
+// is only valid during the call.
+type OpWriter interface {
+	Literal(p []byte) error
+	Copy(block, count int64) error
+}
+
+// OpReader yields a delta's ops; io.EOF after the last. A Literal slice
+// is only valid until the next call.
+type OpReader interface {
+	Next() (Op, error)
+}
+
+// Stats count what a delta carries.
+type Stats struct {
+	Literal int64 // bytes sent as they are
+	Matched int64 // bytes taken from the basis
+}
+
+// ErrBadDelta wraps every inconsistency Apply finds in a delta (a block
+// outside the basis, more data than announced): a broken or hostile peer.
+var ErrBadDelta = errors.New("bad delta")
+
+// Apply writes the file a delta describes to w, reading referenced blocks
+// of the basis (described by sig's BlockLen and Length; its checksums are
+// not needed) from basis. The result must be exactly size bytes long.
+// Blocks are copied through a buffer, each read before it is written, so
+// basis may be the file w writes (--inplace) as long as the delta only
+// refers to blocks at or after the write offset.
+func Apply(w io.Writer, basis io.ReaderAt, blockLen int, basisLen int64, ops OpReader, size int64) (Stats, error) {
+	var st Stats
+	var done int64
+	nblocks := BlockCount(basisLen, blockLen)
+	var buf []byte
+	for {
+		op, err := ops.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return st, err
+		}
+		if op.Literal != nil {
+			if int64(len(op.Literal)) > size-done {
+				return st, fmt.Errorf("%w: more data than the file's size %d", ErrBadDelta, size)
+			}
+			if _, err := w.Write(op.Literal); err != nil {
+				return st, err
+			}
+			done += int64(len(op.Literal))
+			st.Literal += int64(len(op.Literal))
+			continue
+		}
+		if op.Block < 0 || op.Count < 1 || op.Block >= nblocks || op.Count > nblocks-op.Block {
+			return st, fmt.Errorf("%w: blocks %d+%d outside a basis of %d blocks", ErrBadDelta, op.Block, op.Count, nblocks)
+		}
+		off := op.Block * int64(blockLen)
+		end := min((op.Block+op.Count)*int64(blockLen), basisLen)
+		if end-off > size-done {
+			return st, fmt.Errorf("%w: more data than the file's size %d", ErrBadDelta, size)
+		}
+		if buf == nil {
+			buf = make([]byte, max(blockLen, 256<<10))
+		}
+		for off < end {
+			p := buf[:min(int64(len(buf)), end-off)]
+			if _, err := basis.ReadAt(p, off); err != nil {
+				if err == io.EOF {
+					err = fmt.Errorf("basis file shrank: %w", io.ErrUnexpectedEOF)
+				}
+				return st, err
+			}
+			if _, err := w.Write(p); err != nil {
+				return st, err
+			}
+			off += int64(len(p))
+			done += int64(len(p))
+			st.Matched += int64(len(p))
+		}
+	}
+	if done != size {
+		return st, fmt.Errorf("%w: %d bytes for a file of %d", ErrBadDelta, done, size)
+	}
+	return st, nil
+}

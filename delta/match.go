@@ -1,0 +1,275 @@
+package delta
+
+import (
+	"io"
+	"math/bits"
+)
+
+// maxLiteral bounds one literal run the matcher emits (and so its
+// window): a peer may bound a literal op by it.
+const MaxLiteral = 128 << 10
+
+// maxChain bounds the entries of one hash bucket visited at one offset,
+// so a signature of many equal (or equally bucketed) weak sums, hostile
+// or just a file of zeros with no match here, cannot make matching
+// quadratic; the bytes are sent literally instead.
+const maxChain = 128
+
+// index is a hash table over a signature's weak sums: chained block
+// numbers, in block order, so the earliest matching block is tried first.
+type index struct {
+	shift uint
+	heads []int32 // per bucket: first block + 1, 0 for none
+	next  []int32 // per block: next block of its bucket + 1
+}
+
+func newIndex(sig *Signature) *index {
+	n := len(sig.Blocks)
+	size := 1
+	for size < 2*n {
+		size <<= 1
+	}
+	ix := &index{shift: uint(64 - bits.TrailingZeros(uint(size))), heads: make([]int32, size), next: make([]int32, n)}
+	if size == 1 {
+		ix.shift = 63 // every sum in bucket 0 (a 64-bit shift would be undefined in spirit)
+	}
+	// Insert backwards so each chain is in ascending block order.
+	for i := n - 1; i >= 0; i-- {
+		h := ix.bucket(sig.Blocks[i].Weak)
+		ix.next[i] = ix.heads[h]
+		ix.heads[h] = int32(i + 1)
+	}
+	return ix
+}
+
+func (ix *index) bucket(weak uint32) uint64 {
+	if len(ix.heads) == 1 {
+		return 0
+	}
+	return (uint64(weak) * 0x9e3779b97f4a7c15) >> ix.shift
+}
+
+// MatchOptions change how Match chooses blocks.
+type MatchOptions struct {
+	// Inplace: the receiver rebuilds over the basis itself, so a block
+	// may only be used if it starts at or after the offset being written
+	// (earlier ones are already overwritten), as rsync's matcher does
+	// when updating the basis file.
+	Inplace bool
+}
+
+// Match reads the new file from r to its end and writes it to out as a
+// delta against sig: block references wherever a basis block occurs at
+// any offset, literal runs of at most MaxLiteral bytes elsewhere. Memory
+// is one window of the file plus an index of the signature.
+func Match(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) (Stats, error) {
+	m := newMatcher(sig, r, out, opt)
+	err := m.run()
+	return m.st, err
+}
+
+func newMatcher(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) *matcher {
+	m := &matcher{sig: sig, r: r, out: out, opt: opt, runBlock: -1}
+	if len(sig.Blocks) > 0 {
+		m.ix = newIndex(sig)
+	}
+	bl := max(sig.BlockLen, 1)
+	m.buf = make([]byte, MaxLiteral+bl+max(bl, 64<<10))
+	return m
+}
+
+type matcher struct {
+	sig *Signature
+	ix  *index
+	r   io.Reader
+	out OpWriter
+	opt MatchOptions
+	st  Stats
+
+	buf      []byte
+	lit      int   // start of pending literal bytes in buf
+	pos      int   // start of the window in buf
+	end      int   // end of data in buf
+	base     int64 // file offset of buf[0]
+	eof      bool
+	runBlock int64 // pending block run: first block (-1: none) and count
+	runCount int64
+	visits   int64 // hash table entries looked at (tests)
+}
+
+// fill reads until the window is complete or the file ends, moving the
+// kept bytes to the front of buf when it is full.
+func (m *matcher) fill(want int) error {
+	for m.end-m.pos < want && !m.eof {
+		if m.end == len(m.buf) {
+			n := copy(m.buf, m.buf[m.lit:m.end])
+			m.base += int64(m.lit)
+			m.pos -= m.lit
+			m.end = n
+			m.lit = 0
+		}
+		n, err := m.r.Read(m.buf[m.end:])
+		m.end += n
+		if err == io.EOF {
+			m.eof = true
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *matcher) flushLiteral() error {
+	if m.lit == m.pos {
+		return nil
+	}
+	if err := m.flushRun(); err != nil {
+		return err
+	}
+	p := m.buf[m.lit:m.pos]
+	m.st.Literal += int64(len(p))
+	m.lit = m.pos
+	return m.out.Literal(p)
+}
+
+func (m *matcher) flushRun() error {
+	if m.runBlock < 0 {
+		return nil
+	}
+	b, c := m.runBlock, m.runCount
+	m.runBlock, m.runCount = -1, 0
+	return m.out.Copy(b, c)
+}
+
+func (m *matcher) matched(i int64, n int) error {
+	if err := m.flushLiteral(); err != nil {
+		return err
+	}
+	if m.runBlock >= 0 && m.runBlock+m.runCount == i {
+		m.runCount++
+	} else {
+		if err := m.flushRun(); err != nil {
+			return err
+		}
+		m.runBlock, m.runCount = i, 1
+	}
+	m.st.Matched += int64(n)
+	m.pos += n
+	m.lit = m.pos
+	return nil
+}
+
+func (m *matcher) run() error {
+	bl := m.sig.BlockLen
+	if m.ix == nil {
+		// Nothing to match against: everything is literal.
+		for {
+			if err := m.fill(MaxLiteral); err != nil {
+				return err
+			}
+			m.pos = m.end
+			if m.pos == m.lit {
+				return m.flushRun()
+			}
+			if err := m.flushLiteral(); err != nil {
+				return err
+			}
+		}
+	}
+	lastLen := m.sig.blockLen(int64(len(m.sig.Blocks)) - 1)
+	fresh := true // the window's sums must be computed, not rolled
+	var s1, s2 uint32
+	var wlen int
+	next := int64(0) // the block after the last match: tried first
+	for {
+		if m.pos-m.lit >= MaxLiteral {
+			if err := m.flushLiteral(); err != nil {
+				return err
+			}
+		}
+		if m.end-m.pos < bl+1 && !m.eof {
+			if err := m.fill(bl + 1); err != nil {
+				return err
+			}
+		}
+		have := m.end - m.pos
+		if have == 0 {
+			break
+		}
+		if fresh {
+			wlen = min(bl, have)
+			s1, s2 = weakSum(m.buf[m.pos : m.pos+wlen])
+			fresh = false
+		}
+		// Only the basis's last block may be shorter than bl.
+		if wlen == bl || wlen == lastLen {
+			if i, ok := m.find(weakOf(s1, s2), wlen, next); ok {
+				if err := m.matched(i, wlen); err != nil {
+					return err
+				}
+				next = i + 1
+				fresh = true
+				continue
+			}
+		}
+		// Roll one byte on: drop the first byte, take the next if any.
+		out := uint32(m.buf[m.pos])
+		s1 -= out
+		s2 -= uint32(wlen) * out
+		m.pos++
+		if m.pos+wlen-1 < m.end {
+			in := uint32(m.buf[m.pos+wlen-1])
+			s1 += in
+			s2 += s1
+		} else {
+			wlen-- // the file's tail: the window shrinks
+		}
+		if wlen == 0 {
+			fresh = true
+		}
+	}
+	if err := m.flushLiteral(); err != nil {
+		return err
+	}
+	return m.flushRun()
+}
+
+// find looks for a block with the window's checksums, trying hint (the
+// block after the last match) first so runs stay runs.
+func (m *matcher) find(weak uint32, wlen int, hint int64) (int64, bool) {
+	var strong [StrongSize]byte
+	haveStrong := false
+	offset := m.base + int64(m.pos)
+	check := func(i int64) bool {
+		b := &m.sig.Blocks[i]
+		if b.Weak != weak || m.sig.blockLen(i) != wlen {
+			return false
+		}
+		if m.opt.Inplace && i*int64(m.sig.BlockLen) < offset {
+			return false // already overwritten on the receiver
+		}
+		if !haveStrong {
+			strong, haveStrong = strongSum(m.buf[m.pos:m.pos+wlen]), true
+		}
+		return b.Strong == strong
+	}
+	if hint < int64(len(m.sig.Blocks)) && check(hint) {
+		return hint, true
+	}
+	if m.opt.Inplace {
+		// The block at the same offset costs the receiver no write.
+		if bl := int64(m.sig.BlockLen); offset%bl == 0 && offset/bl < int64(len(m.sig.Blocks)) && check(offset/bl) {
+			return offset / bl, true
+		}
+	}
+	tries := 0
+	for j := m.ix.heads[m.ix.bucket(weak)]; j != 0 && tries < maxChain; j = m.ix.next[j-1] {
+		i := int64(j - 1)
+		tries++
+		m.visits++
+		if check(i) {
+			return i, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,145 @@
+package receiver
+
+// Delta transfer, receiving side: for a wanted file with a basis here,
+// the signature of the basis goes with the Wants; the sender's delta is
+// rebuilt from the basis into the usual temp file (or over the basis
+// with --inplace) and checked against the sender's SHA-256 of the file.
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+
+	"syq/delta"
+	"syq/fsops"
+	"syq/wire"
+)
+
+// addSig computes the signature of job's basis and records it as the
+// k-th of sigs (parallel to the Wants' indexes); without a usable basis
+// the file goes whole and sigs is unchanged.
+func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta.Signature {
+	o := r.opts
+	// Sparse files are written by the whole-file copy, which leaves
+	// holes; the tree is the same either way. A basis in a --*-dest
+	// directory is not used yet: those files go whole.
+	// --append writes only past the old end, from whole data.
+	if o.WholeFile || o.DryRun || o.Sparse || r.appends(job) || r.conn.PassesFiles() || job.batch.dir == nil ||
+		job.old == nil || !job.old.IsReg() || job.old.Size == 0 {
+		return sigs
+	}
+	f, err := job.batch.dir.OpenRead(job.name)
+	if err != nil {
+		return sigs
+	}
+	defer f.Close()
+	st, err := fsops.Fstat(f)
+	if err != nil || !st.IsReg() || st.Size == 0 {
+		return sigs
+	}
+	bl := delta.BlockSize(st.Size, o.BlockSize)
+	sig, err := delta.Sign(bufio.NewReaderSize(f, 1<<20), st.Size, bl)
+	if err != nil {
+		if r.cfg.Debug {
+			r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("delta: no basis for %s: %v", job.rel, err))
+		}
+		return sigs
+	}
+	job.basisLen, job.blockLen = st.Size, bl
+	for len(sigs) < k {
+		sigs = append(sigs, nil)
+	}
+	return append(sigs, sig)
+}
+
+// errDeltaMismatch: the file rebuilt from a delta is not what the sender
+// read (the basis or the source changed meanwhile, or blocks collided);
+// it is asked for again, whole, as rsync's redo phase does.
+var errDeltaMismatch = errors.New("the file rebuilt from the delta does not match the sender's checksum")
+
+// applyDelta rebuilds job's file into dst from its basis and the delta
+// in src. A delta that refers outside the basis is a protocol error that
+// stops the transfer; a result whose checksum differs from the sender's
+// fails the file.
+func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) error {
+	if job.blockLen == 0 {
+		err := fmt.Errorf("protocol error: a delta for %q, which had no basis", job.rel)
+		r.setFatal(&wire.FatalError{Code: wire.ExitStreamIO, Err: err})
+		return err
+	}
+	basis, err := job.batch.dir.OpenRead(job.name)
+	if err != nil {
+		return &userError{fmt.Sprintf("open basis %q failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
+	}
+	defer basis.Close()
+	ops := wire.NewDeltaReader(src)
+	h := delta.NewAsyncHash(sha256.New())
+	defer h.Close()
+	bw := bufio.NewWriterSize(dst, 1<<20)
+	st, err := delta.Apply(io.MultiWriter(bw, h), basis, job.blockLen, job.basisLen, ops, job.e.Size)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if errors.Is(err, delta.ErrBadDelta) {
+		err = fmt.Errorf("protocol error from the sender: %s: %w", job.rel, err)
+		r.setFatal(&wire.FatalError{Code: wire.ExitStreamIO, Err: err})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(h.Sum(nil), ops.Sum()) {
+		if r.cfg.Debug {
+			r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("delta: %s does not match the sender's checksum; asking for it whole", job.rel))
+		}
+		return errDeltaMismatch
+	}
+	r.stats.add(func(s *wire.Stats) { s.MatchedData += st.Matched })
+	return nil
+}
+
+// addRedo records a file whose delta did not check out.
+func (b *batchState) addRedo(job *fileJob) {
+	b.redoMu.Lock()
+	b.redo = append(b.redo, job)
+	b.redoMu.Unlock()
+}
+
+// deltaBatchDone runs when the files of a batch answered with deltas
+// are written: it sends the batch's second Wants, listing the files to
+// send again whole (the sender keeps the batch until then). True means
+// some were asked for, so the batch stays open for them.
+func (r *Receiver) deltaBatchDone(b *batchState) bool {
+	b.redoMu.Lock()
+	redo := b.redo
+	b.redo = nil
+	b.redoMu.Unlock()
+	if len(redo) == 0 || r.ctx.Err() != nil {
+		r.send(&wire.Wants{Seq: b.seq})
+		return false
+	}
+	idx := make([]int32, len(redo))
+	for k, job := range redo {
+		job.redone, job.blockLen = true, 0
+		idx[k] = job.index
+	}
+	// The new Data brings a new SourceRef.
+	if b.src != nil {
+		b.src.Release()
+		b.src = nil
+	}
+	b.refs.Add(int32(len(redo)))
+	r.pendMu.Lock()
+	r.pending[b.seq] = redo
+	r.pendMu.Unlock()
+	r.send(&wire.Wants{Seq: b.seq, Indexes: idx})
+	return true
+}
+
+// badDelta: err says the data written is not (a prefix of) the file.
+func badDelta(err error) bool {
+	return errors.Is(err, errDeltaMismatch) || errors.Is(err, delta.ErrBadDelta)
+}

@@ -1,0 +1,342 @@
+package wire
+
+// Delta transfer. With a Wants, the receiver sends the signature of the
+// basis it has for a wanted file (sig frames, before the Wants frame);
+// the sender may then answer with a delta instead of the file's bytes.
+// A delta travels as FileData chunks flagged fileDataDelta whose bytes,
+// concatenated, are an op stream:
+//
+//	opLiteral  uvarint n (1..delta.MaxLiteral), n bytes
+//	opCopy     uvarint first block, uvarint count (>= 1)
+//	opEnd      SHA-256 of the whole source file (fsops.SumSize bytes)
+//
+// A sig frame carries part of one signature:
+//
+//	seq, index, block length, basis length, first block, n (uvarints)
+//	n × (weak uint32 big endian, strong delta.StrongSize bytes)
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"syq/delta"
+)
+
+const (
+	opLiteral = 1
+	opCopy    = 2
+	opEnd     = 3
+
+	// SumSize is the length of a delta's end-to-end checksum.
+	SumSize = sha256.Size
+
+	sigBlockSize = 4 + delta.StrongSize
+	// sigFrameBlocks bounds the blocks of one sig frame.
+	sigFrameBlocks = 1 << 16
+	// maxPendingBlocks bounds the signature blocks one Wants may carry,
+	// so a hostile receiver cannot make the sender hold more than about
+	// 100 MiB of signatures.
+	maxPendingBlocks = 1 << 22
+)
+
+// encodeSigs appends the sig frames of w's signatures.
+func encodeSigs(out []byte, w *Wants) []byte {
+	for k, sig := range w.Sigs {
+		if sig == nil {
+			continue
+		}
+		first := 0
+		for {
+			n := min(len(sig.Blocks)-first, sigFrameBlocks)
+			start := len(out)
+			out = append(out, frameSig, 0, 0, 0, 0)
+			out = binary.AppendUvarint(out, w.Seq)
+			out = binary.AppendUvarint(out, uint64(w.Indexes[k]))
+			out = binary.AppendUvarint(out, uint64(sig.BlockLen))
+			out = binary.AppendUvarint(out, uint64(sig.Length))
+			out = binary.AppendUvarint(out, uint64(first))
+			out = binary.AppendUvarint(out, uint64(n))
+			for _, b := range sig.Blocks[first : first+n] {
+				out = binary.BigEndian.AppendUint32(out, b.Weak)
+				out = append(out, b.Strong[:]...)
+			}
+			out = finishFrame(out, start)
+			first += n
+			if first == len(sig.Blocks) {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// sigFrame is one decoded sig frame.
+type sigFrame struct {
+	seq      uint64
+	index    int32
+	blockLen int
+	length   int64
+	first    int
+	blocks   []delta.Block
+}
+
+func decodeSigFrame(body []byte) (*sigFrame, error) {
+	d := &decoder{b: body}
+	f := &sigFrame{seq: d.uvarint()}
+	idx := d.uvarint()
+	bl := d.uvarint()
+	f.length = d.nonNeg()
+	first := d.uvarint()
+	n := d.count(sigBlockSize)
+	if d.err != nil {
+		return nil, d.err
+	}
+	switch {
+	case idx > math.MaxInt32:
+		return nil, fmt.Errorf("index %d out of range", idx)
+	case bl < 1 || bl > delta.MaxBlockLen:
+		return nil, fmt.Errorf("block length %d out of range", bl)
+	case first > delta.MaxBlocks:
+		return nil, fmt.Errorf("first block %d out of range", first)
+	case len(d.b) != n*sigBlockSize:
+		return nil, fmt.Errorf("%d bytes for %d block checksums", len(d.b), n)
+	}
+	f.index, f.blockLen, f.first = int32(idx), int(bl), int(first)
+	f.blocks = make([]delta.Block, n)
+	for i := range f.blocks {
+		b := d.b[i*sigBlockSize:]
+		f.blocks[i].Weak = binary.BigEndian.Uint32(b)
+		copy(f.blocks[i].Strong[:], b[4:sigBlockSize])
+	}
+	return f, nil
+}
+
+// sigCollector assembles the sig frames that precede a Wants.
+type sigCollector struct {
+	seq    uint64
+	sigs   map[int32]*delta.Signature
+	blocks int
+}
+
+func (c *sigCollector) add(f *sigFrame) error {
+	if c.sigs == nil {
+		c.seq, c.sigs = f.seq, make(map[int32]*delta.Signature)
+	}
+	if f.seq != c.seq {
+		return fmt.Errorf("signature for batch %d among those of batch %d", f.seq, c.seq)
+	}
+	sig := c.sigs[f.index]
+	if sig == nil {
+		if f.first != 0 {
+			return fmt.Errorf("entry %d: signature starts at block %d", f.index, f.first)
+		}
+		sig = &delta.Signature{BlockLen: f.blockLen, Length: f.length}
+		if n := delta.BlockCount(sig.Length, sig.BlockLen); n > delta.MaxBlocks {
+			return fmt.Errorf("entry %d: signature of %d blocks exceeds %d", f.index, n, delta.MaxBlocks)
+		}
+		c.sigs[f.index] = sig
+	}
+	switch {
+	case f.blockLen != sig.BlockLen || f.length != sig.Length:
+		return fmt.Errorf("entry %d: signature parts disagree", f.index)
+	case f.first != len(sig.Blocks):
+		return fmt.Errorf("entry %d: signature part at block %d, expected %d", f.index, f.first, len(sig.Blocks))
+	case int64(len(sig.Blocks)+len(f.blocks)) > delta.BlockCount(sig.Length, sig.BlockLen):
+		return fmt.Errorf("entry %d: more block checksums than its basis has blocks", f.index)
+	case c.blocks+len(f.blocks) > maxPendingBlocks:
+		return fmt.Errorf("signatures of batch %d exceed %d blocks", f.seq, maxPendingBlocks)
+	}
+	c.blocks += len(f.blocks)
+	sig.Blocks = append(sig.Blocks, f.blocks...)
+	return nil
+}
+
+// attach gives w the collected signatures; each must be complete and
+// belong to a wanted entry.
+func (c *sigCollector) attach(w *Wants) error {
+	defer func() { *c = sigCollector{} }()
+	if c.sigs == nil {
+		return nil
+	}
+	if c.seq != w.Seq {
+		return fmt.Errorf("signatures for batch %d before the wants of batch %d", c.seq, w.Seq)
+	}
+	w.Sigs = make([]*delta.Signature, len(w.Indexes))
+	found := 0
+	for k, i := range w.Indexes {
+		sig := c.sigs[i]
+		if sig == nil || w.Sigs[k] != nil {
+			continue
+		}
+		if err := sig.Check(); err != nil {
+			return fmt.Errorf("entry %d: signature: %v", i, err)
+		}
+		w.Sigs[k] = sig
+		found++
+	}
+	if found != len(c.sigs) {
+		return fmt.Errorf("batch %d: signature for an entry it does not want", w.Seq)
+	}
+	return nil
+}
+
+// DeltaWriter encodes a delta as FileData chunks of one wanted file; it
+// is the delta.OpWriter the sender's matcher writes to.
+type DeltaWriter struct {
+	send  func(*FileData) error
+	seq   uint64
+	index int32
+	off   int64
+	buf   []byte
+}
+
+// NewDeltaWriter starts the delta of entry index of batch seq; send
+// queues each chunk.
+func NewDeltaWriter(seq uint64, index int32, send func(*FileData) error) *DeltaWriter {
+	return &DeltaWriter{send: send, seq: seq, index: index, buf: make([]byte, 0, DataChunk+delta.MaxLiteral+32)}
+}
+
+// Literal appends literal bytes.
+func (w *DeltaWriter) Literal(p []byte) error {
+	for len(p) > 0 {
+		n := min(len(p), delta.MaxLiteral)
+		w.buf = append(w.buf, opLiteral)
+		w.buf = binary.AppendUvarint(w.buf, uint64(n))
+		w.buf = append(w.buf, p[:n]...)
+		p = p[n:]
+		if err := w.flush(false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Copy appends a reference to count basis blocks from block first.
+func (w *DeltaWriter) Copy(first, count int64) error {
+	w.buf = append(w.buf, opCopy)
+	w.buf = binary.AppendUvarint(w.buf, uint64(first))
+	w.buf = binary.AppendUvarint(w.buf, uint64(count))
+	return w.flush(false)
+}
+
+// Finish ends the delta with the checksum of the whole source.
+func (w *DeltaWriter) Finish(sum [SumSize]byte) error {
+	w.buf = append(w.buf, opEnd)
+	w.buf = append(w.buf, sum[:]...)
+	return w.flush(true)
+}
+
+// flush sends full chunks (or, at the end, everything).
+func (w *DeltaWriter) flush(end bool) error {
+	for len(w.buf) >= DataChunk || (end && len(w.buf) > 0) {
+		n := min(len(w.buf), DataChunk)
+		chunk := make([]byte, n)
+		copy(chunk, w.buf)
+		last := end && n == len(w.buf)
+		if err := w.send(&FileData{Seq: w.seq, Index: w.index, Offset: w.off, Bytes: chunk, End: last, Delta: true}); err != nil {
+			return err
+		}
+		w.off += int64(n)
+		w.buf = append(w.buf[:0], w.buf[n:]...)
+	}
+	return nil
+}
+
+// IsDelta reports whether src carries a delta (read it with
+// NewDeltaReader) rather than the file's bytes.
+func IsDelta(src Source) bool {
+	d, ok := src.(interface{ isDelta() bool })
+	return ok && d.isDelta()
+}
+
+// DeltaReader decodes the op stream of a delta Source; it is the
+// delta.OpReader the receiver applies.
+type DeltaReader struct {
+	r   *bufio.Reader
+	lit []byte
+	sum []byte
+}
+
+// NewDeltaReader reads the delta that src carries.
+func NewDeltaReader(src io.Reader) *DeltaReader {
+	return &DeltaReader{r: bufio.NewReaderSize(src, 64<<10)}
+}
+
+// errBadOps marks a malformed op stream.
+func errBadOps(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", delta.ErrBadDelta, fmt.Sprintf(format, args...))
+}
+
+// Next returns the next op, or io.EOF after the end op.
+func (d *DeltaReader) Next() (delta.Op, error) {
+	if d.sum != nil {
+		return delta.Op{}, io.EOF
+	}
+	op, err := d.r.ReadByte()
+	if err != nil {
+		return delta.Op{}, d.short(err)
+	}
+	switch op {
+	case opLiteral:
+		n, err := binary.ReadUvarint(d.r)
+		if err != nil {
+			return delta.Op{}, d.short(err)
+		}
+		if n < 1 || n > delta.MaxLiteral {
+			return delta.Op{}, errBadOps("literal of %d bytes", n)
+		}
+		if d.lit == nil {
+			d.lit = make([]byte, delta.MaxLiteral)
+		}
+		p := d.lit[:n]
+		if _, err := io.ReadFull(d.r, p); err != nil {
+			return delta.Op{}, d.short(err)
+		}
+		return delta.Op{Literal: p}, nil
+	case opCopy:
+		first, err := binary.ReadUvarint(d.r)
+		if err != nil {
+			return delta.Op{}, d.short(err)
+		}
+		count, err := binary.ReadUvarint(d.r)
+		if err != nil {
+			return delta.Op{}, d.short(err)
+		}
+		if first > delta.MaxBlocks || count > delta.MaxBlocks {
+			return delta.Op{}, errBadOps("blocks %d+%d out of range", first, count)
+		}
+		return delta.Op{Block: int64(first), Count: int64(count)}, nil
+	case opEnd:
+		sum := make([]byte, SumSize)
+		if _, err := io.ReadFull(d.r, sum); err != nil {
+			return delta.Op{}, d.short(err)
+		}
+		if _, err := d.r.ReadByte(); err != io.EOF {
+			if err == nil {
+				return delta.Op{}, errBadOps("data after the end of the delta")
+			}
+			return delta.Op{}, err
+		}
+		d.sum = sum
+		return delta.Op{}, io.EOF
+	}
+	return delta.Op{}, errBadOps("unknown op %d", op)
+}
+
+func (d *DeltaReader) short(err error) error {
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errBadOps("the delta ends before its checksum")
+	}
+	return err
+}
+
+// Sum returns the sender's checksum of the file, once Next returned io.EOF.
+func (d *DeltaReader) Sum() []byte { return d.sum }
+
+// Sent is how many bytes of the op stream went out so far.
+func (w *DeltaWriter) Sent() int64 { return w.off }
