@@ -1,11 +1,13 @@
 package sender
 
 import (
+	"bufio"
 	"context"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,40 +131,46 @@ func TestHostileReceiver(t *testing.T) {
 		},
 		"unexpected message": func(b *wire.FileBatch) []wire.Message { return []wire.Message{&wire.ListEnd{}} },
 	}
-	for name, hostile := range cases {
-		t.Run(name, func(t *testing.T) {
-			sconn, rconn := wire.Pipe(16)
-			opts := &wire.Options{Recursive: true}
-			done := make(chan error, 1)
-			go func() {
-				_, err := Run(context.Background(), Config{Opts: opts, Operands: []string{src + "/"}}, sconn)
-				done <- err
-			}()
-			m, err := rconn.Recv()
-			if err != nil {
-				t.Fatal(err)
-			}
-			top := m.(*wire.FileBatch)
-			for _, h := range hostile(top) {
-				rconn.Send(h)
-			}
-			go func() { // keep the sender's sends flowing
-				for {
-					if _, err := rconn.Recv(); err != nil {
-						return
+	pairs := map[string]func(*testing.T) (wire.Conn, wire.Conn){
+		"pipe":   func(*testing.T) (wire.Conn, wire.Conn) { return wire.Pipe(16) },
+		"stream": streamPair,
+	}
+	for tname, pair := range pairs {
+		for name, hostile := range cases {
+			t.Run(tname+"/"+name, func(t *testing.T) {
+				sconn, rconn := pair(t)
+				opts := &wire.Options{Recursive: true}
+				done := make(chan error, 1)
+				go func() {
+					_, err := Run(context.Background(), Config{Opts: opts, Operands: []string{src + "/"}}, sconn)
+					done <- err
+				}()
+				m, err := rconn.Recv()
+				if err != nil {
+					t.Fatal(err)
+				}
+				top := m.(*wire.FileBatch)
+				for _, h := range hostile(top) {
+					rconn.Send(h)
+				}
+				go func() { // keep the sender's sends flowing
+					for {
+						if _, err := rconn.Recv(); err != nil {
+							return
+						}
 					}
+				}()
+				select {
+				case err := <-done:
+					if err == nil || !strings.Contains(err.Error(), "protocol error") {
+						t.Errorf("sender ended with %v, want a protocol error", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("sender did not stop")
 				}
-			}()
-			select {
-			case err := <-done:
-				if err == nil || !strings.Contains(err.Error(), "protocol error") {
-					t.Errorf("sender ended with %v, want a protocol error", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("sender did not stop")
-			}
-			rconn.Close()
-		})
+				rconn.Close()
+			})
+		}
 	}
 }
 
@@ -173,4 +181,22 @@ func indexOf(b *wire.FileBatch, name string) int32 {
 		}
 	}
 	return -1
+}
+
+// streamPair connects two Streams over a socket pair, as the halves of a
+// remote transfer are, so that the hostile messages go through the
+// encoder, the wire and the decoder.
+func streamPair(t *testing.T) (wire.Conn, wire.Conn) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := func(fd int, peer string) wire.Conn {
+		f := os.NewFile(uintptr(fd), peer)
+		return wire.NewStream(bufio.NewReader(f), f, f, wire.StreamConfig{Peer: peer})
+	}
+	a, b := end(fds[0], "receiver"), end(fds[1], "sender")
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
 }
