@@ -48,7 +48,33 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			}
 		})
 	}
+	// Signals are caught from the start: one during the connection or the
+	// handshake stops them (ctx ends the remote shell), one during the
+	// transfer closes the Stream; both end with rsync's exit 20, never
+	// with the default action of dying by the signal.
+	var stream atomic.Pointer[wire.Stream]
+	gotSignal, stopSignals := onSignal(func() {
+		cancel()
+		if st := stream.Load(); st != nil {
+			st.Close()
+		} else if s := started.Load(); s != nil {
+			s.Close()
+		}
+	})
+	defer stopSignals()
+	signalled := func() bool {
+		select {
+		case <-gotSignal:
+			fmt.Fprintf(stderr, "syq error: received SIGINT, SIGTERM, or SIGHUP (code %d)\n", wire.ExitSignal)
+			return true
+		default:
+			return false
+		}
+	}
 	fail := func(err error) int {
+		if signalled() {
+			return wire.ExitSignal
+		}
 		if startTimedOut.Load() {
 			err = &wire.FatalError{Code: wire.ExitTimeout, Err: fmt.Errorf("timeout: the remote side did not start within %ds", opts.TimeoutSec)}
 		}
@@ -149,11 +175,10 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		st.Close()
 		return fail(errors.New("timeout"))
 	}
-	gotSignal, stopSignals := onSignal(func() {
-		cancel()
+	stream.Store(st)
+	if ctx.Err() != nil { // a signal came before the Stream was published
 		st.Close()
-	})
-	defer stopSignals()
+	}
 
 	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Workers: opts.Workers})
 	start := time.Now()
@@ -217,11 +242,8 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	st.Close()
 
-	select {
-	case <-gotSignal:
-		fmt.Fprintf(stderr, "syq error: received SIGINT, SIGTERM, or SIGHUP (code %d)\n", wire.ExitSignal)
+	if signalled() {
 		return wire.ExitSignal
-	default:
 	}
 	if runErr != nil {
 		return fail(runErr)
