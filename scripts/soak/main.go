@@ -38,7 +38,7 @@ func main() {
 		faults  = flag.String("faults", strings.Join(crash.Faults, ","), "faults to pick from")
 		small   = flag.Int("small", 300, "small files (0..32 KiB) in the source")
 		keep    = flag.Bool("keep", false, "keep the work directory")
-		timeout = flag.Duration("timeout", 60*time.Second, "bound on each copy and each wait")
+		timeout = flag.Duration("timeout", 3*time.Minute, "bound on each copy and each wait (a loaded machine needs minutes)")
 		syq     = flag.String("syq", "", "syq binary (default: go build ./cmd/syq)")
 	)
 	flag.Parse()
