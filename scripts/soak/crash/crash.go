@@ -345,7 +345,10 @@ func (s *Stand) Run(fx *Fixture, work string, t Trial, rnd *rand.Rand) (*Result,
 	again := exec.CommandContext(ctx, s.Bin, s.args(t.Mode, src, dst)...)
 	out, err := again.CombinedOutput()
 	if ctx.Err() != nil {
+		// The tree of a copy stopped half-way says nothing more.
 		violate("hang: the undisturbed copy did not end within %v", s.Timeout)
+		res.Elapsed = time.Since(start)
+		return res, nil
 	} else if code := exitCode(err); code != 0 {
 		violate("the undisturbed copy exited %d: %s", code, tail(string(out)))
 	}
