@@ -34,3 +34,9 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -race -count=1 -timeout 20m ./... "$@"
+
+# A short fuzz run of every wire decoder target (their seed corpora already
+# ran above as plain tests); 10 s each keeps this under a minute or two.
+for target in $(go test ./wire -list '^Fuzz' | grep '^Fuzz'); do
+	go test ./wire -run '^$' -fuzz "^${target}\$" -fuzztime=10s
+done

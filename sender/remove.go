@@ -58,7 +58,7 @@ func (s *Sender) removeSource(m *wire.Synced) {
 	if err != nil {
 		return
 	}
-	if st.Size != e.Size && e.IsReg() || st.MtimeSec != e.MtimeSec || st.Mode&fsops.TypeMask != e.Type() {
+	if changedSince(st, e) {
 		s.problem(wire.ProblemGeneral, "ERROR: Skipping sender remove for changed file: %s", path)
 		return
 	}

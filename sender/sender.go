@@ -6,6 +6,7 @@ package sender
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -216,15 +217,40 @@ func (b *batchRef) Open(i int32) (wire.Source, error) {
 	o := b.s.cfg.Opts
 	// With -L the entry may be a followed symlink.
 	f, err := dir.OpenSource(e.Name, o.CopyLinks || o.CopyUnsafeLinks, o.OpenNoatime)
+	if err == nil {
+		// The file may have been replaced (renamed over) or rewritten
+		// since it was listed; its listed size is what the receiver
+		// expects, so sending it would leave a truncated or mixed copy
+		// under the final name. It is left out, as a vanished file is.
+		st, serr := fsops.Fstat(f)
+		// Only the size matters here: a file rewritten in place at the
+		// same size is sent as it now is, as rsync would.
+		if serr == nil && st.Size == e.Size && st.Mode&fsops.TypeMask == e.Type() {
+			return f, nil
+		}
+		f.Close()
+		if serr != nil {
+			b.s.problem(wire.ProblemGeneral, "send_files failed to fstat %q: %s", absPath(dir.Join(e.Name)), fsops.ErrText(serr))
+			return nil, serr
+		}
+		b.s.problem(wire.ProblemVanished, "file has changed since it was listed (%d bytes, listed %d), not sent: %q", st.Size, e.Size, absPath(dir.Join(e.Name)))
+		return nil, errChanged
+	}
 	switch {
-	case err == nil:
-		return f, nil
 	case fsops.IsNotExist(err):
 		b.s.problem(wire.ProblemVanished, "file has vanished: %q", absPath(dir.Join(e.Name)))
 	default:
 		b.s.problem(wire.ProblemGeneral, "send_files failed to open %q: %s", absPath(dir.Join(e.Name)), fsops.ErrText(err))
 	}
 	return nil, err
+}
+
+var errChanged = errors.New("file changed since it was listed")
+
+// changedSince reports whether st no longer describes the listed entry
+// e (rsync's test before --remove-source-files removes a file).
+func changedSince(st fsops.Stat, e *wire.Entry) bool {
+	return st.Size != e.Size && e.IsReg() || st.MtimeSec != e.MtimeSec || st.Mode&fsops.TypeMask != e.Type()
 }
 
 func (b *batchRef) Dev(i int32) uint64 { return b.rec.devs[b.rec.from[i]] }

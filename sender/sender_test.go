@@ -1,11 +1,13 @@
 package sender
 
 import (
+	"bufio"
 	"context"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,40 +131,46 @@ func TestHostileReceiver(t *testing.T) {
 		},
 		"unexpected message": func(b *wire.FileBatch) []wire.Message { return []wire.Message{&wire.ListEnd{}} },
 	}
-	for name, hostile := range cases {
-		t.Run(name, func(t *testing.T) {
-			sconn, rconn := wire.Pipe(16)
-			opts := &wire.Options{Recursive: true}
-			done := make(chan error, 1)
-			go func() {
-				_, err := Run(context.Background(), Config{Opts: opts, Operands: []string{src + "/"}}, sconn)
-				done <- err
-			}()
-			m, err := rconn.Recv()
-			if err != nil {
-				t.Fatal(err)
-			}
-			top := m.(*wire.FileBatch)
-			for _, h := range hostile(top) {
-				rconn.Send(h)
-			}
-			go func() { // keep the sender's sends flowing
-				for {
-					if _, err := rconn.Recv(); err != nil {
-						return
+	pairs := map[string]func(*testing.T) (wire.Conn, wire.Conn){
+		"pipe":   func(*testing.T) (wire.Conn, wire.Conn) { return wire.Pipe(16) },
+		"stream": streamPair,
+	}
+	for tname, pair := range pairs {
+		for name, hostile := range cases {
+			t.Run(tname+"/"+name, func(t *testing.T) {
+				sconn, rconn := pair(t)
+				opts := &wire.Options{Recursive: true}
+				done := make(chan error, 1)
+				go func() {
+					_, err := Run(context.Background(), Config{Opts: opts, Operands: []string{src + "/"}}, sconn)
+					done <- err
+				}()
+				m, err := rconn.Recv()
+				if err != nil {
+					t.Fatal(err)
+				}
+				top := m.(*wire.FileBatch)
+				for _, h := range hostile(top) {
+					rconn.Send(h)
+				}
+				go func() { // keep the sender's sends flowing
+					for {
+						if _, err := rconn.Recv(); err != nil {
+							return
+						}
 					}
+				}()
+				select {
+				case err := <-done:
+					if err == nil || !strings.Contains(err.Error(), "protocol error") {
+						t.Errorf("sender ended with %v, want a protocol error", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("sender did not stop")
 				}
-			}()
-			select {
-			case err := <-done:
-				if err == nil || !strings.Contains(err.Error(), "protocol error") {
-					t.Errorf("sender ended with %v, want a protocol error", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("sender did not stop")
-			}
-			rconn.Close()
-		})
+				rconn.Close()
+			})
+		}
 	}
 }
 
@@ -173,4 +181,111 @@ func indexOf(b *wire.FileBatch, name string) int32 {
 		}
 	}
 	return -1
+}
+
+// streamPair connects two Streams over a socket pair, as the halves of a
+// remote transfer are, so that the hostile messages go through the
+// encoder, the wire and the decoder.
+func streamPair(t *testing.T) (wire.Conn, wire.Conn) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := func(fd int, peer string) wire.Conn {
+		f := os.NewFile(uintptr(fd), peer)
+		return wire.NewStream(bufio.NewReader(f), f, f, wire.StreamConfig{Peer: peer})
+	}
+	a, b := end(fds[0], "receiver"), end(fds[1], "sender")
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
+}
+
+// TestChangedAfterListingNotSent: a file replaced (renamed over, as
+// editors do) between the listing and the sending is not sent at its
+// listed size, which would put a truncated copy of the new version under
+// the final name; it is reported as vanished (exit 24) and skipped.
+func TestChangedAfterListingNotSent(t *testing.T) {
+	pairs := map[string]func(*testing.T) (wire.Conn, wire.Conn){
+		"pipe":   func(*testing.T) (wire.Conn, wire.Conn) { return wire.Pipe(16) },
+		"stream": streamPair,
+	}
+	for tname, pair := range pairs {
+		t.Run(tname, func(t *testing.T) {
+			src := t.TempDir()
+			f := filepath.Join(src, "f")
+			os.WriteFile(f, []byte("the listed version"), 0o644)
+			sconn, rconn := pair(t)
+			reports := make(chan string, 10)
+			done := make(chan error, 1)
+			go func() {
+				_, err := Run(context.Background(), Config{Opts: &wire.Options{Recursive: true}, Operands: []string{src + "/"},
+					Report: func(class int, msg string) {
+						if class == wire.ProblemVanished {
+							reports <- msg
+						}
+					}}, sconn)
+				done <- err
+			}()
+			var top *wire.FileBatch
+			for top == nil {
+				m, err := rconn.Recv()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b, ok := m.(*wire.FileBatch); ok && indexOf(b, "f") >= 0 {
+					top = b
+				} else if ok {
+					rconn.Send(&wire.Wants{Seq: b.Seq})
+				}
+			}
+			tmp := filepath.Join(t.TempDir(), "new")
+			os.WriteFile(tmp, []byte("a new version, longer than the listed one"), 0o644)
+			if err := os.Rename(tmp, f); err != nil {
+				t.Fatal(err)
+			}
+			rconn.Send(&wire.Wants{Seq: top.Seq, Indexes: []int32{indexOf(top, "f")}})
+			deadline := time.After(10 * time.Second)
+			for sent := false; !sent; {
+				got := make(chan wire.Message, 1)
+				go func() {
+					m, _ := rconn.Recv()
+					got <- m
+				}()
+				select {
+				case m := <-got:
+					switch m := m.(type) {
+					case *wire.Data:
+						if m.Ref != nil {
+							if src, err := m.Ref.Open(indexOf(top, "f")); err == nil {
+								src.Close()
+								t.Fatal("the replaced file was opened for sending")
+							}
+							m.Ref.Release()
+							sent = true
+						}
+					case *wire.FileData:
+						if !m.Failed || len(m.Bytes) > 0 {
+							t.Fatalf("the replaced file was sent: %q (failed %v)", m.Bytes, m.Failed)
+						}
+						sent = true
+					case nil:
+						t.Fatal("the sender ended early")
+					}
+				case <-deadline:
+					t.Fatal("no data from the sender")
+				}
+			}
+			select {
+			case msg := <-reports:
+				if !strings.Contains(msg, "changed since it was listed") {
+					t.Errorf("reported %q", msg)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("the skipped file was not reported as vanished")
+			}
+			rconn.Close()
+			<-done
+		})
+	}
 }

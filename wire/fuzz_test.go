@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"testing"
 	"time"
@@ -15,23 +16,32 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(byte(frameFileData), appendFileDataHead(nil, &FileData{Seq: 1, Index: 2, Offset: 3, End: true})[frameHeader:])
 	f.Add(byte(frameDone), encodeDone(nil, &Done{Stats: Stats{Files: 3}})[frameHeader:])
 	f.Add(byte(frameLog), encodeLog(nil, &Log{Class: 1, Text: "x"})[frameHeader:])
+	f.Add(byte(frameData), encodeSeq(nil, frameData, 7)[frameHeader:])
+	f.Add(byte(frameSynced), []byte{3, 4})
+	f.Add(byte(frameFatal), encodeFatal(nil, &FatalError{Code: 12, Err: errors.New("x")})[frameHeader:])
 	f.Fuzz(func(t *testing.T, typ byte, body []byte) {
-		switch typ % 6 {
-		case 0:
+		switch typ {
+		case frameBatch:
 			b, _, err := decodeBatchFrame(body)
 			if err == nil && len(b.Entries) > len(body) {
 				t.Fatalf("%d entries from %d bytes", len(b.Entries), len(body))
 			}
-		case 1:
+		case frameWants:
 			decodeWants(body)
-		case 2:
+		case frameFileData:
 			decodeFileData(body)
-		case 3:
+		case frameDone:
 			decodeDone(body)
-		case 4:
+		case frameLog:
 			decodeLog(body)
-		case 5:
+		case frameFatal:
 			decodeFatal(body)
+		case frameData:
+			decodeSeq(body)
+		case frameSynced:
+			if m, err := decodeSynced(body); err == nil && m.Index < 0 {
+				t.Fatalf("negative index %d", m.Index)
+			}
 		}
 	})
 }

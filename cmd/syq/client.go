@@ -55,7 +55,25 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			}
 		})
 	}
+	// Signals are caught from the start: one during the connection or the
+	// handshake stops them (ctx ends the remote shell), one during the
+	// transfer closes the Stream; both end with rsync's exit 20, never
+	// with the default action of dying by the signal.
+	var stream atomic.Pointer[wire.Stream]
+	early := watchStop(inv.StopAt, func() {
+		cancel()
+		if st := stream.Load(); st != nil {
+			st.Close()
+		} else if s := started.Load(); s != nil {
+			s.Close()
+		}
+	})
+	defer early.done()
+	stoppedEarly := func() (int, bool) { return early.stopped(errOut) }
 	fail := func(err error) int {
+		if code, ok := stoppedEarly(); ok {
+			return code
+		}
 		if startTimedOut.Load() {
 			err = &wire.FatalError{Code: wire.ExitTimeout, Err: fmt.Errorf("timeout: the remote side did not start within %ds", opts.TimeoutSec)}
 		}
@@ -187,11 +205,10 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		st.Close()
 		return fail(errors.New("timeout"))
 	}
-	early := watchStop(inv.StopAt, func() {
-		cancel()
+	stream.Store(st)
+	if ctx.Err() != nil { // a signal came before the Stream was published
 		st.Close()
-	})
-	defer early.done()
+	}
 
 	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Workers: opts.Workers})
 	start := time.Now()
@@ -255,7 +272,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	st.Close()
 
-	if code, ok := early.stopped(errOut); ok {
+	if code, ok := stoppedEarly(); ok {
 		return code
 	}
 	if runErr != nil {

@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -54,40 +55,60 @@ func randomFile(t *testing.T, path string, size int) {
 	}
 }
 
-// TestDiskFullExits11 fills a 1 MiB destination: syq must exit 11 as rsync
-// does, say why, and leave no partial file under a final name.
+// TestDiskFullExits11 fills a 1 MiB destination, locally and pushed to a
+// helper: syq must exit 11 as rsync does, say why, and leave no partial
+// file under a final name and no temporary file.
 func TestDiskFullExits11(t *testing.T) {
 	bin := testBinary(t)
 	src := t.TempDir()
 	randomFile(t, filepath.Join(src, "big"), 4<<20)
 	randomFile(t, filepath.Join(src, "small"), 1000)
+	rsh := localShell(t, "XDG_CACHE_HOME="+t.TempDir())
 
-	for _, tool := range []string{"rsync", "syq"} {
-		dest := mountTmpfs(t, "1m")
-		var cmd *exec.Cmd
-		if tool == "rsync" {
-			if _, err := exec.LookPath("rsync"); err != nil {
-				t.Fatal("rsync is needed as the reference")
+	for _, mode := range []string{"local", "push"} {
+		for _, tool := range []string{"rsync", "syq"} {
+			dest := mountTmpfs(t, "1m")
+			args := []string{"-a", src + "/", dest + "/"}
+			if mode == "push" {
+				args = []string{"-a", "-e", rsh, src + "/", "lh:" + dest + "/"}
 			}
-			cmd = exec.Command("rsync", "-a", src+"/", dest+"/")
-		} else {
-			cmd = exec.Command(bin, "rsync", "-a", src+"/", dest+"/")
-		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		code := exitCode(cmd.Run())
-		if code != 11 {
-			t.Errorf("%s: exit %d, want 11; stderr: %s", tool, code, stderr.String())
-		}
-		if tool == "syq" {
-			if !strings.Contains(stderr.String(), "No space left on device") {
-				t.Errorf("syq did not say why: %s", stderr.String())
+			var cmd *exec.Cmd
+			if tool == "rsync" {
+				if _, err := exec.LookPath("rsync"); err != nil {
+					t.Fatal("rsync is needed as the reference")
+				}
+				cmd = exec.Command("rsync", args...)
+			} else {
+				cmd = exec.Command(bin, append(syqArgs(bin, mode), args...)...)
 			}
-			if fi, err := os.Stat(filepath.Join(dest, "big")); err == nil {
-				t.Errorf("a partial big (%d bytes) stands under its final name", fi.Size())
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			code := exitCode(cmd.Run())
+			if code != 11 {
+				t.Errorf("%s %s: exit %d, want 11; stderr: %s", tool, mode, code, stderr.String())
+			}
+			if tool == "syq" {
+				if !strings.Contains(stderr.String(), "No space left on device") {
+					t.Errorf("syq %s did not say why: %s", mode, stderr.String())
+				}
+				if fi, err := os.Stat(filepath.Join(dest, "big")); err == nil {
+					t.Errorf("%s: a partial big (%d bytes) stands under its final name", mode, fi.Size())
+				}
+				if ents, _ := os.ReadDir(dest); len(ents) > 1 || (len(ents) == 1 && ents[0].Name() != "small") {
+					t.Errorf("%s: left in the destination: %v", mode, ents)
+				}
 			}
 		}
 	}
+}
+
+// syqArgs starts a syq command line; a push runs the test binary as the
+// helper, which spares the bootstrap's upload.
+func syqArgs(bin, mode string) []string {
+	if mode == "push" {
+		return []string{"rsync", "--syq-no-bootstrap", "--rsync-path", bin}
+	}
+	return []string{"rsync"}
 }
 
 // TestInterruptExits20 sends SIGTERM while a large file is being copied
@@ -186,5 +207,83 @@ func TestOneFileSystemMatchesRsync(t *testing.T) {
 		if w, g := strings.Join(list(want), " "), strings.Join(list(got), " "); w != g {
 			t.Errorf("%s: rsync made [%s], syq made [%s]", flag, w, g)
 		}
+	}
+}
+
+// TestReadOnlyDestMatchesRsync copies into a read-only filesystem, locally
+// and pushed to a helper: syq exits as rsync does (23, each file refused
+// with the cause), leaves the old files intact and hangs nowhere.
+func TestReadOnlyDestMatchesRsync(t *testing.T) {
+	bin := testBinary(t)
+	src := t.TempDir()
+	randomFile(t, filepath.Join(src, "a"), 1000)
+	randomFile(t, filepath.Join(src, "b"), 200_000)
+	os.Mkdir(filepath.Join(src, "d"), 0o755)
+	randomFile(t, filepath.Join(src, "d", "c"), 10)
+	rsh := localShell(t, "XDG_CACHE_HOME="+t.TempDir())
+	old := []byte("old a\n")
+	for _, mode := range []string{"local", "push"} {
+		for _, tool := range []string{"rsync", "syq"} {
+			dest := mountTmpfs(t, "1m")
+			if err := os.WriteFile(filepath.Join(dest, "a"), old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("mount", "-o", "remount,ro", dest).CombinedOutput(); err != nil {
+				t.Skipf("cannot remount read-only: %v %s", err, out)
+			}
+			args := []string{"-a", src + "/", dest + "/"}
+			if mode == "push" {
+				args = []string{"-a", "-e", rsh, src + "/", "lh:" + dest + "/"}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			cmd := exec.CommandContext(ctx, "rsync", args...)
+			if tool == "syq" {
+				cmd = exec.CommandContext(ctx, bin, append(syqArgs(bin, mode), args...)...)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			code := exitCode(cmd.Run())
+			timedOut := ctx.Err() != nil
+			cancel()
+			if timedOut {
+				t.Fatalf("%s %s: no end within 60 s", tool, mode)
+			}
+			if code != 23 {
+				t.Errorf("%s %s: exit %d, want 23; stderr: %s", tool, mode, code, stderr.String())
+			}
+			if tool == "syq" && !strings.Contains(stderr.String(), "Read-only file system") {
+				t.Errorf("syq %s did not say why: %s", mode, stderr.String())
+			}
+			if got, err := os.ReadFile(filepath.Join(dest, "a")); err != nil || !bytes.Equal(got, old) {
+				t.Errorf("%s %s: the old a is gone (%q, %v)", tool, mode, got, err)
+			}
+		}
+	}
+}
+
+// TestInterruptDuringConnectExits20: SIGTERM while the remote side is
+// still starting (here: a helper that takes seconds to answer) ends syq
+// with exit 20 as rsync does, not with death by the signal.
+func TestInterruptDuringConnectExits20(t *testing.T) {
+	rsh := localShell(t, "XDG_CACHE_HOME="+t.TempDir())
+	cmd := exec.Command(testBinary(t), "rsync", "-a", "--syq-no-bootstrap", "--rsync-path=sleep 5; true", "-e", rsh, smallTree(t), "lh:"+t.TempDir()+"/x/")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != 20 {
+			t.Errorf("exit %d after SIGTERM during the connection, want 20; stderr: %s", code, stderr.String())
+		}
+	case <-time.After(4 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("syq did not stop within 4 s of SIGTERM; stderr: %s", stderr.String())
 	}
 }
