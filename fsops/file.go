@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -186,4 +187,22 @@ func ReadFile(path string) ([]byte, error) {
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
 	return io.ReadAll(f)
+}
+
+// ReadFileMax reads a whole small file by path, refusing one larger than
+// limit bytes.
+func ReadFileMax(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	if int64(len(b)) > limit {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", limit)}
+	}
+	return b, nil
 }

@@ -28,6 +28,9 @@ type Config struct {
 	// DirWorkers is how many directory batches are decided at once;
 	// Writers how many files are written at once.
 	DirWorkers, Writers int
+	// WriterGate, if set, bounds how many of the Writers work at once;
+	// the tuner moves the bound while the transfer runs.
+	WriterGate Gate
 	// Out receives -v and -i lines (rsync's stdout); Report every
 	// problem, already worded.
 	Out    io.Writer
@@ -56,6 +59,18 @@ type Live struct {
 	Files, Bytes      atomic.Int64 // written
 	Listed, ListBytes atomic.Int64 // entries and regular-file bytes seen so far
 }
+
+// Gate bounds how many goroutines of a pool work at once.
+type Gate interface {
+	Enter()
+	Leave()
+}
+
+// openGate lets every writer in: the writer count is fixed.
+type openGate struct{}
+
+func (openGate) Enter() {}
+func (openGate) Leave() {}
 
 // writeChunk is how many files a writer takes at once.
 const writeChunk = 32
@@ -254,9 +269,21 @@ func (r *Receiver) run(ctx context.Context) error {
 		writerWG.Add(1)
 		go func() {
 			defer writerWG.Done()
-			for chunk := range data {
+			gate := r.cfg.WriterGate
+			if gate == nil {
+				gate = openGate{}
+			}
+			// A writer holds the gate from taking a chunk until it is
+			// written, so a lower bound parks writers between chunks.
+			for {
+				gate.Enter()
+				chunk, ok := <-data
 				for _, j := range chunk {
 					r.writeFile(ctx, j)
+				}
+				gate.Leave()
+				if !ok {
+					return
 				}
 			}
 		}()

@@ -45,7 +45,7 @@ func (s *Sender) pump(ctx context.Context) error {
 // trip.
 const (
 	readAheadMax   = 1 << 20 // files up to this size are read whole, ahead
-	readAheadFiles = 32      // how many such files may be ahead of the sender
+	readAheadFiles = 32      // how many such files may be ahead of the sender, unless Config.ReadAhead says
 )
 
 // readAhead is one small file read ahead of its turn.
@@ -65,7 +65,7 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 			ahead[k] = &readAhead{done: make(chan struct{})}
 		}
 	}
-	slots := make(chan struct{}, readAheadFiles)
+	slots := make(chan struct{}, s.cfg.ReadAhead)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {

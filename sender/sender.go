@@ -25,6 +25,9 @@ type Config struct {
 	Operands []string
 	// Walkers is how many directories are read at once.
 	Walkers int
+	// ReadAhead is how many small files may be read ahead of the
+	// connection when data travels as bytes (0: a default).
+	ReadAhead int
 	// Report receives every problem, already worded for the user.
 	Report func(class int, msg string)
 	// Filter, if set, decides which entries are listed (rsync's filter
@@ -81,6 +84,9 @@ type batchRecord struct {
 func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 	if cfg.Walkers <= 0 {
 		cfg.Walkers = 4
+	}
+	if cfg.ReadAhead <= 0 {
+		cfg.ReadAhead = readAheadFiles
 	}
 	if cfg.Report == nil {
 		cfg.Report = func(int, string) {}

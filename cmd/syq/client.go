@@ -175,9 +175,14 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 
 	in, out, closer := sess.Reader, io.Writer(sess), io.Closer(sess)
+	peerName := end.Host
+	if end.User != "" {
+		peerName = end.User + "@" + end.Host
+	}
 	if setup.Rails > 0 {
 		if rail := takeRail(ctx, sess); rail != nil {
 			in, out, closer = bufio.NewReaderSize(rail, 256<<10), rail, rail
+			peerName += " " + addrPair(rail)
 		}
 	}
 	// The peer's own reports are shown but, as rsync's, not logged.
@@ -210,7 +215,15 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		st.Close()
 	}
 
-	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Workers: opts.Workers})
+	localPath := inv.Dest
+	if end.Push {
+		localPath = inv.Sources[0]
+	}
+	var tune *tuner.Run
+	if !listing {
+		tune = startTuner(inv, tuner.RemoteRoute(end.Push, peerName, localPath), !end.Push)
+	}
+	live := new(receiver.Live)
 	start := time.Now()
 	var stats wire.Stats
 	var runErr error
@@ -222,7 +235,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "sending incremental file list")
 		}
 		stats, runErr = sender.Run(ctx, sender.Config{
-			Opts: opts, Operands: inv.Sources, Walkers: plan.Walkers,
+			Opts: opts, Operands: inv.Sources, Walkers: tune.Walkers, ReadAhead: tune.ReadAhead,
 			Report: probs.report("sender"), Filter: inv.filters,
 		}, st)
 	default:
@@ -233,9 +246,10 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		if opts.Quiet {
 			out = io.Discard
 		}
+		tune.Adapt(ctx, func() (int64, int64) { return live.Bytes.Load(), live.Files.Load() })
 		stats, runErr = receiver.Run(ctx, receiver.Config{
-			Opts: opts, Dest: inv.Dest,
-			DirWorkers: plan.DirWorkers, Writers: plan.Writers,
+			Opts: opts, Dest: inv.Dest, Live: live,
+			DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 			Out: out, Report: probs.report("receiver"), Debug: debug, Pulled: true, Log: logf.items(),
 			Filter: inv.filters,
 		}, st)
@@ -274,6 +288,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 
 	if code, ok := stoppedEarly(); ok {
 		return code
+	}
+	if tune != nil {
+		tune.Finish(runErr == nil && probs.exitCode() == 0, live.Bytes.Load(), live.Files.Load(), elapsed)
 	}
 	if runErr != nil {
 		return fail(runErr)

@@ -227,6 +227,9 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
 
 syq-only options
      --syq-workers=N     parallel copy workers (0 picks a number itself)
+     --syq-no-tuner-cache
+                         neither use nor update the tuner's per-route cache
+                         ('syq tuner show' prints it, 'syq tuner reset' clears it)
      --syq-rails=N       remote mode: number of parallel data lanes
      --syq-no-rails      remote mode: use a single data lane
      --syq-no-bootstrap  remote mode: do not install syq on the remote host

@@ -59,12 +59,14 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	}
 	if filepath.Base(argv[0]) != "rsync" {
 		if len(args) == 0 {
-			fmt.Fprint(stderr, "usage: syq rsync [rsync options] SRC... [DEST]\n       syq version\n")
+			fmt.Fprint(stderr, "usage: syq rsync [rsync options] SRC... [DEST]\n       syq tuner show|reset\n       syq version\n")
 			return wire.ExitSyntax
 		}
 		switch args[0] {
 		case "rsync":
 			args = args[1:]
+		case "tuner":
+			return runTuner(args[1:], stdout, stderr)
 		case "version", "--version", "-V":
 			fmt.Fprint(stdout, versionText())
 			return 0
@@ -226,8 +228,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	})
 	defer early.done()
 
-	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Dest: inv.Dest, Sources: inv.Sources, Workers: opts.Workers})
-	debugf("tuner: %s", plan.Why)
+	tune := startTuner(inv, tuner.LocalRoute(inv.Sources, inv.Dest), true)
 
 	logf := openLogFile(inv, stdout, stderr)
 	defer logf.close()
@@ -248,7 +249,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		defer wg.Done()
 		_, sendErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources,
-			Walkers: plan.Walkers,
+			Walkers: tune.Walkers,
 			Report:  probs.report("sender"),
 			Filter:  inv.filters,
 		}, sconn)
@@ -268,9 +269,10 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	case wantProgressLine(inv, stderr):
 		bar = startProgressLine(live, stderr)
 	}
+	tune.Adapt(ctx, func() (int64, int64) { return live.Bytes.Load(), live.Files.Load() })
 	stats, recvErr := receiver.Run(ctx, receiver.Config{
 		Opts: opts, Dest: inv.Dest,
-		DirWorkers: plan.DirWorkers, Writers: plan.Writers,
+		DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 		Out: out, Report: probs.report("receiver"),
 		Debug:  os.Getenv("SYQ_DEBUG") != "",
 		Live:   live,
@@ -290,7 +292,9 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		return code
 	}
 	code := probs.exitCode()
-	if fe := fatal(recvErr, sendErr); fe != nil {
+	fe := fatal(recvErr, sendErr)
+	tune.Finish(fe == nil && code == 0, live.Bytes.Load(), live.Files.Load(), elapsed)
+	if fe != nil {
 		fmt.Fprintf(errOut, "syq: %v\n", fe.Err)
 		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
 		return fe.Code

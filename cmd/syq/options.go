@@ -105,10 +105,15 @@ type Invocation struct {
 	Rails       int  // --syq-rails N (0 = automatic)
 	NoRails     bool // --syq-no-rails
 
+	NoTunerCache bool // --syq-no-tuner-cache
+
 	// --usermap, --groupmap, --chown (idmap.go) and -W as given.
 	idMapVia [2]string // "usermap"/"groupmap" or "chown": what set Opts.UserMap, Opts.GroupMap
 	idMapErr string    // the first conflict among them
 }
+
+// maxWorkers bounds --syq-workers: beyond it goroutines only contend.
+const maxWorkers = 1024
 
 // UsageError is a command-line problem; rsync exits 1 (RERR_SYNTAX) for these.
 //
@@ -152,6 +157,7 @@ type cliOpt struct {
 	arg      cliArg
 	ready    bool
 	nonNeg   bool // integer must be >= 0 (syq-only options)
+	most     int  // if > 0, the integer's upper bound (syq-only options)
 	on       func(*Invocation)
 	str      func(*Invocation, string)
 	num      func(*Invocation, int)
@@ -505,8 +511,9 @@ func buildCLIOptions() []cliOpt {
 	add(optTodo("config", 0, cliStrArg), optTodo("dparam", 0, cliStrArg))
 
 	// syq's own options.
-	add(cliOpt{long: "syq-workers", arg: cliIntArg, ready: true, nonNeg: true,
+	add(cliOpt{long: "syq-workers", arg: cliIntArg, ready: true, nonNeg: true, most: maxWorkers,
 		num: func(c *Invocation, n int) { c.Opts.Workers = n }})
+	add(optFlag("syq-no-tuner-cache", 0, func(c *Invocation) { c.NoTunerCache = true }))
 	add(cliOpt{long: "syq-rails", arg: cliIntArg, ready: true, nonNeg: true,
 		num: func(c *Invocation, n int) { c.Rails = n }})
 	add(optFlag("syq-no-rails", 0, func(c *Invocation) { c.NoRails = true }))
@@ -659,6 +666,9 @@ func cliCheckValue(o *cliOpt, value, word string) error {
 	}
 	if o.nonNeg && n < 0 {
 		return &UsageError{Msg: o.label() + " needs a number of 0 or more"}
+	}
+	if o.most > 0 && n > o.most {
+		return &UsageError{Msg: fmt.Sprintf("%s needs a number from 0 to %d", o.label(), o.most)}
 	}
 	return nil
 }
