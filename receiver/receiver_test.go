@@ -1,13 +1,11 @@
 package receiver
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -77,15 +75,10 @@ func (d *dirRef) Release()         {}
 // encoder, the wire and the decoder.
 func streamPair(t *testing.T) (wire.Conn, wire.Conn) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	a, b, err := wire.StreamPair("receiver", "sender")
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := func(fd int, peer string) wire.Conn {
-		f := os.NewFile(uintptr(fd), peer)
-		return wire.NewStream(bufio.NewReader(f), f, f, wire.StreamConfig{Peer: peer})
-	}
-	a, b := end(fds[0], "receiver"), end(fds[1], "sender")
 	t.Cleanup(func() { a.Close(); b.Close() })
 	return a, b
 }

@@ -1,13 +1,11 @@
 package sender
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -188,15 +186,10 @@ func indexOf(b *wire.FileBatch, name string) int32 {
 // encoder, the wire and the decoder.
 func streamPair(t *testing.T) (wire.Conn, wire.Conn) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	a, b, err := wire.StreamPair("receiver", "sender")
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := func(fd int, peer string) wire.Conn {
-		f := os.NewFile(uintptr(fd), peer)
-		return wire.NewStream(bufio.NewReader(f), f, f, wire.StreamConfig{Peer: peer})
-	}
-	a, b := end(fds[0], "receiver"), end(fds[1], "sender")
 	t.Cleanup(func() { a.Close(); b.Close() })
 	return a, b
 }

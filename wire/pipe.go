@@ -1,9 +1,12 @@
 package wire
 
 import (
+	"bufio"
 	"errors"
 	"io"
+	"os"
 	"sync"
+	"syscall"
 )
 
 // ErrClosed is returned by a Conn whose other end has gone away.
@@ -64,4 +67,21 @@ func (p *pipeConn) PassesFiles() bool { return true }
 func (p *pipeConn) Close() error {
 	p.once.Do(func() { close(p.done) })
 	return nil
+}
+
+// StreamPair joins two Streams by a Unix socket pair, named after the
+// halves they stand for: messages between them go through the real
+// encoder, socket and decoder, as between a client and its helper. For
+// tests of either half against a fake peer. The sockets are
+// non-blocking, so closing a Stream also ends its pending read.
+func StreamPair(a, b string) (Conn, Conn, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	end := func(fd int, peer string) Conn {
+		f := os.NewFile(uintptr(fd), peer)
+		return NewStream(bufio.NewReader(f), f, f, StreamConfig{Peer: peer})
+	}
+	return end(fds[0], a), end(fds[1], b), nil
 }

@@ -111,19 +111,19 @@ func syqArgs(bin, mode string) []string {
 	return []string{"rsync"}
 }
 
-// TestInterruptExits20 sends SIGTERM while a large file is being copied
-// over an older version: syq exits 20, the old version is intact, and no
-// temporary file is left behind.
-func TestInterruptExits20(t *testing.T) {
+// termMidCopy copies a sparse 3 GiB file over an older version with
+// extra (an option or none) and sends SIGTERM mid-copy. It checks the exit
+// is 20 and the old version intact, and returns the destination.
+func termMidCopy(t *testing.T, extra ...string) string {
+	t.Helper()
 	bin := testBinary(t)
 	src := mountTmpfs(t, "4g")
 	dest := mountTmpfs(t, "4g")
-	// A sparse 3 GiB source: cheap to make, seconds to copy without -S.
 	f, err := os.Create(filepath.Join(src, "big"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(3 << 30); err != nil {
+	if err := f.Truncate(3 << 30); err != nil { // sparse: seconds to copy without -S
 		t.Fatal(err)
 	}
 	f.Close()
@@ -131,8 +131,8 @@ func TestInterruptExits20(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dest, "big"), old, 0o644); err != nil {
 		t.Fatal(err)
 	}
-
-	cmd := exec.Command(bin, "rsync", "-a", src+"/", dest+"/")
+	args := append(append([]string{"rsync", "-a"}, extra...), src+"/", dest+"/")
+	cmd := exec.Command(bin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -151,10 +151,17 @@ func TestInterruptExits20(t *testing.T) {
 	if code := exitCode(err); code != 20 {
 		t.Fatalf("exit %d after SIGTERM, want 20; stderr: %s", code, stderr.String())
 	}
-	got, err := os.ReadFile(filepath.Join(dest, "big"))
-	if err != nil || !bytes.Equal(got, old) {
+	if got, err := os.ReadFile(filepath.Join(dest, "big")); err != nil || !bytes.Equal(got, old) {
 		t.Errorf("the old version was not kept intact (%d bytes, %v)", len(got), err)
 	}
+	return dest
+}
+
+// TestInterruptExits20 sends SIGTERM while a large file is being copied
+// over an older version: syq exits 20, the old version is intact, and no
+// temporary file is left behind.
+func TestInterruptExits20(t *testing.T) {
+	dest := termMidCopy(t)
 	ents, _ := os.ReadDir(dest)
 	for _, e := range ents {
 		if e.Name() != "big" {

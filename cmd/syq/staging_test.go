@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // TestStagingOptions checks rsync's implications between --partial,
@@ -70,41 +66,7 @@ func TestStagingOptions(t *testing.T) {
 // the old file stays as it was and the data received so far is kept in
 // the partial directory, as rsync keeps it, for the next run.
 func TestInterruptKeepsPartialDir(t *testing.T) {
-	bin := testBinary(t)
-	src := mountTmpfs(t, "4g")
-	dest := mountTmpfs(t, "4g")
-	f, err := os.Create(filepath.Join(src, "big"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(3 << 30); err != nil { // sparse: seconds to copy without -S
-		t.Fatal(err)
-	}
-	f.Close()
-	old := []byte("the old version\n")
-	if err := os.WriteFile(filepath.Join(dest, "big"), old, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "rsync", "-a", "--partial-dir=.pd", src+"/", dest+"/")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("syq did not stop within 30 s of SIGTERM")
-	}
-	if code := exitCode(err); code != 20 {
-		t.Fatalf("exit %d after SIGTERM, want 20", code)
-	}
-	if got, err := os.ReadFile(filepath.Join(dest, "big")); err != nil || !bytes.Equal(got, old) {
-		t.Errorf("the old version was not kept intact (%d bytes, %v)", len(got), err)
-	}
+	dest := termMidCopy(t, "--partial-dir=.pd")
 	fi, err := os.Stat(filepath.Join(dest, ".pd", "big"))
 	if err != nil || fi.Size() == 0 {
 		t.Fatalf("no partial file kept in .pd: %v", err)
