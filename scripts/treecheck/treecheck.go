@@ -282,6 +282,11 @@ type CompareOptions struct {
 	CompareNlink     bool
 	// SkipMtimeOf, if set, skips the mtime of the entries it returns true for.
 	SkipMtimeOf func(rel string) bool
+	// DirMtimeSeconds compares directory mtimes to the second: rsync's
+	// "same time" at --modify-window 0, so a directory made by an
+	// interrupted run within the same second as its source keeps its
+	// nanoseconds under rsync and syq alike.
+	DirMtimeSeconds bool
 	// Ignore, if set, leaves out the entries it returns true for.
 	Ignore func(rel string) bool
 }
@@ -346,6 +351,9 @@ func Compare(want, got *Tree, opt CompareOptions) []string {
 			(w.Kind == KindDir && opt.SkipDirMtime) ||
 			(w.Kind == KindSymlink && opt.SkipSymlinkMtime) ||
 			(opt.SkipMtimeOf != nil && opt.SkipMtimeOf(p))
+		if opt.DirMtimeSeconds && w.Kind == KindDir && w.MtimeNs/1e9 == g.MtimeNs/1e9 {
+			skipM = true
+		}
 		if !skipM && w.MtimeNs != g.MtimeNs {
 			add(p, "mtime want %s got %s", fmtNs(w.MtimeNs), fmtNs(g.MtimeNs))
 		}

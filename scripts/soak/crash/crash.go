@@ -365,7 +365,7 @@ func (s *Stand) Run(fx *Fixture, work string, t Trial, rnd *rand.Rand) (*Result,
 	}
 	// Stale temporary files of a killed copy are left as rsync leaves
 	// them (they are extraneous files to --delete); they do not count.
-	for _, d := range treecheck.Compare(wantTree, gotTree, treecheck.CompareOptions{Ignore: isTemp}) {
+	for _, d := range treecheck.Compare(wantTree, gotTree, treecheck.CompareOptions{Ignore: isTemp, DirMtimeSeconds: true}) {
 		violate("after the undisturbed copy: %s", d)
 	}
 	res.Elapsed = time.Since(start)
