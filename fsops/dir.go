@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -692,3 +693,7 @@ func IsCrossDevice(err error) bool { return errors.Is(err, unix.EXDEV) }
 func IsNoSpace(err error) bool {
 	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)
 }
+
+// Glob expands a shell wildcard pattern (*, ?, [...]) into the sorted
+// names that match it, as a remote shell expands rsync's operands.
+func Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }

@@ -24,6 +24,9 @@ type Options struct {
 	Relative      bool // -R (refused until built)
 	ImpliedDirs   bool // --implied-dirs (default true with -R)
 	ListOnly      bool // --list-only, or a single source without a destination
+	// OldArgs (--old-args): the remote sender splits each operand into
+	// words as a shell would, before expanding wildcards.
+	OldArgs bool
 	// FilterRules carry the client's filter rules to a remote helper, as
 	// rule texts (filter.List.Encode); locally the halves share the list.
 	FilterRules    []string

@@ -219,6 +219,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --qsort             accepted; the file order is rsync's
  -s, --secluded-args     accepted (also --protect-args): syq never passes
                          names through the remote shell
+     --old-args          remote names are split into words by the remote shell
+                         (also RSYNC_OLD_ARGS=1); wildcards expand there always
  -M, --remote-option=OPT an rsync option for the remote side only
      --blocking-io       accepted; syq's remote shell I/O is always blocking
      --no-OPTION         switch off OPTION, e.g. --no-perms, --no-p, --no-D

@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -209,5 +211,40 @@ func TestOperandLocal(t *testing.T) {
 	inv.Sources = append(inv.Sources, "x")
 	if args[2] != "d" {
 		t.Error("Sources aliases the argument slice")
+	}
+}
+
+func TestShellWords(t *testing.T) {
+	for in, want := range map[string][]string{
+		"one two":          {"one", "two"},
+		`one\ two`:         {"one two"},
+		`'a b' "c d" e\\f`: {"a b", "c d", `e\f`},
+		`  lead  trail  `:  {"lead", "trail"},
+		`x"y z"w`:          {"xy zw"},
+		`"a \"q\" \$b"`:    {`a "q" $b`},
+		"":                 nil,
+	} {
+		if got := shellWords(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("shellWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRemoteOperandsGlob(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a.txt", "b.txt", "c.log", "one", "two"} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
+	}
+	got := remoteOperands([]string{dir + "/*.txt", dir + "/none*", dir + "/c.log"}, false)
+	want := []string{dir + "/a.txt", dir + "/b.txt", dir + "/none*", dir + "/c.log"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("glob: %q, want %q", got, want)
+	}
+	got = remoteOperands([]string{dir + "/one " + dir + "/t?o"}, true)
+	if want := []string{dir + "/one", dir + "/two"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("--old-args: %q, want %q", got, want)
+	}
+	if got := remoteOperands([]string{dir + "/one two"}, false); len(got) != 1 {
+		t.Errorf("without --old-args a name with a space stays one operand: %q", got)
 	}
 }

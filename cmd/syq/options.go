@@ -475,7 +475,9 @@ func buildCLIOptions() []cliOpt {
 	// Remote shell, daemon and connection settings.
 	add(optText("rsh", 'e', func(c *Invocation, s string) { c.Rsh = s }))
 	add(optText("rsync-path", 0, func(c *Invocation, s string) { c.RsyncPath = s }))
-	add(optTodo("old-args", 0, cliNoArg), optNoop("no-old-args"))
+	// --old-args: remote names are split into words by the remote shell,
+	// as before rsync 3.2.4 (RSYNC_OLD_ARGS=1 does the same).
+	add(optBool(func(o *wire.Options) *bool { return &o.OldArgs }, "old-args", 0, "no-old-args")...)
 	// syq never passes file names or options through the remote shell
 	// (they travel in the handshake), which is what -s asks for.
 	add(optFlag("secluded-args", 's', func(*Invocation) {}), optFlag("protect-args", 0, func(*Invocation) {}))
@@ -813,6 +815,10 @@ func newInvocation() *Invocation {
 	inv.Opts.MaxDelete = -1     // unlimited
 	inv.Opts.WholeFile = true   // rsync's default for a local copy
 	inv.Opts.ImpliedDirs = true // rsync's default
+	// RSYNC_OLD_ARGS=1 asks for --old-args unless the line says otherwise.
+	if n, err := strconv.Atoi(os.Getenv("RSYNC_OLD_ARGS")); err == nil && n > 0 {
+		inv.Opts.OldArgs = true
+	}
 	return inv
 }
 

@@ -368,3 +368,38 @@ func TestTimeoutBeforeHandshake(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 }
+
+// TestRemoteWildcardsLikeRsync: a pulled operand's wildcards expand on the
+// remote side, as rsync's remote shell expands them, and with --old-args
+// a name splits into words there.
+func TestRemoteWildcardsLikeRsync(t *testing.T) {
+	src := t.TempDir()
+	for _, n := range []string{"a.txt", "b.txt", "c.log", "one", "two"} {
+		os.WriteFile(filepath.Join(src, n), []byte(n), 0o644)
+	}
+	rsh := localShell(t)
+	for _, c := range [][]string{
+		{"-a", "lh:" + src + "/*.txt"},
+		{"-a", "lh:" + src + "/[ab]*"},
+		{"-a", "--old-args", "lh:" + src + "/one " + src + "/two"},
+		{"-a", "lh:" + src + "/nothing*"},
+	} {
+		var dirs [2]string
+		var codes [2]int
+		for i, tool := range []string{"rsync", "syq"} {
+			dirs[i] = t.TempDir()
+			args := append(append([]string{"-e", rsh}, c...), dirs[i]+"/")
+			if tool == "rsync" {
+				codes[i] = exitCode(exec.Command("rsync", args...).Run())
+			} else {
+				codes[i] = runSyq(t, nil, args...).code
+			}
+		}
+		if codes[0] != codes[1] {
+			t.Errorf("%q: exit rsync %d, syq %d", c, codes[0], codes[1])
+		}
+		if out, err := exec.Command("diff", "-r", dirs[0], dirs[1]).CombinedOutput(); err != nil {
+			t.Errorf("%q: trees differ:\n%s", c, out)
+		}
+	}
+}

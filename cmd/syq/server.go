@@ -136,7 +136,8 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	var runErr error
 	switch setup.Role {
 	case "sender":
-		_, runErr = sender.Run(ctx, sender.Config{Opts: opts, Operands: setup.Args, Walkers: plan.Walkers, Report: report, Filter: rules}, st)
+		ops := remoteOperands(setup.Args, opts.OldArgs)
+		_, runErr = sender.Run(ctx, sender.Config{Opts: opts, Operands: ops, Walkers: plan.Walkers, Report: report, Filter: rules}, st)
 	case "receiver":
 		if len(setup.Args) != 1 {
 			return fail(&wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("a receiver needs one destination, got %d", len(setup.Args))})
@@ -228,4 +229,78 @@ func logLines(st *wire.Stream, opts wire.Options) func(string) {
 		return nil
 	}
 	return func(line string) { st.Send(&wire.Log{Class: wire.LogFile, Text: line}) }
+}
+
+// remoteOperands gives the remote sender's operands what rsync's remote
+// shell would have made of them: wildcards expanded (rsync leaves them
+// unescaped for that; a pattern that matches nothing stays as it is),
+// and with --old-args each operand first split into words, quotes and
+// backslashes applied.
+func remoteOperands(args []string, oldArgs bool) []string {
+	var out []string
+	for _, a := range args {
+		words := []string{a}
+		if oldArgs {
+			words = shellWords(a)
+		}
+		for _, w := range words {
+			if !strings.ContainsAny(w, "*?[") {
+				out = append(out, w)
+				continue
+			}
+			matches, err := fsops.Glob(w)
+			if err != nil || len(matches) == 0 {
+				out = append(out, w)
+				continue
+			}
+			out = append(out, matches...)
+		}
+	}
+	return out
+}
+
+// shellWords splits s as a POSIX shell splits words: blanks separate
+// them, and single quotes, double quotes and backslashes keep blanks.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			inWord = true
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				j = len(s) - i - 1
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			inWord = true
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
 }
