@@ -192,8 +192,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -i, --itemize-changes   print a change line per item (-ii: unchanged too)
      --progress          show progress while copying (--no-progress: never)
      --info=progress2    one line of whole-transfer progress (--info=help)
-     --debug=FLAGS       accepted at level 0 only (all0, none): syq prints none
-                         of rsync's debug output; SYQ_DEBUG=1 shows its own
+     --debug=FLAGS       rsync's names checked; syq prints none of rsync's
+                         debug output (SYQ_DEBUG=1 shows syq's own decisions)
  -P                      both --partial and --progress
      --list-only         list the sources instead of copying
  -z, --compress          compress what travels over the network with zstd

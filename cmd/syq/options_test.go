@@ -808,7 +808,7 @@ func TestParseDebug(t *testing.T) {
 		ok  bool
 	}{
 		{"--debug=all0", true}, {"--debug=NONE", true}, {"--debug=del0,flist0", true},
-		{"--debug=help", true}, {"--debug=del", false}, {"--debug=all4", false},
+		{"--debug=help", true}, {"--debug=del", true}, {"--debug=HLINK5", true},
 		{"--debug=bogus0", false}, {"--debug=", true},
 	} {
 		_, err := parseRsyncArgs([]string{"-a", c.arg, "s/", "d/"})
