@@ -204,13 +204,6 @@ func optTodo(long string, short byte, arg cliArg) cliOpt {
 	return cliOpt{long: long, short: short, arg: arg}
 }
 
-// optPending is an implemented-but-disabled option: the setter is written
-// but the engine does not honour the setting yet.
-func optPending(o cliOpt) cliOpt {
-	o.ready = false
-	return o
-}
-
 // optBool builds a boolean option, its short form, and the negations rsync
 // accepts for it (given without the leading "--").
 func optBool(field func(*wire.Options) *bool, long string, short byte, negations ...string) []cliOpt {
@@ -866,6 +859,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := checkAcceptedValues(inv); err != nil {
 		return nil, err
 	}
+	// What an older protocol changes that a user sees: mtimes in whole
+	// seconds before 31.
+	inv.Opts.WholeSecondTimes = inv.protocol != 0 && inv.protocol < 31
 	if err := checkDebug(inv); err != nil {
 		return nil, err
 	}

@@ -108,7 +108,6 @@ func checkAcceptedValues(inv *Invocation) error {
 			}
 		}
 	}
-	inv.Opts.WholeSecondTimes = inv.protocol != 0 && inv.protocol < 31
 	switch p := inv.protocol; {
 	case p == 0:
 	case p > 32:
