@@ -65,6 +65,9 @@ type Option func(*config)
 type config struct {
 	acceptEnv []string
 	logLevel  string
+	listen    string // ListenAddress host; "" = 127.0.0.1
+	host      string // what clients connect to; "" = listen
+	netns     string // named network namespace to run sshd in; "" = ours
 }
 
 // WithAcceptEnv makes sshd accept these environment variables from clients
@@ -80,8 +83,23 @@ func WithLogLevel(level string) Option {
 	return func(c *config) { c.logLevel = level }
 }
 
+// WithListen makes sshd listen on listen (an IPv4 address such as 0.0.0.0)
+// instead of 127.0.0.1, and Host report host, the address clients connect
+// to. scripts/netstand uses it for the sshd at the far end of its links.
+func WithListen(listen, host string) Option {
+	return func(c *config) { c.listen, c.host = listen, host }
+}
+
+// WithNetns runs sshd in the named network namespace (/run/netns/NAME, as
+// made by "ip netns add"), entered with nsenter so that sshd keeps the
+// caller's mount namespace and sees the same files.
+func WithNetns(name string) Option {
+	return func(c *config) { c.netns = name }
+}
+
 // Server is a running sshd. Its methods are safe for concurrent use.
 type Server struct {
+	host    string
 	port    int
 	user    string
 	dir     string
@@ -94,8 +112,9 @@ type Server struct {
 	closeErr  error
 }
 
-// Host returns the address sshd listens on, always "127.0.0.1".
-func (s *Server) Host() string { return "127.0.0.1" }
+// Host returns the address clients connect to: "127.0.0.1" unless
+// WithListen said otherwise.
+func (s *Server) Host() string { return s.host }
 
 // Port returns the TCP port sshd listens on.
 func (s *Server) Port() int { return s.port }
@@ -166,9 +185,21 @@ var ErrUnavailable = errors.New("sshtest: OpenSSH unavailable")
 // started; if this process dies first, the kernel kills sshd (but not
 // sessions still running under it).
 func Launch(dir string, opts ...Option) (*Server, error) {
-	cfg := config{logLevel: "ERROR"}
+	cfg := config{logLevel: "ERROR", listen: "127.0.0.1"}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.host == "" {
+		cfg.host = cfg.listen
+	}
+	var prefix []string
+	if cfg.netns != "" {
+		nsenter, err := exec.LookPath("nsenter")
+		if err != nil {
+			return nil, fmt.Errorf("sshtest: sshd in network namespace %s: %w", cfg.netns, err)
+		}
+		// nsenter execs sshd after setns (no fork), so the pid is sshd's.
+		prefix = []string{nsenter, "--net=/run/netns/" + cfg.netns}
 	}
 	if !safeRE.MatchString(dir) {
 		return nil, fmt.Errorf("sshtest: directory %q needs quoting; use a plain path", dir)
@@ -202,6 +233,7 @@ func Launch(dir string, opts ...Option) (*Server, error) {
 	}
 
 	s := &Server{
+		host:    cfg.host,
 		user:    u.Username,
 		dir:     dir,
 		keyPath: filepath.Join(dir, "id_ed25519"),
@@ -235,7 +267,7 @@ func Launch(dir string, opts ...Option) (*Server, error) {
 		if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 			return nil, fmt.Errorf("sshtest: %w", err)
 		}
-		proc, err := launch(sshd, confPath, filepath.Join(dir, "sshd.pid"), s.logPath, port)
+		proc, err := launch(prefix, sshd, confPath, filepath.Join(dir, "sshd.pid"), s.logPath, port)
 		if err == nil {
 			s.port = port
 			s.proc = proc
@@ -407,7 +439,7 @@ func sshdConfig(port int, dir, hostKey, authKeys string, cfg config, version int
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	w("# written by syq/scripts/sshtest")
-	w("ListenAddress 127.0.0.1:%d", port)
+	w("ListenAddress %s:%d", cfg.listen, port)
 	w("AddressFamily inet")
 	w("PidFile %s", filepath.Join(dir, "sshd.pid"))
 	w("HostKey %s", hostKey)
@@ -488,7 +520,7 @@ type process struct {
 // Readiness is judged by the pid file, which sshd writes only after binding
 // its listen socket, rather than by connecting: a connection could reach
 // some other server that grabbed the same port.
-func launch(sshd, confPath, pidPath, logPath string, port int) (*process, error) {
+func launch(prefix []string, sshd, confPath, pidPath, logPath string, port int) (*process, error) {
 	_ = os.Remove(pidPath)
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -497,7 +529,8 @@ func launch(sshd, confPath, pidPath, logPath string, port int) (*process, error)
 	defer logf.Close() // the child holds its own copy
 	// -D: stay in the foreground as our child; -e: log to stderr (the log
 	// file) instead of syslog.
-	cmd := exec.Command(sshd, "-D", "-e", "-f", confPath)
+	argv := append(append([]string{}, prefix...), sshd, "-D", "-e", "-f", confPath)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = logf
 	cmd.Stdout = logf
 	// A fixed, minimal environment: sshd passes TZ on to sessions, and
