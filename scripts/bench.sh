@@ -5,6 +5,7 @@
 #   scripts/bench.sh --scale full                  # the real numbers (quiet machine!)
 #   scripts/bench.sh --cells small,noop --reps 5
 #   scripts/bench.sh --cells ssh --scale full      # remote cells over the bench's own sshd on 127.0.0.1
+#   scripts/bench.sh --cells wan,nfs,rails         # stand cells (scripts/netstand: WAN relay, sshfs, tbf rails); only when named
 #   scripts/bench.sh --syq /path/to/syq --out /tmp/results
 #
 # Flags: see `scripts/bench.sh -h`. Needs: rsync, rclone, cp, tar, mkfs.ext4,

@@ -109,6 +109,7 @@ type cell struct {
 	rss     bool // sample the process tree's VmHWM
 	remote  bool // arms push through the bench's sshd on 127.0.0.1
 	measure string
+	wan     *wanSpec // runs on scripts/netstand's stand (wan.go)
 }
 
 func cellsFor(scale string) []cell {

@@ -48,7 +48,7 @@ func main() {
 	flag.StringVar(&cfg.scenario, "scenario", "local", "scenario (only \"local\" so far)")
 	flag.StringVar(&cfg.scale, "scale", "small", "small (a few minutes) | full (20k small files, 2 GiB, 1M entries)")
 	flag.IntVar(&cfg.reps, "reps", 0, "repetitions per cell (0 = per-cell default: full 5 cheap / 3 large; small 2)")
-	flag.StringVar(&cfg.cells, "cells", "all", "comma-separated cells or prefixes: small-tmpfs,small-ext4,large-reflink,large-ext4,mixed,noop,ssh-small,ssh-large,memory-dry,memory-copy (small, large, ssh, memory select both)")
+	flag.StringVar(&cfg.cells, "cells", "all", "comma-separated cells or prefixes: small-tmpfs,small-ext4,large-reflink,large-ext4,mixed,noop,ssh-small,ssh-large,memory-dry,memory-copy (small, large, ssh, memory select both); named only: wan-large,wan-many,nfs-small-rtt0.2ms,nfs-small-rtt1ms,rails-k (wan, nfs, rails select them; see wan.go)")
 	flag.StringVar(&cfg.syq, "syq", "", "syq binary (default: go build ./cmd/syq into a temp dir)")
 	flag.StringVar(&cfg.out, "out", "", "directory for raw JSON (default WORKDIR/results/TIMESTAMP)")
 	flag.StringVar(&cfg.workdir, "workdir", "/var/tmp/syq-bench", "mount points and the kept loop images (on the root fs)")
@@ -89,7 +89,7 @@ func run(cfg config) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("needs root (mount, losetup, drop_caches)")
 	}
-	cells, err := selectCells(cellsFor(cfg.scale), cfg.cells)
+	cells, err := selectCells(withWANCells(cellsFor(cfg.scale), cfg.cells, cfg.scale), cfg.cells)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func run(cfg config) error {
 		b.env["syq_unavailable"] = syqErr.Error()
 	}
 	b.collectEnv(cells)
-	if slices.ContainsFunc(cells, func(c cell) bool { return c.remote }) {
+	if slices.ContainsFunc(cells, func(c cell) bool { return c.remote && c.wan == nil }) {
 		rem, err := startRemote()
 		if err != nil {
 			return fmt.Errorf("remote cells: starting the bench's sshd: %w", err)

@@ -37,6 +37,10 @@ type remote struct {
 	sshArgs []string // argv of ssh, without host and command
 	sshCmd  string   // the same as one string, for -e
 
+	onClose    func() // stand cells: unmount and tear the stand down (wan.go)
+	sshfsMount string
+	sshfsOpts  string
+
 	Link      linkInfo         `json:"link"`
 	Bootstrap *bootstrapRecord `json:"bootstrap,omitempty"`
 }
@@ -44,6 +48,7 @@ type remote struct {
 // linkInfo describes the stand: what the clients negotiated and how fast a
 // plain ssh pipe is with the same options (the stand's own ceiling).
 type linkInfo struct {
+	Where         string    `json:"where,omitempty"` // stand cells: the stand; "" = loopback
 	SSHCommand    string    `json:"ssh_command"`
 	SSHD          string    `json:"sshd"`
 	OpenSSHKex    string    `json:"openssh_client_kex"`
@@ -60,9 +65,13 @@ type linkInfo struct {
 }
 
 func (l linkInfo) describe() string {
-	return fmt.Sprintf("loopback 127.0.0.1 (no nominal ceiling); stand ceiling: plain ssh pipe %.0f MB/s median of %d (%s); "+
+	where := "loopback 127.0.0.1 (no nominal ceiling)"
+	if l.Where != "" {
+		where = l.Where
+	}
+	return fmt.Sprintf("%s; stand ceiling: plain ssh pipe %.0f MB/s median of %d (%s); "+
 		"one connection (ssh ... true) %.3fs median of %d; OpenSSH client: kex %s, cipher %s; rclone (Go SSH): kex %s, cipher %s",
-		l.CeilingMBps, len(l.CeilingS), l.CeilingCmd, l.ConnectMedian, len(l.ConnectS), l.OpenSSHKex, l.OpenSSHCipher, l.RcloneKex, l.RcloneCipher)
+		where, l.CeilingMBps, len(l.CeilingS), l.CeilingCmd, l.ConnectMedian, len(l.ConnectS), l.OpenSSHKex, l.OpenSSHCipher, l.RcloneKex, l.RcloneCipher)
 }
 
 // bootstrapRecord is syq's first copy with an empty helper cache: the
@@ -143,6 +152,9 @@ func groupOutput(cmd *exec.Cmd) ([]byte, error) {
 }
 
 func (r *remote) close() {
+	if r.onClose != nil {
+		r.onClose()
+	}
 	if r.srv != nil {
 		r.srv.Close()
 	}

@@ -79,6 +79,9 @@ func (b *bench) log(format string, args ...any) {
 // runCell prepares the cell's fs and source, then runs every arm reps times
 // in alternating order, verifying after every run.
 func (b *bench) runCell(c cell) error {
+	if c.wan != nil && !c.wan.active {
+		return b.runWANCell(c)
+	}
 	f := b.fss[c.fs]
 	var armKeys []string
 	for _, k := range c.arms {

@@ -65,7 +65,8 @@ func main() {
 		usage()
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "netstand:", err)
+		// Errors from package stand already say "netstand:".
+		fmt.Fprintln(os.Stderr, "netstand:", strings.TrimPrefix(err.Error(), "netstand: "))
 		os.Exit(1)
 	}
 }
