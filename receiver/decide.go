@@ -187,7 +187,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 	}
 	if old != nil && old.IsReg() {
-		it = item{update: r.sentChar(), flags: r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)}
+		it = item{update: r.sentChar(), flags: r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e), basis: old.Size}
 		if old.Size != e.Size {
 			it.flags |= flagSize
 		}

@@ -67,11 +67,7 @@ func ListLine(e *wire.Entry, name string, showTarget, eightBit bool) string {
 	if e.Type() == wire.TypeLnk && e.Link != "" && showTarget {
 		name += " -> " + display(e.Link)
 	}
-	size := e.Size
-	if e.Type() == wire.TypeDir {
-		size = 4096
-	}
-	sizeText := Commas(size)
+	sizeText := Commas(e.Size)
 	t := time.Unix(e.MtimeSec, 0).Format("2006/01/02 15:04:05")
 	return fmt.Sprintf("%s %14s %s %s", ModeString(e.Mode), sizeText, t, name)
 }

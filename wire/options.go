@@ -115,8 +115,16 @@ type Options struct {
 	// LogFile: the client keeps a --log-file, so the receiver sends it
 	// each item's line formatted with LogFileFormat (none when empty),
 	// and the notes it shows.
-	LogFile        bool
-	LogFileFormat  string
+	LogFile       bool
+	LogFileFormat string
+	// FormatSources are the source operands as given, sent only when
+	// output needs them: a format with %f (each file's path at the
+	// sender), or -R with an absolute source (whose names rsync shows
+	// with their leading slash).
+	FormatSources []string
+	// ChecksumChoice is --checksum-choice as given; it names the hash
+	// %C shows.
+	ChecksumChoice string
 	HumanReadable  int  // -h count; -1 after --no-h (plain digits, no thousands separators)
 	EightBitOutput bool // -8: names show bytes outside ASCII unescaped
 	Progress       bool // whole-transfer progress line on a terminal

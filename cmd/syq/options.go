@@ -882,7 +882,7 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		if inv.logFileFormat != nil {
 			inv.Opts.LogFileFormat = *inv.logFileFormat
 		}
-		if err := receiver.CheckFormat(inv.Opts.LogFileFormat); err != nil {
+		if err := receiver.CheckFormat(inv.Opts.LogFileFormat, inv.checksumChoice); err != nil {
 			return nil, &UsageError{Msg: err.Error()}
 		}
 	}
@@ -900,15 +900,16 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		inv.Opts.BlockSize = int(n)
 	}
 	if f := inv.Opts.OutFormat; f != "" {
-		if err := receiver.CheckFormat(f); err != nil {
+		if err := receiver.CheckFormat(f, inv.checksumChoice); err != nil {
 			return nil, &UsageError{Msg: err.Error()}
 		}
 		// rsync: a format with %i shows what -i shows; any format
 		// implies --info=name, which syq's receiver reads as "names".
-		if strings.Contains(f, "%i") {
+		if receiver.FormatHas(f, 'i') {
 			inv.Opts.Itemize = true
 		}
 	}
+	inv.Opts.ChecksumChoice = inv.checksumChoice
 	for _, c := range inv.Opts.Chmod {
 		if _, err := sender.ParseChmod(c, 0); err != nil {
 			return nil, &UsageError{Msg: err.Error(), NoPrefix: true}
@@ -951,7 +952,21 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := assignOperands(inv, operands); err != nil {
 		return nil, err
 	}
+	if receiver.FormatHas(inv.Opts.OutFormat, 'f') || receiver.FormatHas(inv.Opts.LogFileFormat, 'f') || inv.Opts.Relative && anyAbsolute(inv.Sources) {
+		// %f shows each file's path at the sender, and -R names from
+		// an absolute path show its leading slash.
+		inv.Opts.FormatSources = inv.Sources
+	}
 	return inv, nil
+}
+
+func anyAbsolute(paths []string) bool {
+	for _, p := range paths {
+		if strings.HasPrefix(p, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 func given(on bool) int {
