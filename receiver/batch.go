@@ -34,6 +34,11 @@ type batchState struct {
 
 	alts []*fsops.Dir // this directory in each --*-dest directory (nil: not there), opened on first use
 
+	// --fuzzy: the candidates, read at the first missing file, and the
+	// basis picked per entry index.
+	fuzzy      *fuzzyDir
+	fuzzyBasis map[int32]string
+
 	// deltaDone, when set, runs once the batch's files are written; true
 	// means it asked for some again (delta.go) and the batch lives on.
 	deltaDone func() bool
@@ -74,7 +79,8 @@ type fileJob struct {
 	// blockLen means none.
 	basisLen int64
 	blockLen int
-	redone   bool // sent again whole after a delta that did not check out
+	redone   bool   // sent again whole after a delta that did not check out
+	basis    string // --fuzzy: the basis's name in the batch directory when not name
 }
 
 // getReady returns the readiness signal of a destination directory.
@@ -284,7 +290,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		}
 		if want {
 			b.refs.Add(1)
-			job := &fileJob{batch: b, index: int32(i), e: e, name: e.Name, rel: rel, old: old}
+			job := &fileJob{batch: b, index: int32(i), e: e, name: e.Name, rel: rel, old: old, basis: b.fuzzyBasis[int32(i)]}
 			jobs = append(jobs, job)
 			wants = append(wants, int32(i))
 			sigs = r.addSig(sigs, job, len(wants)-1)

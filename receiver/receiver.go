@@ -110,6 +110,9 @@ type Receiver struct {
 	dirAttrs []dirAttr // every directory whose metadata is set at the end
 
 	alts []*fsops.Dir // --compare-dest, --copy-dest or --link-dest directories
+	// altShown names each of alts as rsync's messages do (a relative
+	// one joined, uncleaned, to the destination's absolute path).
+	altShown []string
 
 	stage stageState // -T, --partial-dir, --delay-updates (stage.go)
 	idMap *idMapper  // --usermap, --groupmap, --chown (idmap.go)

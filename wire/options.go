@@ -62,6 +62,11 @@ type Options struct {
 
 	// How the receiver writes.
 	WholeFile bool // -W (always true locally unless --no-whole-file)
+	// Fuzzy is the -y count: a missing file takes a similar one of its
+	// directory as its delta basis (2: also in the --*-dest directories).
+	Fuzzy int
+	// DebugFuzzy is --debug=FUZZY's level: the fuzzy choices are shown.
+	DebugFuzzy int
 	BlockSize int  // -B: the delta block length (0: chosen per file)
 	Inplace   bool // --inplace
 	Partial   bool // --partial

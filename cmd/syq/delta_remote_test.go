@@ -7,6 +7,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,17 +67,24 @@ func TestDeltaRemote(t *testing.T) {
 		push  bool
 		args  []string
 		delta bool
+		old   string // the old version's name in dst ("big" when empty)
 	}{
-		{"push", true, nil, true},
-		{"pull", false, nil, true},
-		{"push-inplace", true, []string{"--inplace"}, true},
-		{"pull-block-size", false, []string{"-B", "2048"}, true},
-		{"push-whole", true, []string{"-W"}, false},
+		{"push", true, nil, true, ""},
+		{"pull", false, nil, true, ""},
+		{"push-inplace", true, []string{"--inplace"}, true, ""},
+		{"pull-block-size", false, []string{"-B", "2048"}, true, ""},
+		{"push-whole", true, []string{"-W"}, false, ""},
+		// --fuzzy: "big" is missing, its old version sits beside it
+		// under another name and serves as the basis.
+		{"push-fuzzy", true, []string{"-y"}, true, "big-v1"},
+		{"pull-fuzzy", false, []string{"--fuzzy"}, true, "big.old"},
+		{"push-fuzzy-off", true, []string{"-y", "--no-fuzzy"}, false, "big-v1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "dst")
 			os.MkdirAll(dst, 0o755)
-			oldVersion(t, filepath.Join(dst, "big"), data)
+			old := cmp.Or(c.old, "big")
+			oldVersion(t, filepath.Join(dst, old), data)
 			args := append([]string{"-a", "--stats", "-e", rsh}, c.args...)
 			counter := "Total bytes sent"
 			if c.push {
@@ -88,6 +96,9 @@ func TestDeltaRemote(t *testing.T) {
 			r := runSyq(t, nil, args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if c.old != "" {
+				os.Remove(filepath.Join(dst, c.old)) // the basis stays, as rsync leaves it
 			}
 			sameTree(t, src, dst)
 			moved := statNum(t, r.stdout, counter)

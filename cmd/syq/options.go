@@ -367,7 +367,8 @@ func buildCLIOptions() []cliOpt {
 	checksumChoice := func(c *Invocation, s string) { c.checksumChoice = s }
 	add(optText("checksum-choice", 0, checksumChoice), optText("cc", 0, checksumChoice))
 	add(optNum("checksum-seed", 0, func(*Invocation, int) {})) // seeds rsync's MD4 only
-	add(optTodo("fuzzy", 'y', cliNoArg), optNoop("no-fuzzy"), optNoop("no-y"))
+	add(optFlag("fuzzy", 'y', func(c *Invocation) { c.Opts.Fuzzy++ }))
+	add(optFlag("no-fuzzy", 0, func(c *Invocation) { c.Opts.Fuzzy = 0 }), optFlag("no-y", 0, func(c *Invocation) { c.Opts.Fuzzy = 0 }))
 	altDest := func(kind string) func(*Invocation, string) {
 		return func(c *Invocation, s string) {
 			if c.Opts.AltDestKind != "" && c.Opts.AltDestKind != kind {
