@@ -81,6 +81,8 @@ type fileJob struct {
 	blockLen int
 	redone   bool   // sent again whole after a delta that did not check out
 	basis    string // --fuzzy: the basis's name in the batch directory when not name
+	// basisPartial: the basis is the partial copy in --partial-dir.
+	basisPartial bool
 }
 
 // getReady returns the readiness signal of a destination directory.
