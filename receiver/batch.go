@@ -37,6 +37,7 @@ type batchState struct {
 	// --fuzzy: the candidates, read at the first missing file, and the
 	// basis picked per entry index.
 	fuzzy      *fuzzyDir
+	lateDelete func() // --fuzzy with --delete-delay/-after: this directory's deletions, run at release
 	fuzzyBasis map[int32]string
 
 	// deltaDone, when set, runs once the batch's files are written; true
@@ -55,6 +56,10 @@ func (b *batchState) release() {
 		if done() {
 			return
 		}
+	}
+	if del := b.lateDelete; del != nil {
+		b.lateDelete = nil
+		del()
 	}
 	if b.own {
 		b.dir.Close()
@@ -238,7 +243,20 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	}
 
 	if fb.Complete && r.opts.Delete && b.dir != nil {
-		deleted = r.deleteExtraneous(b, fb, have, nil)
+		if r.opts.Fuzzy > 0 && r.opts.DeleteLate {
+			// The fuzzy candidates are read before anything goes, and
+			// go only when this directory's files are written.
+			fd := b.fuzzyDir()
+			fd.once.Do(func() { fd.cands = r.fuzzyCandidates(b) })
+			b.changed.Store(true) // its mtime is put back after the deletions too
+			b.lateDelete = func() {
+				for _, l := range r.deleteExtraneous(b, fb, have, nil) {
+					r.out.now(l, true)
+				}
+			}
+		} else {
+			deleted = r.deleteExtraneous(b, fb, have, nil)
+		}
 	}
 
 	for i := range fb.Entries {

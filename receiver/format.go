@@ -52,7 +52,14 @@ func parseEscape(format string, i int) (esc formatEscape, ok bool) {
 		esc.left = true
 		j++
 	}
-	for j < len(format) && format[j] >= '0' && format[j] <= '9' {
+	// rsync copies the '-' and the digits into a 32-byte buffer and
+	// stops at 23 characters: a digit after that is the "letter", no
+	// escape, and the text stays as written.
+	taken := 0
+	if esc.left {
+		taken = 1
+	}
+	for ; j < len(format) && format[j] >= '0' && format[j] <= '9' && taken < 23; taken++ {
 		if esc.width < 1<<16 {
 			esc.width = esc.width*10 + int(format[j]-'0')
 		}

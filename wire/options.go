@@ -67,11 +67,11 @@ type Options struct {
 	Fuzzy int
 	// DebugFuzzy is --debug=FUZZY's level: the fuzzy choices are shown.
 	DebugFuzzy int
-	BlockSize int  // -B: the delta block length (0: chosen per file)
-	Inplace   bool // --inplace
-	Partial   bool // --partial
-	Sparse    bool // -S
-	Fsync     bool // --fsync
+	BlockSize  int  // -B: the delta block length (0: chosen per file)
+	Inplace    bool // --inplace
+	Partial    bool // --partial
+	Sparse     bool // -S
+	Fsync      bool // --fsync
 	// Preallocate (--preallocate) reserves each new file's blocks before
 	// writing it.
 	Preallocate bool
@@ -103,7 +103,11 @@ type Options struct {
 	RemoveSourceFiles bool
 
 	// Deletion.
-	Delete       bool // --delete (during)
+	Delete bool // --delete (during)
+	// DeleteLate (--delete-delay, --delete-after): with --fuzzy, a
+	// directory's extraneous files go only once its files are written,
+	// so they may serve as bases.
+	DeleteLate   bool
 	MaxDelete    int  // --max-delete; <0 means unlimited
 	IgnoreErrors bool // --ignore-errors
 	Force        bool // --force: delete a non-empty directory that a non-directory replaces

@@ -53,3 +53,13 @@ var fuzzyScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, fuzzyScenarios...) }
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// --delete-delay keeps the extraneous old files as candidates
+		// (rsync's fuzzy test); plain --delete removes them first.
+		diffScenario{name: "fuzzy-delete-delay-debug", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "-y", "--delete-delay", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "fuzzy-delete-after-no-w", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "-y", "--no-whole-file", "--delete-after", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "fuzzy-delete-during", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "-y", "--delete", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true},
+	)
+}

@@ -416,8 +416,12 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("delete", 0, deleteOn), optFlag("del", 0, deleteOn), optFlag("delete-during", 0, deleteOn))
 	// syq deletes per directory as it goes, so every --delete-WHEN ends
 	// in the same tree; they differ only in when space is freed.
+	// The late ones keep what --fuzzy may use as a basis until the
+	// directory's files are written.
 	deleteWhen := func(c *Invocation) { c.Opts.Delete = true; c.deleteWhens++ }
-	add(optFlag("delete-before", 0, deleteWhen), optFlag("delete-after", 0, deleteWhen), optFlag("delete-delay", 0, deleteOn))
+	deleteLate := func(c *Invocation) { c.Opts.Delete, c.Opts.DeleteLate = true, true }
+	add(optFlag("delete-before", 0, deleteWhen), optFlag("delete-after", 0, func(c *Invocation) { deleteWhen(c); deleteLate(c) }),
+		optFlag("delete-delay", 0, deleteLate))
 	add(optFlag("delete-excluded", 0, func(c *Invocation) { c.Opts.Delete, c.Opts.DeleteExcluded = true, true }))
 	add(optFlag("ignore-missing-args", 0, func(c *Invocation) { c.Opts.IgnoreMissingArgs = true }))
 	add(optFlag("delete-missing-args", 0, func(c *Invocation) { c.Opts.DeleteMissingArgs = true }))
