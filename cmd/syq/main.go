@@ -240,8 +240,8 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	errOut := logf.tee(stderr)
 	probs := &problems{stdout: stdout, stderr: errOut}
 	start := time.Now()
-	if (opts.Verbose > 0 || opts.Progress) && !opts.Quiet {
-		fmt.Fprintln(stdout, "sending incremental file list")
+	if b := fileListBanner(inv, "sending"); b != "" {
+		fmt.Fprintln(stdout, b)
 	}
 
 	var sendErr error

@@ -59,33 +59,36 @@ type Invocation struct {
 	// RemoteOptions (-M) are rsync options for the remote side only.
 	RemoteOptions []string
 	// Filter rules in command-line order; -C adds its rules after them.
-	Filters        []filterArg
-	CVSExclude     bool                                    // -C
-	From0          bool                                    // -0: rule files are NUL-separated
-	filterF        int                                     // how many -F were given
-	filters        *filter.List                            // compiled from Filters and CVSExclude
-	deleteWhens    int                                     // how many --delete-before/-after were given
-	altDestMixed   bool                                    // more than one kind of --*-dest was given
-	filesFrom      string                                  // --files-from
-	given          struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
-	maxSize        string                                  // --max-size as given
-	bwlimit        string                                  // --bwlimit as given
-	outbuf         string                                  // --outbuf as given
-	maxAlloc       string                                  // --max-alloc as given
-	checksumChoice string                                  // --checksum-choice as given
-	protocol       int                                     // --protocol as given
-	debugFlags     []string                                // --debug values as given
-	logFileFormat  *string                                 // --log-file-format as given
-	stopAt         string                                  // --stop-at as given
-	stopAfter      string                                  // --stop-after as given
-	minSize        string                                  // --min-size as given
-	suffix         string                                  // --suffix
-	suffixSet      bool
-	NoProgress     bool // --no-progress was the last word on progress
-	Progress2      bool // --info=progress2: one whole-transfer progress line on stdout
-	InfoHelp       bool // --info=help
-	DebugHelp      bool // --debug=help
-	Debug          bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
+	Filters         []filterArg
+	CVSExclude      bool                                    // -C
+	From0           bool                                    // -0: rule files are NUL-separated
+	filterF         int                                     // how many -F were given
+	filters         *filter.List                            // compiled from Filters and CVSExclude
+	deleteWhens     int                                     // how many --delete-before/-after were given
+	deleteEarlyLate bool                                    // --delete-before or --delete-after
+	noIncRecurse    bool                                    // --no-inc-recursive
+	qsort           bool                                    // --qsort
+	altDestMixed    bool                                    // more than one kind of --*-dest was given
+	filesFrom       string                                  // --files-from
+	given           struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
+	maxSize         string                                  // --max-size as given
+	bwlimit         string                                  // --bwlimit as given
+	outbuf          string                                  // --outbuf as given
+	maxAlloc        string                                  // --max-alloc as given
+	checksumChoice  string                                  // --checksum-choice as given
+	protocol        int                                     // --protocol as given
+	debugFlags      []string                                // --debug values as given
+	logFileFormat   *string                                 // --log-file-format as given
+	stopAt          string                                  // --stop-at as given
+	stopAfter       string                                  // --stop-after as given
+	minSize         string                                  // --min-size as given
+	suffix          string                                  // --suffix
+	suffixSet       bool
+	NoProgress      bool // --no-progress was the last word on progress
+	Progress2       bool // --info=progress2: one whole-transfer progress line on stdout
+	InfoHelp        bool // --info=help
+	DebugHelp       bool // --debug=help
+	Debug           bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
 
 	// Compression options as given; settleCompress turns them into
 	// Opts.Compress and Opts.SkipCompress.
@@ -287,7 +290,11 @@ func buildCLIOptions() []cliOpt {
 		return func(c *Invocation) { c.Opts.Recursive, c.given.recursive = on, given(on) }
 	}
 	add(optFlag("recursive", 'r', recursive(true)), optFlag("no-recursive", 0, recursive(false)), optFlag("no-r", 0, recursive(false)))
-	add(optNoop("inc-recursive"), optNoop("i-r"), optNoop("no-inc-recursive"), optNoop("no-i-r"))
+	// Incremental recursion is how rsync orders its work; syq always
+	// streams. The choice shows only in -v's file-list line.
+	incRecursive := func(on bool) func(*Invocation) { return func(c *Invocation) { c.noIncRecurse = !on } }
+	add(optFlag("inc-recursive", 0, incRecursive(true)), optFlag("i-r", 0, incRecursive(true)),
+		optFlag("no-inc-recursive", 0, incRecursive(false)), optFlag("no-i-r", 0, incRecursive(false)))
 	dirs := func(on bool) func(*Invocation) {
 		return func(c *Invocation) { c.Opts.Dirs, c.given.dirs = on, given(on) }
 	}
@@ -418,7 +425,7 @@ func buildCLIOptions() []cliOpt {
 	// in the same tree; they differ only in when space is freed.
 	// The late ones keep what --fuzzy may use as a basis until the
 	// directory's files are written.
-	deleteWhen := func(c *Invocation) { c.Opts.Delete = true; c.deleteWhens++ }
+	deleteWhen := func(c *Invocation) { c.Opts.Delete = true; c.deleteWhens++; c.deleteEarlyLate = true }
 	deleteLate := func(c *Invocation) { c.Opts.Delete, c.Opts.DeleteLate = true, true }
 	add(optFlag("delete-before", 0, deleteWhen), optFlag("delete-after", 0, func(c *Invocation) { deleteWhen(c); deleteLate(c) }),
 		optFlag("delete-delay", 0, deleteLate))
@@ -503,7 +510,9 @@ func buildCLIOptions() []cliOpt {
 	// syq talks to syq; what an old protocol changes that a user sees
 	// (mtimes in whole seconds before 31) it does the same.
 	add(optNum("protocol", 0, func(c *Invocation, n int) { c.protocol = n }))
-	add(optNoop("qsort")) // rsync's choice of sort routine; syq's order is the same
+	// rsync's choice of sort routine; syq's order is the same. It turns
+	// off rsync's incremental recursion, which shows in -v's output.
+	add(optFlag("qsort", 0, func(c *Invocation) { c.qsort = true }))
 
 	add(optTodo("read-batch", 0, cliStrArg), optTodo("write-batch", 0, cliStrArg), optTodo("only-write-batch", 0, cliStrArg))
 	// Internal and daemon-mode switches.
