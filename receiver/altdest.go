@@ -20,7 +20,9 @@ import (
 // rsync's warning.
 func (r *Receiver) openAltDests() {
 	for _, p := range r.opts.AltDests {
+		shown := p
 		if !filepath.IsAbs(p) {
+			shown = absPath(r.rootPath) + "/" + p
 			p = filepath.Join(r.rootPath, p)
 		}
 		d, err := fsops.OpenDirOwned(p)
@@ -29,6 +31,7 @@ func (r *Receiver) openAltDests() {
 			continue
 		}
 		r.alts = append(r.alts, d)
+		r.altShown = append(r.altShown, shown)
 	}
 }
 

@@ -34,6 +34,12 @@ type batchState struct {
 
 	alts []*fsops.Dir // this directory in each --*-dest directory (nil: not there), opened on first use
 
+	// --fuzzy: the candidates, read at the first missing file, and the
+	// basis picked per entry index.
+	fuzzy      *fuzzyDir
+	lateDelete func() // --fuzzy with --delete-delay/-after: this directory's deletions, run at release
+	fuzzyBasis map[int32]string
+
 	// deltaDone, when set, runs once the batch's files are written; true
 	// means it asked for some again (delta.go) and the batch lives on.
 	deltaDone func() bool
@@ -50,6 +56,10 @@ func (b *batchState) release() {
 		if done() {
 			return
 		}
+	}
+	if del := b.lateDelete; del != nil {
+		b.lateDelete = nil
+		del()
 	}
 	if b.own {
 		b.dir.Close()
@@ -74,7 +84,10 @@ type fileJob struct {
 	// blockLen means none.
 	basisLen int64
 	blockLen int
-	redone   bool // sent again whole after a delta that did not check out
+	redone   bool   // sent again whole after a delta that did not check out
+	basis    string // --fuzzy: the basis's name in the batch directory when not name
+	// basisPartial: the basis is the partial copy in --partial-dir.
+	basisPartial bool
 }
 
 // getReady returns the readiness signal of a destination directory.
@@ -230,7 +243,20 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	}
 
 	if fb.Complete && r.opts.Delete && b.dir != nil {
-		deleted = r.deleteExtraneous(b, fb, have, nil)
+		if r.opts.Fuzzy > 0 && r.opts.DeleteLate {
+			// The fuzzy candidates are read before anything goes, and
+			// go only when this directory's files are written.
+			fd := b.fuzzyDir()
+			fd.once.Do(func() { fd.cands = r.fuzzyCandidates(b) })
+			b.changed.Store(true) // its mtime is put back after the deletions too
+			b.lateDelete = func() {
+				for _, l := range r.deleteExtraneous(b, fb, have, nil) {
+					r.out.now(l, true)
+				}
+			}
+		} else {
+			deleted = r.deleteExtraneous(b, fb, have, nil)
+		}
 	}
 
 	for i := range fb.Entries {
@@ -284,7 +310,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		}
 		if want {
 			b.refs.Add(1)
-			job := &fileJob{batch: b, index: int32(i), e: e, name: e.Name, rel: rel, old: old}
+			job := &fileJob{batch: b, index: int32(i), e: e, name: e.Name, rel: rel, old: old, basis: b.fuzzyBasis[int32(i)]}
 			jobs = append(jobs, job)
 			wants = append(wants, int32(i))
 			sigs = r.addSig(sigs, job, len(wants)-1)

@@ -186,8 +186,19 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			it = altItem
 		}
 	}
+	if old == nil && opts.Fuzzy > 0 && b.dir != nil {
+		if basis := r.findFuzzy(b, e, rel); basis != "" {
+			if b.fuzzyBasis == nil {
+				b.fuzzyBasis = map[int32]string{}
+			}
+			b.fuzzyBasis[index] = basis
+		}
+	}
+	if opts.Fuzzy > 0 {
+		b.fuzzyUsed(e.Name) // replaced by this run: no basis for later files
+	}
 	if old != nil && old.IsReg() {
-		it = item{update: r.sentChar(), flags: r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)}
+		it = item{update: r.sentChar(), flags: r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e), basis: old.Size}
 		if old.Size != e.Size {
 			it.flags |= flagSize
 		}

@@ -27,11 +27,14 @@ func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta
 	// holes; the tree is the same either way. A basis in a --*-dest
 	// directory is not used yet: those files go whole.
 	// --append writes only past the old end, from whole data.
-	if o.WholeFile || o.DryRun || o.Sparse || r.appends(job) || r.conn.PassesFiles() || job.batch.dir == nil ||
-		job.old == nil || !job.old.IsReg() || job.old.Size == 0 {
+	if o.WholeFile || o.DryRun || o.Sparse || r.appends(job) || r.conn.PassesFiles() || job.batch.dir == nil {
 		return sigs
 	}
-	f, err := job.batch.dir.OpenRead(job.name)
+	job.basisPartial = r.partialBasis(job)
+	if !job.basisPartial && job.basis == "" && (job.old == nil || !job.old.IsReg() || job.old.Size == 0) {
+		return sigs
+	}
+	f, err := r.openBasis(job)
 	if err != nil {
 		return sigs
 	}
@@ -55,6 +58,44 @@ func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta
 	return append(sigs, sig)
 }
 
+// basisName is the file in the batch directory a delta for job builds
+// on: its own old version, or the --fuzzy pick.
+func (job *fileJob) basisName() string {
+	if job.basis != "" {
+		return job.basis
+	}
+	return job.name
+}
+
+// partialBasis reports whether job's file has a partial copy in the
+// --partial-dir from an interrupted run: rsync resumes from it, taking
+// it as the basis ahead of the old file.
+func (r *Receiver) partialBasis(job *fileJob) bool {
+	if r.opts.PartialDir == "" || r.opts.DelayUpdates {
+		return false // --delay-updates keeps finished files there, not partial ones
+	}
+	pd, err := r.partialDir(job.batch.dir, job.rel, false)
+	if err != nil {
+		return false
+	}
+	defer pd.Close()
+	st, err := pd.Lstat(job.name)
+	return err == nil && st.IsReg() && st.Size > 0
+}
+
+// openBasis opens the file a delta for job builds on.
+func (r *Receiver) openBasis(job *fileJob) (*fsops.File, error) {
+	if !job.basisPartial {
+		return job.batch.dir.OpenRead(job.basisName())
+	}
+	pd, err := r.partialDir(job.batch.dir, job.rel, false)
+	if err != nil {
+		return nil, err
+	}
+	defer pd.Close()
+	return pd.OpenRead(job.name)
+}
+
 // errDeltaMismatch: the file rebuilt from a delta is not what the sender
 // read (the basis or the source changed meanwhile, or blocks collided);
 // it is asked for again, whole, as rsync's redo phase does.
@@ -70,9 +111,9 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 		r.setFatal(&wire.FatalError{Code: wire.ExitStreamIO, Err: err})
 		return err
 	}
-	basis, err := job.batch.dir.OpenRead(job.name)
+	basis, err := r.openBasis(job)
 	if err != nil {
-		return &userError{fmt.Sprintf("open basis %q failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
+		return &userError{fmt.Sprintf("open basis %q failed: %s", r.destPath(joinRel(job.batch.rel, job.basisName())), fsops.ErrText(err))}
 	}
 	defer basis.Close()
 	ops := wire.NewDeltaReader(src)

@@ -13,7 +13,13 @@ import (
 // sender lists, in rsync's format, and asks for no data. Symlink targets
 // are shown with showTargets (rsync's -l). With recursive, a directory is
 // printed just before its contents, as rsync orders its listing.
-func List(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recursive, eightBit bool) error {
+func List(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recursive, eightBit bool) (wire.Stats, error) {
+	var st wire.Stats
+	err := list(ctx, conn, out, showTargets, recursive, eightBit, &st)
+	return st, err
+}
+
+func list(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recursive, eightBit bool, st *wire.Stats) error {
 	held := map[string]string{}
 	for {
 		m, err := conn.Recv()
@@ -28,6 +34,21 @@ func List(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recur
 			}
 			for i := range m.Entries {
 				e := &m.Entries[i]
+				st.Files++
+				switch e.Type() {
+				case wire.TypeReg:
+					st.RegFiles++
+					st.TotalSize += e.Size
+				case wire.TypeDir:
+					st.Dirs++
+				case wire.TypeLnk:
+					st.Links++
+					st.TotalSize += e.Size
+				case wire.TypeChr, wire.TypeBlk:
+					st.Devices++
+				default:
+					st.Specials++
+				}
 				name := e.Name
 				if m.Dir != "" && m.Dir != "." {
 					name = m.Dir + "/" + e.Name
@@ -67,11 +88,7 @@ func ListLine(e *wire.Entry, name string, showTarget, eightBit bool) string {
 	if e.Type() == wire.TypeLnk && e.Link != "" && showTarget {
 		name += " -> " + display(e.Link)
 	}
-	size := e.Size
-	if e.Type() == wire.TypeDir {
-		size = 4096
-	}
-	sizeText := Commas(size)
+	sizeText := Commas(e.Size)
 	t := time.Unix(e.MtimeSec, 0).Format("2006/01/02 15:04:05")
 	return fmt.Sprintf("%s %14s %s %s", ModeString(e.Mode), sizeText, t, name)
 }

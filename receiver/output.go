@@ -33,33 +33,65 @@ func (f itemFlags) any() bool { return f != 0 }
 type item struct {
 	update byte // '>' received, 'c' created locally, 'h' hard link, '.' attributes only
 	flags  itemFlags
+	basis  int64 // size of the regular file a transfer replaces (for %c), 0 if none
 }
 
 func newItem(update byte) item { return item{update: update, flags: flagNew} }
 
 // itemLine formats a line for -i ("YXcstpoguax name"), -v ("name") or
-// --out-format; it returns "" when none is on.
+// --out-format; it returns "" when none is on. name is the path
+// relative to the destination ("./" for the root, a trailing slash for
+// a directory, " -> target" after a symlink).
 func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
+	rel := name
 	if r.fileMode != "" && (name == r.fileMode || strings.HasPrefix(name, r.fileMode+" -> ")) {
 		// A single file copied to another name shows as the source's.
 		name = r.fileSrcName + name[len(r.fileMode):]
 	}
+	if r.opts.Relative && !r.cfg.Pulled && name != "./" && fromAbsolute(r.opts.FormatSources, name) {
+		name = "/" + name
+	}
 	name = r.display(name)
-	if r.cfg.Log != nil && r.opts.LogFileFormat != "" && (it.update != '.' || it.flags.any()) {
-		r.cfg.Log(r.formatLine(r.opts.LogFileFormat, r.itemString(it, e), name, e, it.update == r.sentChar()))
+	transferred := it.update == r.sentChar()
+	logged := r.cfg.Log != nil && r.opts.LogFileFormat != "" && (it.update != '.' || it.flags.any())
+	shown := r.opts.OutFormat != "" &&
+		(r.opts.Itemize || !(it.update == '.' && !e.IsDir() || r.opts.Progress && transferred)) // without %i, the lines are -v's
+	if (logged || shown) && transferred && r.sumAfterWrite && e.IsReg() && !r.opts.DryRun {
+		// %C shows the checksum of what was written: the line waits
+		// for the data.
+		itemized := r.itemString(it, e)
+		r.later.put(rel, func(sum string, ok bool) {
+			value := func() string { return sum }
+			line := ""
+			if ok && logged {
+				r.cfg.Log(r.formatLine(r.opts.LogFileFormat, itemized, name, rel, e, it.basis, true, value))
+			}
+			if ok && shown {
+				line = r.formatLine(r.opts.OutFormat, itemized, name, rel, e, it.basis, true, value)
+			}
+			r.out.resolve(laterLine(rel), line)
+		})
+		if !shown {
+			return ""
+		}
+		return laterLine(rel)
+	}
+	sum := func() string { return r.formatSum(e, rel) }
+	if logged {
+		r.cfg.Log(r.formatLine(r.opts.LogFileFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum))
 	}
 	if r.opts.OutFormat != "" {
-		if !r.opts.Itemize && (it.update == '.' && !e.IsDir() || r.opts.Progress && it.update == r.sentChar()) {
-			return "" // without %i, the lines are -v's
+		if !shown {
+			return ""
 		}
-		return r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, e, it.update == r.sentChar())
+		return r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum)
 	}
 	if r.opts.Itemize {
 		return r.itemString(it, e) + " " + name
 	}
 	if r.opts.Verbose > 0 || r.opts.Progress {
 		switch {
-		case r.opts.Progress && it.update == r.sentChar():
+		case r.opts.Progress && transferred:
 			return "" // shown with its progress line when written
 		case it.update == '.' && r.opts.Verbose < 2 && !e.IsDir():
 			// -v names what is transferred or created, and directories
@@ -69,6 +101,27 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 		return name
 	}
 	return ""
+}
+
+// written settles the line a format with %C held back for job's file:
+// shown with the checksum of what is now under its final name when ok,
+// dropped when the file failed.
+func (r *Receiver) written(job *fileJob, ok bool) {
+	if !r.sumAfterWrite {
+		return
+	}
+	emit := r.later.take(job.rel)
+	if emit == nil {
+		return
+	}
+	algo, size, _ := sumAlgo(r.opts.ChecksumChoice, r.opts.Checksum)
+	sum := strings.Repeat(" ", 2*size)
+	if ok && !r.opts.DelayUpdates { // a delayed file is not under its name yet
+		if s, err := fileSum(job.batch.dir, job.name, algo); err == nil {
+			sum = s
+		}
+	}
+	emit(sum, ok)
 }
 
 // display escapes a name for output (wire.DisplayName), leaving bytes
@@ -117,24 +170,36 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 
 // formatLine expands format (--out-format or --log-file-format) for one
 // entry; name is its display name, with " -> target" for a symlink
-// (split off for %n and %L).
-func (r *Receiver) formatLine(format, itemized, name string, e *wire.Entry, transferred bool) string {
+// (split off for %n and %L), rel its path in the destination, basis the
+// size of the file a transfer replaces, and sum gives %C.
+func (r *Receiver) formatLine(format, itemized, name, rel string, e *wire.Entry, basis int64, transferred bool, sum func() string) string {
 	link := ""
 	if e != nil && e.Type() == wire.TypeLnk {
 		if suffix := " -> " + r.display(e.Link); strings.HasSuffix(name, suffix) {
 			name, link = strings.TrimSuffix(name, suffix), suffix
 		}
+		rel, _, _ = strings.Cut(rel, " -> ")
 	}
 	// rsync's sender writes these lines except in a pull.
 	op := "send"
 	if r.cfg.Pulled {
 		op = "recv"
 	}
-	var bytes int64
-	if transferred && e != nil {
-		bytes = e.Size
+	var wire_, sums int64
+	if transferred && e != nil && e.IsReg() {
+		_, sumLen, _ := sumAlgo(r.opts.ChecksumChoice, false)
+		wire_, sums = wireBytes(e.Size, sumLen), rsyncSumHead
+		if r.deltaFrom(basis) {
+			sums += rsyncSigBytes(basis, r.opts.BlockSize, sumLen)
+		}
+		if r.cfg.Pulled {
+			// rsync's receiving process reads the index and flags
+			// before it counts, and its generator, another process,
+			// sends the block sums.
+			wire_, sums = wire_-3, 0
+		}
 	}
-	return expandFormat(format, func(c byte) string {
+	return expandFormat(format, func(c byte, human int) string {
 		switch c {
 		case 'n':
 			return name
@@ -145,18 +210,24 @@ func (r *Receiver) formatLine(format, itemized, name string, e *wire.Entry, tran
 		case 'o':
 			return op
 		case 'b':
-			return fmt.Sprint(bytes)
+			return humanNumber(wire_, human)
+		case 'c':
+			return humanNumber(sums, human)
 		case 'p':
 			return fmt.Sprint(os.Getpid())
 		case 't':
 			return time.Now().Format("2006/01/02 15:04:05")
+		case 'm':
+			return "" // no daemon module
+		case 'f':
+			return r.display(r.formatSource(rel))
 		}
 		if e == nil {
 			return ""
 		}
 		switch c {
 		case 'l':
-			return fmt.Sprint(e.Size)
+			return humanNumber(e.Size, human)
 		case 'M':
 			return time.Unix(e.MtimeSec, 0).Format("2006/01/02-15:04:05")
 		case 'B':
@@ -171,87 +242,11 @@ func (r *Receiver) formatLine(format, itemized, name string, e *wire.Entry, tran
 				return "DEFAULT"
 			}
 			return fmt.Sprint(e.Gid)
+		case 'C':
+			return sum()
 		}
 		return ""
 	})
-}
-
-// formatEscapes are the --out-format letters syq expands. Differences
-// from rsync: %l of a directory is 0 (rsync shows its st_size) and %b is
-// the size of a transferred file (rsync counts its bytes on the wire).
-const formatEscapes = "nLiobptlMBUG"
-
-// expandFormat replaces %[-][width]X escapes through value; "%%" is a
-// percent sign. Unknown letters were refused when the option was parsed.
-func expandFormat(format string, value func(byte) string) string {
-	var b strings.Builder
-	for i := 0; i < len(format); i++ {
-		c := format[i]
-		if c != '%' || i+1 == len(format) {
-			b.WriteByte(c)
-			continue
-		}
-		j := i + 1
-		left := false
-		if format[j] == '-' {
-			left = true
-			j++
-		}
-		width := 0
-		for j < len(format) && format[j] >= '0' && format[j] <= '9' {
-			width = width*10 + int(format[j]-'0')
-			j++
-		}
-		if j == len(format) {
-			b.WriteString(format[i:])
-			break
-		}
-		if format[j] == '%' {
-			b.WriteByte('%')
-			i = j
-			continue
-		}
-		if !strings.ContainsRune(formatEscapes, rune(format[j])) {
-			// Not an escape (rsync's own unsupported ones were refused
-			// when the option was parsed): kept as written, as rsync does.
-			b.WriteString(format[i : j+1])
-			i = j
-			continue
-		}
-		v := value(format[j])
-		if pad := width - len(v); pad > 0 {
-			if left {
-				v += strings.Repeat(" ", pad)
-			} else {
-				v = strings.Repeat(" ", pad) + v
-			}
-		}
-		b.WriteString(v)
-		i = j
-	}
-	return b.String()
-}
-
-// rsyncOnlyEscapes are rsync's --out-format escapes syq does not expand
-// yet (checksums, the full source path, daemon and remote details).
-const rsyncOnlyEscapes = "fcCahmPu'"
-
-// CheckFormat refuses an rsync --out-format escape syq does not expand.
-func CheckFormat(format string) error {
-	for i := 0; i < len(format); i++ {
-		if format[i] != '%' {
-			continue
-		}
-		j := i + 1
-		for j < len(format) && (format[j] == '-' || format[j] >= '0' && format[j] <= '9') {
-			j++
-		}
-		if j < len(format) && strings.ContainsRune(rsyncOnlyEscapes, rune(format[j])) {
-			return fmt.Errorf("--out-format: %%%c is not supported by syq yet", format[j])
-		}
-		i = j
-	}
-	return nil
 }
 
 // sentChar is -i's mark of a transferred file: '>' received here, '<'
@@ -302,7 +297,7 @@ func (r *Receiver) deletedLine(rel string, st *fsops.Stat) string {
 
 // formatDeletion expands format for a deleted file or directory.
 func (r *Receiver) formatDeletion(format, rel string, st *fsops.Stat) string {
-	return expandFormat(format, func(c byte) string {
+	return expandFormat(format, func(c byte, human int) string {
 		switch c {
 		case 'i':
 			return "*deleting  "
@@ -310,8 +305,19 @@ func (r *Receiver) formatDeletion(format, rel string, st *fsops.Stat) string {
 			return rel
 		case 'o':
 			return "del."
-		case 'l', 'b':
+		case 'l', 'b', 'c':
 			return "0"
+		case 'f':
+			return strings.TrimSuffix(rel, "/")
+		case 'C':
+			_, size, _ := sumAlgo(r.opts.ChecksumChoice, r.opts.Checksum)
+			return strings.Repeat(" ", 2*size)
+		case 'p':
+			return fmt.Sprint(os.Getpid())
+		case 't':
+			return time.Now().Format("2006/01/02 15:04:05")
+		case 'm':
+			return ""
 		}
 		// rsync's receiver shows what it deleted only when it logs
 		// (a pull); its sender knows nothing of the file.
@@ -347,6 +353,12 @@ type orderedOutput struct {
 	next    uint64
 	waiting map[uint64]batchLines
 	held    map[string]string
+	// stalled is the rest of the batch being printed when it reached a
+	// line still waiting for its file's data (see laterLine); later
+	// batches wait behind it. resolved holds such lines once known.
+	stalled  []string
+	resolved map[string]string
+	direct   map[string]bool // placeholders printed as soon as resolved (now)
 }
 
 type batchLines struct {
@@ -356,8 +368,15 @@ type batchLines struct {
 }
 
 func newOrderedOutput(w io.Writer) *orderedOutput {
-	return &orderedOutput{w: w, waiting: map[uint64]batchLines{}, held: map[string]string{}}
+	return &orderedOutput{w: w, waiting: map[uint64]batchLines{}, held: map[string]string{}, resolved: map[string]string{}, direct: map[string]bool{}}
 }
+
+// laterMark starts a placeholder for a line that is known only once its
+// file is written; a name cannot hold the NUL byte.
+const laterMark = "\x00later\x00"
+
+// laterLine is the placeholder of rel's line.
+func laterLine(rel string) string { return laterMark + rel }
 
 // hold keeps the line of directory rel until its own batch is printed.
 func (o *orderedOutput) hold(rel, line string) {
@@ -374,24 +393,64 @@ func (o *orderedOutput) submit(seq uint64, dir string, deleted, lines []string) 
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.waiting[seq] = batchLines{dir, deleted, lines}
+	o.advance()
+}
+
+// resolve gives the line behind placeholder (empty: the file failed and
+// shows nothing) and prints what waited for it.
+func (o *orderedOutput) resolve(placeholder, line string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.direct[placeholder] {
+		delete(o.direct, placeholder)
+		o.write([]string{line})
+		return
+	}
+	o.resolved[placeholder] = line
+	o.advance()
+}
+
+// advance prints batches in order until one waits for a later line.
+func (o *orderedOutput) advance() {
 	for {
+		if !o.writeStalled(false) {
+			return
+		}
 		b, ok := o.waiting[o.next]
 		if !ok {
 			return
 		}
 		delete(o.waiting, o.next)
 		o.next++
-		o.writeBatch(b)
+		o.write(b.deleted)
+		if l, ok := o.held[b.dir]; ok {
+			delete(o.held, b.dir)
+			o.write([]string{l})
+		}
+		o.stalled = b.lines
 	}
 }
 
-func (o *orderedOutput) writeBatch(b batchLines) {
-	o.write(b.deleted)
-	if l, ok := o.held[b.dir]; ok {
-		delete(o.held, b.dir)
-		o.write([]string{l})
+// writeStalled prints the stalled lines up to the first placeholder not
+// yet resolved (all of them, placeholders dropped, when force is set);
+// it reports whether none is left.
+func (o *orderedOutput) writeStalled(force bool) bool {
+	for i, l := range o.stalled {
+		if strings.HasPrefix(l, laterMark) {
+			v, ok := o.resolved[l]
+			if !ok && !force {
+				o.stalled = o.stalled[i:]
+				return false
+			}
+			delete(o.resolved, l)
+			l = v
+		}
+		if l != "" {
+			fmt.Fprintln(o.w, l)
+		}
 	}
-	o.write(b.lines)
+	o.stalled = nil
+	return true
 }
 
 func (o *orderedOutput) write(lines []string) {
@@ -409,6 +468,15 @@ func (o *orderedOutput) now(line string, cond bool) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if strings.HasPrefix(line, laterMark) {
+		if v, ok := o.resolved[line]; ok {
+			delete(o.resolved, line)
+			o.write([]string{v})
+		} else {
+			o.direct[line] = true
+		}
+		return
+	}
 	fmt.Fprintln(o.w, line)
 }
 
@@ -416,10 +484,17 @@ func (o *orderedOutput) now(line string, cond bool) {
 func (o *orderedOutput) flushAll() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.writeStalled(true)
 	for len(o.waiting) > 0 {
 		if b, ok := o.waiting[o.next]; ok {
-			o.writeBatch(b)
 			delete(o.waiting, o.next)
+			o.write(b.deleted)
+			if l, ok := o.held[b.dir]; ok {
+				delete(o.held, b.dir)
+				o.write([]string{l})
+			}
+			o.stalled = b.lines
+			o.writeStalled(true)
 		}
 		o.next++
 	}

@@ -110,6 +110,9 @@ type Receiver struct {
 	dirAttrs []dirAttr // every directory whose metadata is set at the end
 
 	alts []*fsops.Dir // --compare-dest, --copy-dest or --link-dest directories
+	// altShown names each of alts as rsync's messages do (a relative
+	// one joined, uncleaned, to the destination's absolute path).
+	altShown []string
 
 	stage stageState // -T, --partial-dir, --delay-updates (stage.go)
 	idMap *idMapper  // --usermap, --groupmap, --chown (idmap.go)
@@ -127,6 +130,10 @@ type Receiver struct {
 	followers []follower
 
 	out *orderedOutput
+	// sumAfterWrite: a format shows %C, so the line of a transferred
+	// file waits in later until the file is written.
+	sumAfterWrite bool
+	later         later
 
 	loggedMethod atomic.Bool
 	pacer        *wire.Pacer  // --bwlimit on data this receiver copies itself
@@ -199,6 +206,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		pacer:    wire.NewPacer(cfg.Opts.BwLimit),
 	}
 	r.umaskNow = r.umask
+	r.sumAfterWrite = FormatHas(cfg.Opts.OutFormat, 'C') || cfg.Opts.LogFile && FormatHas(cfg.Opts.LogFileFormat, 'C')
 	ctx, r.cancel = context.WithCancel(ctx)
 	r.ctx = ctx
 	defer r.cancel()

@@ -39,6 +39,7 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	}
 	src, err := job.batch.src.Open(job.index)
 	if err != nil {
+		r.written(job, false)
 		return // the sender reported it; the destination keeps what it had
 	}
 	defer src.Close()
@@ -60,6 +61,7 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	if err == nil && !r.opts.DelayUpdates { // delayed files are synced when placed
 		r.synced(job.batch, job.index)
 	}
+	r.written(job, err == nil)
 	if err == nil && r.cfg.Live != nil {
 		r.cfg.Live.Files.Add(1)
 		r.cfg.Live.Bytes.Add(job.e.Size)

@@ -193,9 +193,14 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 		if s.cfg.Filter != nil && s.cfg.Filter.WithRoot(absPath(strings.TrimSuffix(c.srcPath, crel))).Excluded(filter.Sender, crel, st.IsDir()) {
 			continue
 		}
-		if c.final && st.IsDir() && !opts.Recursive && !opts.Dirs && !c.contents {
+		skipped := c.final && st.IsDir() && !opts.Recursive && !opts.Dirs
+		if skipped {
 			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping directory %s", crel))
-			continue
+			if len(c.children) == 0 {
+				continue
+			}
+			// Another operand lies below it: it stays, as an implied
+			// directory, as rsync keeps it.
 		}
 		e, ok, failed := s.entryFor(name, st, dirs[pi], name, crel)
 		ioErr = ioErr || failed
@@ -208,7 +213,7 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 			continue
 		}
 		j := &dirJob{rel: crel, done: make(chan struct{})}
-		if c.final && (opts.Recursive || c.contents) {
+		if c.final && !skipped && (opts.Recursive || c.contents) {
 			d, err := fsops.OpenDirPath(c.srcPath)
 			if err != nil {
 				s.problem(wire.ProblemGeneral, "opendir %q failed: %s", absPath(c.srcPath), fsops.ErrText(err))

@@ -515,6 +515,7 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 			e.LinkGroup, e.Rdev = st.Ino, st.Dev
 		}
 	case fsops.TypeDir:
+		e.Size = st.Size // shown by --list-only and %l, as rsync does
 	case fsops.TypeLnk:
 		if !opts.Links {
 			s.problem(wire.ProblemInfo, "skipping non-regular file %q", display)

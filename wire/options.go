@@ -62,11 +62,16 @@ type Options struct {
 
 	// How the receiver writes.
 	WholeFile bool // -W (always true locally unless --no-whole-file)
-	BlockSize int  // -B: the delta block length (0: chosen per file)
-	Inplace   bool // --inplace
-	Partial   bool // --partial
-	Sparse    bool // -S
-	Fsync     bool // --fsync
+	// Fuzzy is the -y count: a missing file takes a similar one of its
+	// directory as its delta basis (2: also in the --*-dest directories).
+	Fuzzy int
+	// DebugFuzzy is --debug=FUZZY's level: the fuzzy choices are shown.
+	DebugFuzzy int
+	BlockSize  int  // -B: the delta block length (0: chosen per file)
+	Inplace    bool // --inplace
+	Partial    bool // --partial
+	Sparse     bool // -S
+	Fsync      bool // --fsync
 	// Preallocate (--preallocate) reserves each new file's blocks before
 	// writing it.
 	Preallocate bool
@@ -98,7 +103,11 @@ type Options struct {
 	RemoveSourceFiles bool
 
 	// Deletion.
-	Delete       bool // --delete (during)
+	Delete bool // --delete (during)
+	// DeleteLate (--delete-delay, --delete-after): with --fuzzy, a
+	// directory's extraneous files go only once its files are written,
+	// so they may serve as bases.
+	DeleteLate   bool
 	MaxDelete    int  // --max-delete; <0 means unlimited
 	IgnoreErrors bool // --ignore-errors
 	Force        bool // --force: delete a non-empty directory that a non-directory replaces
@@ -115,8 +124,16 @@ type Options struct {
 	// LogFile: the client keeps a --log-file, so the receiver sends it
 	// each item's line formatted with LogFileFormat (none when empty),
 	// and the notes it shows.
-	LogFile        bool
-	LogFileFormat  string
+	LogFile       bool
+	LogFileFormat string
+	// FormatSources are the source operands as given, sent only when
+	// output needs them: a format with %f (each file's path at the
+	// sender), or -R with an absolute source (whose names rsync shows
+	// with their leading slash).
+	FormatSources []string
+	// ChecksumChoice is --checksum-choice as given; it names the hash
+	// %C shows.
+	ChecksumChoice string
 	HumanReadable  int  // -h count; -1 after --no-h (plain digits, no thousands separators)
 	EightBitOutput bool // -8: names show bytes outside ASCII unescaped
 	Progress       bool // whole-transfer progress line on a terminal

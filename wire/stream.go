@@ -61,10 +61,16 @@ type Stream struct {
 	rerr    error        // why in was closed; set before closing it
 	read    atomic.Int64 // bytes received
 	written atomic.Int64 // bytes sent
+	// drained counts the bytes the transport accepted and blocked is
+	// the number of writes waiting on it, so the timeout watch can tell
+	// a peer that stopped reading from one that is merely quiet.
+	drained atomic.Int64
+	blocked atomic.Int32
 
 	closeOnce sync.Once
 	closed    chan struct{}
 	timedOut  atomic.Bool
+	stalled   atomic.Bool // the timeout came from a peer not reading
 
 	mu      sync.Mutex
 	batches map[uint64][]Entry // incoming batches whose data may still come
@@ -99,12 +105,8 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 	if cfg.Peer == "" {
 		cfg.Peer = "peer"
 	}
-	if p := NewPacer(cfg.BytesPerSec); p != nil {
-		w = pacedWriter{w, p}
-	}
 	s := &Stream{
 		r:       r,
-		w:       bufio.NewWriterSize(w, 256<<10),
 		closer:  closer,
 		cfg:     cfg,
 		ctrl:    make(chan Message, 256),
@@ -118,6 +120,11 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 		budget:  newBudget(streamBuffered),
 		skipIdx: make(map[uint64]map[int32]bool),
 	}
+	w = drainWriter{w, s}
+	if p := NewPacer(cfg.BytesPerSec); p != nil {
+		w = pacedWriter{w, p}
+	}
+	s.w = bufio.NewWriterSize(w, 256<<10)
 	if cfg.Compress != "" {
 		s.z = newCompressor(cfg.Compress, cfg.SkipCompress)
 		if s.z != nil {
@@ -133,30 +140,66 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 }
 
 func (s *Stream) timeoutErr() error {
-	return &FatalError{Code: ExitTimeout, Err: fmt.Errorf("timeout: no data from the %s for %v", s.cfg.Peer, s.cfg.Timeout)}
+	what := "no data from"
+	if s.stalled.Load() {
+		what = "nothing read by"
+	}
+	return &FatalError{Code: ExitTimeout, Err: fmt.Errorf("timeout: %s the %s for %v", what, s.cfg.Peer, s.cfg.Timeout)}
 }
 
-// watch ends the stream when nothing arrived within the timeout.
+// watch ends the stream when nothing arrived within the timeout, or
+// when a write has waited that long without the transport taking a
+// byte: a peer that keeps talking but never reads would otherwise hold
+// this side forever.
 func (s *Stream) watch() {
 	tick := time.NewTicker(max(s.cfg.Timeout/10, 10*time.Millisecond))
 	defer tick.Stop()
-	last, lastAt := s.read.Load(), time.Now()
+	now := time.Now()
+	last, lastAt := s.read.Load(), now
+	took, tookAt := s.drained.Load(), now
 	for {
 		select {
 		case <-s.closed:
 			return
 		case <-tick.C:
 		}
-		if n := s.read.Load(); n != last {
-			last, lastAt = n, time.Now()
-			continue
+		now = time.Now()
+		if n := s.drained.Load(); n != took || s.blocked.Load() == 0 {
+			took, tookAt = n, now
 		}
-		if time.Since(lastAt) >= s.cfg.Timeout {
+		if n := s.read.Load(); n != last {
+			last, lastAt = n, now
+		}
+		stalled := now.Sub(tookAt) >= s.cfg.Timeout
+		if stalled || now.Sub(lastAt) >= s.cfg.Timeout {
+			s.stalled.Store(stalled)
 			s.timedOut.Store(true)
 			s.Close()
 			return
 		}
 	}
+}
+
+// drainWriter counts what the transport accepts, in pieces no larger
+// than a pipe's buffer so that a slow but live reader shows progress.
+type drainWriter struct {
+	w io.Writer
+	s *Stream
+}
+
+func (d drainWriter) Write(b []byte) (int, error) {
+	d.s.blocked.Add(1)
+	defer d.s.blocked.Add(-1)
+	done := 0
+	for done < len(b) {
+		n, err := d.w.Write(b[done:min(len(b), done+64<<10)])
+		done += n
+		d.s.drained.Add(int64(n))
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
 }
 
 // PassesFiles is false: file data travels as bytes.

@@ -336,3 +336,50 @@ func TestTimeout(t *testing.T) {
 		t.Fatalf("an idle but live peer timed out: %v", err)
 	}
 }
+
+// TestTimeoutPeerNeverReads: a peer that keeps sending keepalives but
+// never reads cannot hold a writer forever; with --timeout the writer
+// ends with exit 30 and says the peer stopped reading. Memory stays
+// bounded meanwhile: Send blocks once the queues are full.
+func TestTimeoutPeerNeverReads(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	keepalive, err := appendMessage(nil, &keepaliveMsg{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // the hostile peer: talks, never reads
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; i < 1000; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			if _, err := b.Write(keepalive); err != nil {
+				return
+			}
+		}
+	}()
+	s := NewStream(bufio.NewReader(a), a, a, StreamConfig{Timeout: 300 * time.Millisecond, Peer: "receiver"})
+	start := time.Now()
+	chunk := make([]byte, DataChunk)
+	var sendErr error
+	for i := 0; i < 100000 && sendErr == nil; i++ {
+		sendErr = s.Send(&FileData{Index: 0, Bytes: chunk})
+	}
+	var fe *FatalError
+	if !errors.As(sendErr, &fe) || fe.Code != ExitTimeout {
+		t.Fatalf("Send: %v, want exit %d", sendErr, ExitTimeout)
+	}
+	if !strings.Contains(fe.Error(), "nothing read by the receiver") {
+		t.Errorf("message %q does not say the receiver stopped reading", fe.Error())
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("timed out after %v", d)
+	}
+}

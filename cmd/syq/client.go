@@ -229,18 +229,21 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	var runErr error
 	switch {
 	case listing:
-		runErr = receiver.List(ctx, st, stdout, showTargets, opts.Recursive, opts.EightBitOutput)
+		if b := fileListBanner(&Invocation{Opts: *opts, noIncRecurse: inv.noIncRecurse, qsort: inv.qsort, deleteEarlyLate: inv.deleteEarlyLate}, "receiving"); b != "" {
+			fmt.Fprintln(stdout, b)
+		}
+		stats, runErr = receiver.List(ctx, st, stdout, showTargets, opts.Recursive, opts.EightBitOutput)
 	case end.Push:
-		if (opts.Verbose > 0 || opts.Progress) && !opts.Quiet {
-			fmt.Fprintln(stdout, "sending incremental file list")
+		if b := fileListBanner(inv, "sending"); b != "" {
+			fmt.Fprintln(stdout, b)
 		}
 		stats, runErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources, Walkers: tune.Walkers, ReadAhead: tune.ReadAhead,
 			Report: probs.report("sender"), Filter: inv.filters,
 		}, st)
 	default:
-		if (opts.Verbose > 0 || opts.Progress) && !opts.Quiet {
-			fmt.Fprintln(stdout, "receiving incremental file list")
+		if b := fileListBanner(inv, "receiving"); b != "" {
+			fmt.Fprintln(stdout, b)
 		}
 		out := io.Writer(probs)
 		if opts.Quiet {
@@ -296,9 +299,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		return fail(runErr)
 	}
 	code := probs.exitCode()
+	sent, received := st.Traffic()
+	printSummary(inv, stats, &traffic{sent, received}, elapsed, stdout)
 	if !listing {
-		sent, received := st.Traffic()
-		printSummary(inv, stats, &traffic{sent, received}, elapsed, stdout)
 		if end.Push || code == 0 {
 			// rsync's pulling client logs no summary after errors.
 			logf.summary(inv, stats, &traffic{sent, received}, elapsed)

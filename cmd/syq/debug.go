@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -11,9 +12,10 @@ filter flist fuzzy genr hash hlink iconv io nstr own proto recv send time all no
 
 // checkDebug reads --debug as rsync does (comma-separated names, each
 // with an optional level; "none" and level 0 silence) and refuses names
-// rsync does not know. syq prints none of rsync's debug output, at any
-// level: it is a trace of rsync's internals, not a result, and SYQ_DEBUG=1
-// shows syq's own decisions instead.
+// rsync does not know. Of rsync's debug output syq prints only FUZZY's,
+// the --fuzzy choices (scripts check them); the rest traces rsync's
+// internals, not a result, and SYQ_DEBUG=1 shows syq's own decisions
+// instead.
 func checkDebug(inv *Invocation) error {
 	for _, v := range inv.debugFlags {
 		for _, w := range strings.Split(v, ",") {
@@ -28,6 +30,16 @@ func checkDebug(inv *Invocation) error {
 			if !known {
 				return &UsageError{Msg: fmt.Sprintf("Unknown --debug item: %q", w), NoPrefix: true}
 			}
+			level := 1
+			if digits := w[len(name):]; digits != "" {
+				level, _ = strconv.Atoi(digits)
+			}
+			switch name {
+			case "fuzzy", "all":
+				inv.Opts.DebugFuzzy = level
+			case "none":
+				inv.Opts.DebugFuzzy = 0
+			}
 		}
 	}
 	return nil
@@ -38,6 +50,7 @@ const debugHelpText = `Use OPT or OPT1 for level 1 output, OPT2 for level 2, etc
 
 syq takes rsync's --debug names (ACL BACKUP BIND CHDIR CONNECT CMD DEL
 DELTASUM DUP EXIT FILTER FLIST FUZZY GENR HASH HLINK ICONV IO NSTR OWN PROTO
-RECV SEND TIME, ALL, NONE) but prints none of rsync's debug output, which
-traces rsync's own internals. SYQ_DEBUG=1 shows syq's decisions instead.
+RECV SEND TIME, ALL, NONE). Of rsync's debug output it prints only FUZZY's
+(the --fuzzy basis choices, levels 1-2); the rest traces rsync's own
+internals. SYQ_DEBUG=1 shows syq's decisions instead.
 `

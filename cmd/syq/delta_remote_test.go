@@ -7,6 +7,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,17 +67,24 @@ func TestDeltaRemote(t *testing.T) {
 		push  bool
 		args  []string
 		delta bool
+		old   string // the old version's name in dst ("big" when empty)
 	}{
-		{"push", true, nil, true},
-		{"pull", false, nil, true},
-		{"push-inplace", true, []string{"--inplace"}, true},
-		{"pull-block-size", false, []string{"-B", "2048"}, true},
-		{"push-whole", true, []string{"-W"}, false},
+		{"push", true, nil, true, ""},
+		{"pull", false, nil, true, ""},
+		{"push-inplace", true, []string{"--inplace"}, true, ""},
+		{"pull-block-size", false, []string{"-B", "2048"}, true, ""},
+		{"push-whole", true, []string{"-W"}, false, ""},
+		// --fuzzy: "big" is missing, its old version sits beside it
+		// under another name and serves as the basis.
+		{"push-fuzzy", true, []string{"-y"}, true, "big-v1"},
+		{"pull-fuzzy", false, []string{"--fuzzy"}, true, "big.old"},
+		{"push-fuzzy-off", true, []string{"-y", "--no-fuzzy"}, false, "big-v1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "dst")
 			os.MkdirAll(dst, 0o755)
-			oldVersion(t, filepath.Join(dst, "big"), data)
+			old := cmp.Or(c.old, "big")
+			oldVersion(t, filepath.Join(dst, old), data)
 			args := append([]string{"-a", "--stats", "-e", rsh}, c.args...)
 			counter := "Total bytes sent"
 			if c.push {
@@ -88,6 +96,9 @@ func TestDeltaRemote(t *testing.T) {
 			r := runSyq(t, nil, args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if c.old != "" {
+				os.Remove(filepath.Join(dst, c.old)) // the basis stays, as rsync leaves it
 			}
 			sameTree(t, src, dst)
 			moved := statNum(t, r.stdout, counter)
@@ -113,6 +124,44 @@ func TestDeltaRemote(t *testing.T) {
 				if moved < size || matched != 0 {
 					t.Errorf("-W moved only %d bytes of a %d-byte file (matched %d)", moved, size, matched)
 				}
+			}
+		})
+	}
+}
+
+// TestResumeFromPartialDir: a file interrupted earlier left its first
+// part in --partial-dir; the next run sends only the rest (a delta
+// against the partial copy), puts the whole file under its name and
+// removes the partial copy and its emptied directory, as rsync does.
+func TestResumeFromPartialDir(t *testing.T) {
+	srv := sshtest.Start(t)
+	rsh := srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+t.TempDir())
+	src := filepath.Join(t.TempDir(), "src")
+	os.MkdirAll(src, 0o755)
+	const size = 8 << 20
+	randomFile(t, filepath.Join(src, "big"), size)
+	data, _ := os.ReadFile(filepath.Join(src, "big"))
+	for _, push := range []bool{true, false} {
+		name := map[bool]string{true: "push", false: "pull"}[push]
+		t.Run(name, func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), "dst")
+			os.MkdirAll(filepath.Join(dst, ".part"), 0o700)
+			if err := os.WriteFile(filepath.Join(dst, ".part", "big"), data[:size*6/10], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"-a", "--stats", "--partial-dir=.part", "-e", rsh}
+			if push {
+				args = append(args, src+"/", "127.0.0.1:"+dst+"/")
+			} else {
+				args = append(args, "127.0.0.1:"+src+"/", dst+"/")
+			}
+			r := runSyq(t, nil, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			sameTree(t, src, dst) // .part is gone too
+			if matched := statNum(t, r.stdout, "Matched data"); matched < size*6/10-64<<10 {
+				t.Errorf("resumed with only %d bytes matched of the %d-byte partial copy\n%s", matched, size*6/10, r.stdout)
 			}
 		})
 	}

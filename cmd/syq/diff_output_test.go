@@ -16,6 +16,19 @@ var outputScenarios = []diffScenario{
 	{name: "out-format-op-width", fx: fxPlain, pre: preAttrOnly, args: dtArgs("-rt", "--delete", "--out-format=[%o] %-12n|%B|%U|%G|%M", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-owner-a", fx: fxPlain, pre: preAttrOnly, args: dtArgs("-a", "--delete", "--out-format=%o %n|%U|%G|%M", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-not-an-escape", fx: fxPlain, args: dtArgs("-a", "--out-format=x%Zy %n", "src/", "dst/"), stdout: true, sorted: true},
+	// %f (the sender's path), %C (the file's xxh128, md5 or xxh64, as
+	// rsync negotiates), %b and %c (rsync's wire bytes of a whole-file
+	// transfer) and apostrophes that humanize numbers; directories show
+	// their own st_size in %l.
+	{name: "out-format-sums", fx: fxPlain, args: dtArgs("-a", "--out-format=%f|%C|%c|%b|%'l|%''l|%'''l|%-8l|%5n", "src/", "dst/"), stdout: true},
+	{name: "out-format-sums-nested", fx: fxBasic, args: dtArgs("-a", "--out-format=%f|%C|%b|%l", "src", "dst/"), cmp: dtSkipRoot, stdout: true, sorted: true},
+	{name: "out-format-checksum-c", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "-c", "--out-format=%n|%C|%c", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "out-format-cc-xxh64", fx: fxPlain, args: dtArgs("-a", "--cc=xxh64", "--out-format=%n|%C|%b", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "out-format-cc-md5-c", fx: fxPlain, args: dtArgs("-a", "-c", "--cc=xxh3,md5", "--out-format=%n|%C", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "out-format-percent", fx: fxPlain, args: dtArgs("-a", "--out-format=100%% done %f|%%i %n|%h|%a|%m|%u|%P", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "out-format-long-width", fx: fxPlain, args: dtArgs("-a", "--out-format=%000000000000000000000000000000%C %n|%'-0000000000000000000000000000l|%00000000000000000000005l|", "src/", "dst/"), stdout: true, sorted: true},
+	// --list-only with a destination lists the source and writes nothing.
+	{name: "list-only-with-dest", fx: fxBasic, args: dtArgs("-a", "--list-only", "src/", "dst/"), stdout: true},
 	// --log-file: the log's lines, without times, pids and byte counts.
 	{name: "log-file", fx: fxBasic, args: dtArgs("-a", "--log-file=run.log", "src/", "dst/"), logFile: true},
 	{name: "log-file-update-delete", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "--delete", "--log-file=run.log", "src/", "dst/"), logFile: true},

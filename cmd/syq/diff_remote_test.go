@@ -25,7 +25,8 @@ var remoteSkip = map[string]string{
 	"leading-dash-operand": "operand parsing of the remote rsync", "double-dash-operands": "operand parsing of the remote rsync",
 	// rsync passes --qsort to its server, which refuses it (exit 12);
 	// syq accepts it either way.
-	"qsort": "rsync's server refuses its own --qsort",
+	"qsort":          "rsync's server refuses its own --qsort",
+	"v-banner-qsort": "rsync's server refuses its own --qsort",
 	// rsync's client caps --protocol at what the server speaks instead of
 	// refusing it; syq refuses a protocol above 32 at parse time.
 	"protocol-too-new": "rsync negotiates the remote protocol down",

@@ -132,7 +132,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
 		return fe.Code
 	}
-	if inv.Remote != nil {
+	if inv.Remote != nil && !(inv.Remote.Push && inv.Opts.ListOnly) {
 		return transferRemote(inv, stdout, stderr)
 	}
 	return transferLocal(inv, stdout, stderr)
@@ -213,7 +213,9 @@ func (p *problems) exitCode() int {
 // same halves as in remote mode, joined by an in-memory connection.
 func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	opts := &inv.Opts
-	if inv.Dest == "" {
+	if inv.Dest == "" || opts.ListOnly {
+		// --list-only with a destination lists the sources and leaves
+		// the destination alone, as rsync does.
 		return listLocal(inv, stdout, stderr)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -238,8 +240,8 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	errOut := logf.tee(stderr)
 	probs := &problems{stdout: stdout, stderr: errOut}
 	start := time.Now()
-	if (opts.Verbose > 0 || opts.Progress) && !opts.Quiet {
-		fmt.Fprintln(stdout, "sending incremental file list")
+	if b := fileListBanner(inv, "sending"); b != "" {
+		fmt.Fprintln(stdout, b)
 	}
 
 	var sendErr error

@@ -84,14 +84,15 @@ func TestVersionJSON(t *testing.T) {
 	}
 }
 
-// TestOutFormatRefusesUnbuiltEscapes: rsync escapes syq does not expand
-// yet are refused by name rather than printed wrong.
-func TestOutFormatRefusesUnbuiltEscapes(t *testing.T) {
-	for _, f := range []string{"%C", "%f", "%-10c"} {
+// TestOutFormatRefusesUnbuiltChecksum: %C under a checksum syq cannot
+// compute as rsync does (md4, seeded per run) is refused by name rather
+// than printed wrong.
+func TestOutFormatRefusesUnbuiltChecksum(t *testing.T) {
+	for _, args := range [][]string{{"--out-format=%C", "--cc=md4"}, {"--log-file-format=%n %C", "--log-file=" + t.TempDir() + "/log", "--cc=xxh128,md4", "-c"}} {
 		var out, errb strings.Builder
-		code := run([]string{"syq", "rsync", "-a", "--out-format=" + f, t.TempDir() + "/", t.TempDir() + "/"}, &out, &errb)
-		if code != 1 || !strings.Contains(errb.String(), "not supported by syq yet") {
-			t.Errorf("%s: exit %d, stderr %q", f, code, errb.String())
+		code := run(append(append([]string{"syq", "rsync", "-a"}, args...), t.TempDir()+"/", t.TempDir()+"/"), &out, &errb)
+		if code != 1 || !strings.Contains(errb.String(), "not supported by syq") || !strings.Contains(errb.String(), "md4") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
 		}
 	}
 }

@@ -59,33 +59,36 @@ type Invocation struct {
 	// RemoteOptions (-M) are rsync options for the remote side only.
 	RemoteOptions []string
 	// Filter rules in command-line order; -C adds its rules after them.
-	Filters        []filterArg
-	CVSExclude     bool                                    // -C
-	From0          bool                                    // -0: rule files are NUL-separated
-	filterF        int                                     // how many -F were given
-	filters        *filter.List                            // compiled from Filters and CVSExclude
-	deleteWhens    int                                     // how many --delete-before/-after were given
-	altDestMixed   bool                                    // more than one kind of --*-dest was given
-	filesFrom      string                                  // --files-from
-	given          struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
-	maxSize        string                                  // --max-size as given
-	bwlimit        string                                  // --bwlimit as given
-	outbuf         string                                  // --outbuf as given
-	maxAlloc       string                                  // --max-alloc as given
-	checksumChoice string                                  // --checksum-choice as given
-	protocol       int                                     // --protocol as given
-	debugFlags     []string                                // --debug values as given
-	logFileFormat  *string                                 // --log-file-format as given
-	stopAt         string                                  // --stop-at as given
-	stopAfter      string                                  // --stop-after as given
-	minSize        string                                  // --min-size as given
-	suffix         string                                  // --suffix
-	suffixSet      bool
-	NoProgress     bool // --no-progress was the last word on progress
-	Progress2      bool // --info=progress2: one whole-transfer progress line on stdout
-	InfoHelp       bool // --info=help
-	DebugHelp      bool // --debug=help
-	Debug          bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
+	Filters         []filterArg
+	CVSExclude      bool                                    // -C
+	From0           bool                                    // -0: rule files are NUL-separated
+	filterF         int                                     // how many -F were given
+	filters         *filter.List                            // compiled from Filters and CVSExclude
+	deleteWhens     int                                     // how many --delete-before/-after were given
+	deleteEarlyLate bool                                    // --delete-before or --delete-after
+	noIncRecurse    bool                                    // --no-inc-recursive
+	qsort           bool                                    // --qsort
+	altDestMixed    bool                                    // more than one kind of --*-dest was given
+	filesFrom       string                                  // --files-from
+	given           struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
+	maxSize         string                                  // --max-size as given
+	bwlimit         string                                  // --bwlimit as given
+	outbuf          string                                  // --outbuf as given
+	maxAlloc        string                                  // --max-alloc as given
+	checksumChoice  string                                  // --checksum-choice as given
+	protocol        int                                     // --protocol as given
+	debugFlags      []string                                // --debug values as given
+	logFileFormat   *string                                 // --log-file-format as given
+	stopAt          string                                  // --stop-at as given
+	stopAfter       string                                  // --stop-after as given
+	minSize         string                                  // --min-size as given
+	suffix          string                                  // --suffix
+	suffixSet       bool
+	NoProgress      bool // --no-progress was the last word on progress
+	Progress2       bool // --info=progress2: one whole-transfer progress line on stdout
+	InfoHelp        bool // --info=help
+	DebugHelp       bool // --debug=help
+	Debug           bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
 
 	// Compression options as given; settleCompress turns them into
 	// Opts.Compress and Opts.SkipCompress.
@@ -287,7 +290,11 @@ func buildCLIOptions() []cliOpt {
 		return func(c *Invocation) { c.Opts.Recursive, c.given.recursive = on, given(on) }
 	}
 	add(optFlag("recursive", 'r', recursive(true)), optFlag("no-recursive", 0, recursive(false)), optFlag("no-r", 0, recursive(false)))
-	add(optNoop("inc-recursive"), optNoop("i-r"), optNoop("no-inc-recursive"), optNoop("no-i-r"))
+	// Incremental recursion is how rsync orders its work; syq always
+	// streams. The choice shows only in -v's file-list line.
+	incRecursive := func(on bool) func(*Invocation) { return func(c *Invocation) { c.noIncRecurse = !on } }
+	add(optFlag("inc-recursive", 0, incRecursive(true)), optFlag("i-r", 0, incRecursive(true)),
+		optFlag("no-inc-recursive", 0, incRecursive(false)), optFlag("no-i-r", 0, incRecursive(false)))
 	dirs := func(on bool) func(*Invocation) {
 		return func(c *Invocation) { c.Opts.Dirs, c.given.dirs = on, given(on) }
 	}
@@ -367,7 +374,8 @@ func buildCLIOptions() []cliOpt {
 	checksumChoice := func(c *Invocation, s string) { c.checksumChoice = s }
 	add(optText("checksum-choice", 0, checksumChoice), optText("cc", 0, checksumChoice))
 	add(optNum("checksum-seed", 0, func(*Invocation, int) {})) // seeds rsync's MD4 only
-	add(optTodo("fuzzy", 'y', cliNoArg), optNoop("no-fuzzy"), optNoop("no-y"))
+	add(optFlag("fuzzy", 'y', func(c *Invocation) { c.Opts.Fuzzy++ }))
+	add(optFlag("no-fuzzy", 0, func(c *Invocation) { c.Opts.Fuzzy = 0 }), optFlag("no-y", 0, func(c *Invocation) { c.Opts.Fuzzy = 0 }))
 	altDest := func(kind string) func(*Invocation, string) {
 		return func(c *Invocation, s string) {
 			if c.Opts.AltDestKind != "" && c.Opts.AltDestKind != kind {
@@ -415,8 +423,12 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("delete", 0, deleteOn), optFlag("del", 0, deleteOn), optFlag("delete-during", 0, deleteOn))
 	// syq deletes per directory as it goes, so every --delete-WHEN ends
 	// in the same tree; they differ only in when space is freed.
-	deleteWhen := func(c *Invocation) { c.Opts.Delete = true; c.deleteWhens++ }
-	add(optFlag("delete-before", 0, deleteWhen), optFlag("delete-after", 0, deleteWhen), optFlag("delete-delay", 0, deleteOn))
+	// The late ones keep what --fuzzy may use as a basis until the
+	// directory's files are written.
+	deleteWhen := func(c *Invocation) { c.Opts.Delete = true; c.deleteWhens++; c.deleteEarlyLate = true }
+	deleteLate := func(c *Invocation) { c.Opts.Delete, c.Opts.DeleteLate = true, true }
+	add(optFlag("delete-before", 0, deleteWhen), optFlag("delete-after", 0, func(c *Invocation) { deleteWhen(c); deleteLate(c) }),
+		optFlag("delete-delay", 0, deleteLate))
 	add(optFlag("delete-excluded", 0, func(c *Invocation) { c.Opts.Delete, c.Opts.DeleteExcluded = true, true }))
 	add(optFlag("ignore-missing-args", 0, func(c *Invocation) { c.Opts.IgnoreMissingArgs = true }))
 	add(optFlag("delete-missing-args", 0, func(c *Invocation) { c.Opts.DeleteMissingArgs = true }))
@@ -498,7 +510,9 @@ func buildCLIOptions() []cliOpt {
 	// syq talks to syq; what an old protocol changes that a user sees
 	// (mtimes in whole seconds before 31) it does the same.
 	add(optNum("protocol", 0, func(c *Invocation, n int) { c.protocol = n }))
-	add(optNoop("qsort")) // rsync's choice of sort routine; syq's order is the same
+	// rsync's choice of sort routine; syq's order is the same. It turns
+	// off rsync's incremental recursion, which shows in -v's output.
+	add(optFlag("qsort", 0, func(c *Invocation) { c.qsort = true }))
 
 	add(optTodo("read-batch", 0, cliStrArg), optTodo("write-batch", 0, cliStrArg), optTodo("only-write-batch", 0, cliStrArg))
 	// Internal and daemon-mode switches.
@@ -882,7 +896,7 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		if inv.logFileFormat != nil {
 			inv.Opts.LogFileFormat = *inv.logFileFormat
 		}
-		if err := receiver.CheckFormat(inv.Opts.LogFileFormat); err != nil {
+		if err := receiver.CheckFormat(inv.Opts.LogFileFormat, inv.checksumChoice); err != nil {
 			return nil, &UsageError{Msg: err.Error()}
 		}
 	}
@@ -900,15 +914,16 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		inv.Opts.BlockSize = int(n)
 	}
 	if f := inv.Opts.OutFormat; f != "" {
-		if err := receiver.CheckFormat(f); err != nil {
+		if err := receiver.CheckFormat(f, inv.checksumChoice); err != nil {
 			return nil, &UsageError{Msg: err.Error()}
 		}
 		// rsync: a format with %i shows what -i shows; any format
 		// implies --info=name, which syq's receiver reads as "names".
-		if strings.Contains(f, "%i") {
+		if receiver.FormatHas(f, 'i') {
 			inv.Opts.Itemize = true
 		}
 	}
+	inv.Opts.ChecksumChoice = inv.checksumChoice
 	for _, c := range inv.Opts.Chmod {
 		if _, err := sender.ParseChmod(c, 0); err != nil {
 			return nil, &UsageError{Msg: err.Error(), NoPrefix: true}
@@ -951,7 +966,21 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := assignOperands(inv, operands); err != nil {
 		return nil, err
 	}
+	if receiver.FormatHas(inv.Opts.OutFormat, 'f') || receiver.FormatHas(inv.Opts.LogFileFormat, 'f') || inv.Opts.Relative && anyAbsolute(inv.Sources) {
+		// %f shows each file's path at the sender, and -R names from
+		// an absolute path show its leading slash.
+		inv.Opts.FormatSources = inv.Sources
+	}
 	return inv, nil
+}
+
+func anyAbsolute(paths []string) bool {
+	for _, p := range paths {
+		if strings.HasPrefix(p, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 func given(on bool) int {

@@ -55,6 +55,30 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 	fmt.Fprintf(w, "total size is %s  speedup is %.2f%s\n", num(st.TotalSize), speedup, dryRunNote(opts))
 }
 
+// fileListBanner is the line rsync's client prints under -v (or
+// --progress) as the file list starts, verb being "sending" or
+// "receiving": "... incremental file list" when rsync recurses
+// incrementally (-r without --delete-before/-after, --delay-updates,
+// -m, --qsort or --no-inc-recursive), "... file list ... done" when it
+// builds the whole list first (directories are transferred: -r or -d),
+// and nothing otherwise.
+func fileListBanner(inv *Invocation, verb string) string {
+	opts := &inv.Opts
+	if opts.Quiet || opts.Verbose == 0 && !opts.Progress {
+		return ""
+	}
+	switch {
+	case opts.Recursive && !inv.noIncRecurse && !inv.qsort && !inv.deleteEarlyLate && !opts.DelayUpdates && !opts.PruneEmptyDirs:
+		return verb + " incremental file list"
+	case opts.Recursive || opts.Dirs:
+		if verb == "sending" {
+			return "building file list ... done"
+		}
+		return "receiving file list ... done"
+	}
+	return ""
+}
+
 // summaryTraffic is the bytes sent and received that the summary shows:
 // counted on the wire in remote mode, estimated locally (where rsync
 // counts its pipe between two processes).
@@ -134,6 +158,10 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	// targets are shown.
 	showTargets := opts.Links
 	opts.Links, opts.Devices, opts.Specials = true, true, true
+	if b := fileListBanner(&Invocation{Opts: opts, noIncRecurse: inv.noIncRecurse, qsort: inv.qsort, deleteEarlyLate: inv.deleteEarlyLate}, "sending"); b != "" {
+		fmt.Fprintln(stdout, b)
+	}
+	start := time.Now()
 	probs := &problems{stdout: stdout, stderr: stderr}
 	sconn, rconn := wire.Pipe(64)
 	var sendErr error
@@ -146,7 +174,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 			sconn.Close()
 		}
 	}()
-	listErr := receiver.List(context.Background(), rconn, stdout, showTargets, opts.Recursive, opts.EightBitOutput)
+	st, listErr := receiver.List(context.Background(), rconn, stdout, showTargets, opts.Recursive, opts.EightBitOutput)
 	if listErr != nil {
 		rconn.Close()
 	}
@@ -155,5 +183,6 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
 		return fe.Code
 	}
+	printSummary(inv, st, nil, time.Since(start), stdout)
 	return probs.exitCode()
 }

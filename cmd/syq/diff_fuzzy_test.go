@@ -1,0 +1,65 @@
+package main
+
+import (
+	"os"
+)
+
+// Differential scenarios for --fuzzy: the basis rsync picks for a file
+// missing from the destination (shown by --debug=FUZZY), and the tree.
+
+// fxFuzzy: a new file beside similar old ones, at the top and two levels
+// down, where several names compete on rsync's distance and one old file
+// has the new one's size and mtime.
+func fxFuzzy(b *fixtureBuilder) {
+	b.file("src/file-v2.dat", 100_000, fbMtAt(10))
+	b.file("src/d1/d2/archive-v2.tar", 300_000, fbMtAt(20))
+	b.file("src/same/new-name.bin", 5000, fbMtAt(30))
+	b.dir("src/d1/d2")
+	b.dir("src/d1")
+	b.dir("src/same")
+	b.dir("src")
+}
+
+func preFuzzy(b *fixtureBuilder) {
+	top, err := os.ReadFile(b.p("src/file-v2.dat"))
+	b.must(err)
+	deep, err := os.ReadFile(b.p("src/d1/d2/archive-v2.tar"))
+	b.must(err)
+	b.data("dst/file-v1.dat", top[:90_000], fbMtAt(5))
+	b.data("dst/d1/d2/archive-v1.tar", append(deep[:280_000:280_000], "older tail data"...), fbMtAt(5))
+	b.data("dst/d1/d2/archive-old.tar", deep[:200_000], fbMtAt(5))
+	b.text("dst/d1/d2/unrelated.dat", "nothing alike", fbMtAt(5))
+	b.text("dst/d1/d2/empty.tar", "", fbMtAt(5))
+	b.file("dst/same/other.bin", 5000, fbMtAt(30)) // size and mtime of new-name.bin
+	b.file("dst/same/new-name.bix", 4000, fbMtAt(6))
+	b.dir("dst/d1/d2")
+	b.dir("dst/d1")
+	b.dir("dst/same")
+	b.dir("dst")
+}
+
+var fuzzyScenarios = []diffScenario{
+	{name: "fuzzy-debug", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "--fuzzy", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fuzzy-scores", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "-y", "--no-whole-file", "--debug=FUZZY2", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fuzzy-delete-delay", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-a", "-y", "--delete-delay", "src/", "dst/")},
+	{name: "fuzzy-twice-compare-dest", fx: fxFuzzy, pre: func(b *fixtureBuilder) {
+		preFuzzy(b)
+		b.file("old/d1/d2/archive-v1.taz", 1000, fbMtAt(7))
+		b.dir("old/d1/d2")
+		b.dir("old/d1")
+		b.dir("old")
+	}, args: dtArgs("-ai", "-yy", "--compare-dest=../old", "--debug=FUZZY2", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fuzzy-off", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "-y", "--no-fuzzy", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true},
+}
+
+func init() { diffScenarios = append(diffScenarios, fuzzyScenarios...) }
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// --delete-delay keeps the extraneous old files as candidates
+		// (rsync's fuzzy test); plain --delete removes them first.
+		diffScenario{name: "fuzzy-delete-delay-debug", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "-y", "--delete-delay", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "fuzzy-delete-after-no-w", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "-y", "--no-whole-file", "--delete-after", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "fuzzy-delete-during", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "-y", "--delete", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true},
+	)
+}
