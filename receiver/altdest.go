@@ -119,7 +119,7 @@ func (r *Receiver) sameAttrs(e *wire.Entry, st *fsops.Stat) bool {
 // decideAlt handles a regular file missing from the destination. done
 // says it needs nothing more; otherwise the file is transferred and it
 // is the item to show (itemized against the alternate file, if any).
-func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, rel string, lines []string) (done bool, it item, out []string) {
+func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel string, lines []string) (done bool, it item, out []string) {
 	level, dir, st := r.altLookup(b, e, false)
 	switch {
 	case level == 3 && r.opts.AltDestKind == wire.AltCompare:
@@ -151,6 +151,7 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, rel string, lines []s
 		if r.opts.Checksum {
 			it.flags |= flagSum
 		}
+		b.setBasisStat(index, st) // rsync's basis: its permissions serve without -p
 		return false, it, lines
 	}
 	return false, newItem(r.sentChar()), lines

@@ -39,12 +39,32 @@ type batchState struct {
 	fuzzy      *fuzzyDir
 	lateDelete func() // --fuzzy with --delete-delay/-after: this directory's deletions, run at release
 	fuzzyBasis map[int32]string
+	// basisStat: for a missing file, the file rsync would open as its
+	// basis (in a --*-dest directory, or the fuzzy pick), by entry index.
+	basisStat map[int32]fsops.Stat
 
 	// deltaDone, when set, runs once the batch's files are written; true
 	// means it asked for some again (delta.go) and the batch lives on.
 	deltaDone func() bool
 	redoMu    sync.Mutex
 	redo      []*fileJob
+}
+
+func (b *batchState) setBasisStat(index int32, st fsops.Stat) {
+	if b.basisStat == nil {
+		b.basisStat = map[int32]fsops.Stat{}
+	}
+	b.basisStat[index] = st
+}
+
+// permBasis is the file whose permissions a new version of job's file
+// keeps without -p: what it replaces, else its basis, as rsync's
+// receiver takes them from the basis it opened.
+func (job *fileJob) permBasis() *fsops.Stat {
+	if job.old != nil {
+		return job.old
+	}
+	return job.basisStat
 }
 
 func (b *batchState) release() {
@@ -88,6 +108,8 @@ type fileJob struct {
 	basis    string // --fuzzy: the basis's name in the batch directory when not name
 	// basisPartial: the basis is the partial copy in --partial-dir.
 	basisPartial bool
+	// basisStat is the basis of a file missing here (see batchState).
+	basisStat *fsops.Stat
 }
 
 // getReady returns the readiness signal of a destination directory.
@@ -311,6 +333,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		if want {
 			b.refs.Add(1)
 			job := &fileJob{batch: b, index: int32(i), e: e, name: e.Name, rel: rel, old: old, basis: b.fuzzyBasis[int32(i)]}
+			if st, ok := b.basisStat[int32(i)]; ok {
+				job.basisStat = &st
+			}
 			jobs = append(jobs, job)
 			wants = append(wants, int32(i))
 			sigs = r.addSig(sigs, job, len(wants)-1)

@@ -178,7 +178,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		// directories first.
 		var done bool
 		var altItem item
-		if done, altItem, lines = r.decideAlt(b, e, rel, lines); done {
+		if done, altItem, lines = r.decideAlt(b, e, index, rel, lines); done {
 			r.synced(b, index)
 			return false, lines
 		}
@@ -187,11 +187,12 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 	}
 	if old == nil && opts.Fuzzy > 0 && b.dir != nil {
-		if basis := r.findFuzzy(b, e, rel); basis != "" {
+		if basis, st := r.findFuzzy(b, e, rel); basis != "" {
 			if b.fuzzyBasis == nil {
 				b.fuzzyBasis = map[int32]string{}
 			}
 			b.fuzzyBasis[index] = basis
+			b.setBasisStat(index, st)
 		}
 	}
 	if opts.Fuzzy > 0 {

@@ -29,6 +29,7 @@ type fuzzyCandidate struct {
 	level int    // 0: this directory; i: the i-th --*-dest directory
 	size  int64
 	mtime int64
+	st    fsops.Stat
 	used  bool // a transfer of this run replaces it; not a basis
 }
 
@@ -43,7 +44,7 @@ type fuzzyDir struct {
 // candidate's name in this directory ("" when none, or when the pick is
 // in a --*-dest directory, which serves no delta yet) and the debug
 // lines rsync prints.
-func (r *Receiver) findFuzzy(b *batchState, e *wire.Entry, rel string) (basis string) {
+func (r *Receiver) findFuzzy(b *batchState, e *wire.Entry, rel string) (basis string, st fsops.Stat) {
 	fd := b.fuzzyDir()
 	fd.once.Do(func() { fd.cands = r.fuzzyCandidates(b) })
 	debug := r.opts.DebugFuzzy
@@ -82,16 +83,16 @@ func (r *Receiver) findFuzzy(b *batchState, e *wire.Entry, rel string) (basis st
 		}
 	}
 	if best < 0 {
-		return ""
+		return "", st
 	}
 	c := fd.cands[best]
 	if debug >= 1 {
 		r.out.now(fmt.Sprintf("fuzzy basis selected for %s: %s", r.display(rel), r.display(c.shown)), true)
 	}
 	if c.level != 0 {
-		return ""
+		return "", st
 	}
-	return c.name
+	return c.name, c.st
 }
 
 // fuzzyUsed marks name, which a transfer of this run replaces, as no
@@ -134,7 +135,7 @@ func (r *Receiver) fuzzyCandidates(b *batchState) []fuzzyCandidate {
 			if err != nil || !st.IsReg() || st.Size == 0 {
 				continue
 			}
-			out = append(out, fuzzyCandidate{name: n, shown: joinShown(shownDir, n), level: level, size: st.Size, mtime: st.MtimeSec})
+			out = append(out, fuzzyCandidate{name: n, shown: joinShown(shownDir, n), level: level, size: st.Size, mtime: st.MtimeSec, st: st})
 		}
 	}
 	add(b.dir, 0, b.rel)

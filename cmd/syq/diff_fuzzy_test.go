@@ -63,3 +63,24 @@ func init() {
 		diffScenario{name: "fuzzy-delete-during", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "-y", "--delete", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true},
 	)
 }
+
+// preAltPerms: the file missing from dst has a different version, with
+// other permissions, in old/ (and in dst under a similar name).
+func preAltPerms(b *fixtureBuilder) {
+	b.file("old/a.txt", 10, fbMode(0o640), fbMtAt(1))
+	b.file("old/sub/c.txt", 20, fbMode(0o444), fbMtAt(1))
+	b.dir("old/sub")
+	b.dir("old")
+	b.file("dst/exec.s", 300, fbMode(0o700), fbMtAt(1))
+	b.dir("dst")
+}
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// Without -p a new file takes the permissions of the basis
+		// rsync opened for it: a --*-dest file, or the fuzzy pick.
+		diffScenario{name: "basis-perms-compare-dest", fx: fxPlain, pre: preAltPerms, args: dtArgs("-rlt", "--compare-dest=../old", "src/", "dst/")},
+		diffScenario{name: "basis-perms-copy-dest", fx: fxPlain, pre: preAltPerms, args: dtArgs("-rlt", "--copy-dest=../old", "src/", "dst/")},
+		diffScenario{name: "basis-perms-fuzzy", fx: fxPlain, pre: preAltPerms, args: dtArgs("-rlt", "-y", "src/", "dst/")},
+	)
+}
