@@ -2,6 +2,7 @@ package receiver
 
 import (
 	"fmt"
+	"strings"
 
 	"syq/fsops"
 	"syq/wire"
@@ -96,7 +97,14 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		r.countCreated(e)
 		return append(lines, r.itemLine(created, rel+"/", e))
 	}
-	if old != nil {
+	if old != nil && r.backupOn() && (r.opts.BackupDir != "" || !strings.HasSuffix(e.Name, r.opts.BackupSuffix)) {
+		// A file, link or special file is in the way: with -b it is
+		// kept as a backup, as rsync does (not a backup of a backup).
+		if !r.backup(b.dir, e.Name, rel) {
+			r.signal(rel, false)
+			return lines
+		}
+	} else if old != nil {
 		// A file, link or special file is in the way.
 		if err := b.dir.Unlink(e.Name); err != nil && !fsops.IsNotExist(err) {
 			r.problem(wire.ProblemGeneral, "delete_file: unlink %q failed: %s", r.destPath(rel), fsops.ErrText(err))

@@ -44,3 +44,23 @@ func dtBackupDirTimes(dir string) treecheck.CompareOptions {
 }
 
 func init() { diffScenarios = append(diffScenarios, backupScenarios...) }
+
+// preNotDirs: non-directories where src has directories, one of them
+// already named like a backup.
+func preNotDirs(b *fixtureBuilder) {
+	b.text("dst/sub", "a file where src has a directory")
+	b.symlink("dst/emptydir", "nowhere")
+	b.dir("dst")
+}
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// A file or link in the way of a directory is kept as a backup.
+		// (Over ssh both tools leave these directories' mtimes at the
+		// time of the run; only the files and backups are compared.)
+		diffScenario{name: "backup-made-room-for-dir", fx: fxPlain, pre: preNotDirs, args: dtArgs("-ai", "-b", "src/", "dst/"),
+			cmp: treecheck.CompareOptions{SkipDirMtime: true}, stdout: true, sorted: true},
+		diffScenario{name: "backup-dir-made-room-for-dir", fx: fxPlain, pre: preNotDirs, args: dtArgs("-a", "--backup-dir=bk", "src/", "dst/"),
+			cmp: treecheck.CompareOptions{SkipDirMtime: true}},
+	)
+}
