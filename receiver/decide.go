@@ -46,7 +46,7 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 			}
 		}
 		lines = append(lines, r.itemLine(it, "./", e))
-	case flags.any() || r.opts.Verbose > 1:
+	case flags.any() || r.showUnchanged():
 		lines = append(lines, r.itemLine(item{update: '.', flags: flags}, "./", e))
 	}
 	return lines
@@ -77,7 +77,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		}
 		r.dirInfo(rel, e, flags.any() || tweaked)
 		r.signal(rel, true)
-		if flags.any() || r.opts.Verbose > 1 {
+		if flags.any() || r.showUnchanged() {
 			lines = append(lines, r.itemLine(item{update: '.', flags: flags}, rel+"/", e))
 		}
 		r.countEntry(e)
@@ -171,7 +171,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			if flags.any() && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
 			}
-			if flags.any() || opts.Verbose > 1 {
+			if flags.any() || r.showUnchanged() {
 				lines = append(lines, r.itemLine(item{update: '.', flags: flags}, rel, e))
 			}
 			return false, lines
@@ -268,7 +268,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 			if flags.any() && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
 			}
-			if flags.any() || opts.Verbose > 1 {
+			if flags.any() || r.showUnchanged() {
 				lines = append(lines, r.itemLine(item{update: '.', flags: flags}, display, e))
 			}
 			return lines

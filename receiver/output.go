@@ -97,11 +97,19 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 			// -v names what is transferred or created, and directories
 			// whose attributes change, not other attribute fixes.
 			return ""
+		case it.update == '.' && !it.flags.any() && e.IsDir():
+			return "" // -vv says nothing of an unchanged directory
+		case it.update == '.' && !it.flags.any():
+			name, _, _ = strings.Cut(name, " -> ")
+			return name + " is uptodate"
 		}
 		return name
 	}
 	return ""
 }
+
+// showUnchanged: -vv and -ii show unchanged entries too.
+func (r *Receiver) showUnchanged() bool { return r.opts.Verbose > 1 || r.opts.ItemizeUnchanged }
 
 // written settles the line a format with %C held back for job's file:
 // shown with the checksum of what is now under its final name when ok,
@@ -144,8 +152,12 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 		}
 		return string(b[:])
 	}
+	fill := byte('.')
+	if (it.update == '.' || it.update == 'h' || it.update == 'c') && !it.flags.any() {
+		fill = ' ' // nothing changed: rsync shows blanks, not dots
+	}
 	for i := 2; i < 11; i++ {
-		b[i] = '.'
+		b[i] = fill
 	}
 	set := func(f itemFlags, pos int, c byte) {
 		if it.flags&f != 0 {

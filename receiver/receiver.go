@@ -251,6 +251,14 @@ func (r *Receiver) run(ctx context.Context) error {
 	defer r.closeTempDir()
 	r.openAltDests()
 	defer r.closeAltDests()
+	if r.opts.Verbose > 1 && !r.opts.Quiet {
+		// rsync's generator says how it will send changed files.
+		if r.opts.WholeFile || r.conn.PassesFiles() {
+			r.out.now("delta-transmission disabled for local transfer or --whole-file", true)
+		} else {
+			r.out.now("delta-transmission enabled", true)
+		}
+	}
 	if r.opts.Perms {
 		// Modes are set exactly from here on; a umask would only force
 		// extra chmods. (The destination itself was made with the umask.)

@@ -300,6 +300,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	code := probs.exitCode()
 	sent, received := st.Traffic()
+	if !listing {
+		printMatchReport(inv, stats, stdout)
+	}
 	printSummary(inv, stats, &traffic{sent, received}, elapsed, stdout)
 	if !listing {
 		if end.Push || code == 0 {

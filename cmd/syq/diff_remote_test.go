@@ -27,6 +27,11 @@ var remoteSkip = map[string]string{
 	// syq accepts it either way.
 	"qsort":          "rsync's server refuses its own --qsort",
 	"v-banner-qsort": "rsync's server refuses its own --qsort",
+	// -vv makes rsync print the ssh command it runs, which names rsync's
+	// server where syq runs its helper.
+	"vv-uptodate":   "rsync -vv prints its remote-shell command",
+	"ivv-unchanged": "rsync -vv prints its remote-shell command",
+	"vv-dry-run":    "rsync -vv prints its remote-shell command",
 	// rsync's client caps --protocol at what the server speaks instead of
 	// refusing it; syq refuses a protocol above 32 at parse time.
 	"protocol-too-new": "rsync negotiates the remote protocol down",

@@ -1,5 +1,10 @@
 package main
 
+import (
+	"os"
+	"path"
+)
+
 // Differential scenarios for -v's own lines: the file-list banner
 // rsync's client prints (incremental, built whole, or none), -R
 // operands without recursion, and listings with their closing lines.
@@ -22,3 +27,39 @@ var verboseScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, verboseScenarios...) }
+
+// preVV: one file with other permissions, one directory with another
+// mtime, the rest up to date.
+func preVV(b *fixtureBuilder) {
+	fxPlain(b)
+	for _, rel := range []string{"a.txt", "b.bin", "empty", "exec.sh", "sub/c.txt", "sub/deeper/d.txt"} {
+		src := b.byRel["src/"+rel]
+		mode := src.mode
+		if rel == "exec.sh" {
+			mode = 0o700
+		}
+		data, err := os.ReadFile(b.p("src/" + rel))
+		b.must(err)
+		b.data("dst/"+rel, data, fbMode(mode), fbMt(src.mtime))
+	}
+	for _, rel := range []string{"emptydir", "sub/deeper", "sub", ""} {
+		at := fbMt(b.byRel[path.Join("src", rel)].mtime)
+		if rel == "sub" {
+			at = fbMtAt(77)
+		}
+		b.dir(path.Join("dst", rel), at)
+	}
+}
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// -vv: "is uptodate" for unchanged files, nothing for unchanged
+		// directories, the delta-transmission line and the sender's
+		// closing match report; -ii and -ivv: unchanged entries with
+		// blanks for the attribute columns.
+		diffScenario{name: "vv-uptodate", fx: func(*fixtureBuilder) {}, pre: preVV, args: dtArgs("-avv", "src/", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "ivv-unchanged", fx: func(*fixtureBuilder) {}, pre: preVV, args: dtArgs("-aivv", "src/", "dst/"), stdout: true},
+		diffScenario{name: "ii-unchanged", fx: func(*fixtureBuilder) {}, pre: preVV, args: dtArgs("-aii", "src/", "dst/"), stdout: true},
+		diffScenario{name: "vv-dry-run", fx: fxPlain, args: dtArgs("-avvn", "src/", "dst/"), stdout: true, sorted: true},
+	)
+}

@@ -301,6 +301,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
 		return fe.Code
 	}
+	printMatchReport(inv, stats, stdout)
 	printSummary(inv, stats, nil, elapsed, stdout)
 	logf.summary(inv, stats, nil, elapsed)
 	if code != 0 {

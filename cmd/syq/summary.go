@@ -55,6 +55,22 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 	fmt.Fprintf(w, "total size is %s  speedup is %.2f%s\n", num(st.TotalSize), speedup, dryRunNote(opts))
 }
 
+// printMatchReport prints the line rsync's sender ends with under -vv:
+// its block-matching counts and the literal bytes it sent. syq does not
+// count blocks rsync's way; a whole-file transfer (every local copy)
+// matches none, as rsync's does.
+func printMatchReport(inv *Invocation, st wire.Stats, w io.Writer) {
+	opts := &inv.Opts
+	if opts.Quiet || opts.Verbose < 2 || opts.ListOnly {
+		return
+	}
+	data := st.TransferredSize - st.MatchedData
+	if opts.DryRun {
+		data = 0 // nothing is sent
+	}
+	fmt.Fprintf(w, "total: matches=0  hash_hits=0  false_alarms=0 data=%d\n", data)
+}
+
 // fileListBanner is the line rsync's client prints under -v (or
 // --progress) as the file list starts, verb being "sending" or
 // "receiving": "... incremental file list" when rsync recurses
