@@ -194,8 +194,9 @@ func cellsFor(scale string) []cell {
 				"evicts the tools' own binaries too, and syq's (about 10 MB, Go) takes longer to read back and start than cp's (150 KB)."},
 		{name: "large-ext4", scenario: "Local: one large file on one filesystem", fs: fsExt4, spec: large, mode: modeCopy, arms: largeArms, reps: pick(3, 2, 1),
 			measure: "one big file, streaming bandwidth, cold source (no reflink on ext4)",
-			why: "syq and cp both use copy_file_range, so the kernel does the copy for both; the first run on a fresh " +
-				"loop image allocates blocks and is an outlier for either tool. Compare the pairwise ratio, not the bars."},
+			why: "The copy itself is kernel work for every tool here (syq and cp use copy_file_range; rsync reads and " +
+				"writes), so the tools are within this machine's noise; the first run on a fresh loop image allocates " +
+				"blocks and is an outlier for any tool. Compare the pairwise ratio, not the bars."},
 		{name: "mixed", scenario: "Local: a mixed, real-looking tree", fs: fsExt4, spec: mixed,
 			mode: modeCopy, arms: smallArms, reps: pick(3, 2, 1),
 			measure: "realistic tree: size tail, symlinks, hard links (-a has no -H), deep paths, odd names",

@@ -251,7 +251,7 @@ func TestReportFromJSON(t *testing.T) {
 	s.Why = "because of a measured reason"
 	writeJSON(filepath.Join(dir, "summary.json"), summaryFile{Cells: []cellSummary{s},
 		Skipped: []skippedCell{{Cell: "wan-large", Scenario: "WAN", Reason: "no network namespace stand"}}})
-	writeJSON(filepath.Join(dir, "env.json"), map[string]any{"scale": "tiny", "version_syq": "syq 0.1 (/tmp/x/syq, sha256 abc)", "loadavg": "1.00 2.00 3.00 1/100 5"})
+	writeJSON(filepath.Join(dir, "env.json"), map[string]any{"scale": "tiny", "version_syq": "syq 0.1 (rsync 3.x command lines) (/tmp/x/syq, sha256 abc)", "loadavg": "1.00 2.00 3.00 1/100 5"})
 	var runs bytes.Buffer
 	for rep := 1; rep <= 3; rep++ {
 		for _, a := range s.Arms {
@@ -282,6 +282,8 @@ func TestReportFromJSON(t *testing.T) {
 		"rsync took 0.5 s, syq 1.00 s",
 		"because of a measured reason",
 		"**INVALID 1/3**",
+		"| WAN: one large file | wan-large skipped: no network namespace stand |",
+		"| Multi-rail | not in this run",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q", want)

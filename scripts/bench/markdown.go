@@ -230,8 +230,10 @@ func renderMarkdown(r *results, svgRel string) string {
 	p := func(format string, args ...any) { fmt.Fprintf(&w, format, args...) }
 	env := r.Env
 	syqPath := ""
-	if v := envStr(env, "version_syq"); strings.Contains(v, "(") {
-		syqPath, _, _ = strings.Cut(v[strings.Index(v, "(")+1:], ",")
+	// version_syq is "VERSION (PATH, sha256 ...)"; the version may hold
+	// parentheses itself.
+	if v := envStr(env, "version_syq"); strings.Contains(v, ", sha256 ") {
+		syqPath, _, _ = strings.Cut(v[strings.LastIndex(v, "(")+1:], ",")
 	}
 	scale := envStr(env, "scale")
 	p("# syq benchmarks\n\n")
@@ -256,6 +258,8 @@ func renderMarkdown(r *results, svgRel string) string {
 		p("%s\n", row)
 	}
 	p("\n")
+
+	writeCoverage(&w, r)
 
 	p("## The run\n\n")
 	start := envStr(env, "start")
@@ -503,4 +507,54 @@ func pct(a, b int64) int64 {
 		return 0
 	}
 	return a * 100 / b
+}
+
+// issueScenarios are the scenarios issue 8 asks for (after the seed
+// page), each with the prefixes of the cell names that cover it.
+var issueScenarios = []struct {
+	name     string
+	prefixes []string
+}{
+	{"LAN: small files", []string{"ssh-small"}},
+	{"WAN: one large file", []string{"wan-large"}},
+	{"WAN: many large files", []string{"wan-many"}},
+	{"Small files to and from NFS", []string{"nfs"}},
+	{"A large file on one filesystem", []string{"large-"}},
+	{"Multi-rail", []string{"rails"}},
+	{"Incremental re-sync, no change", []string{"noop"}},
+	{"Incremental re-sync, 1 % changed", []string{"incr"}},
+	{"Peak memory on 1,000,000 files", []string{"memory"}},
+	{"Local small files and a mixed real-looking tree", []string{"small-", "mixed"}},
+}
+
+// writeCoverage says, per scenario of the issue, which cells of this run
+// cover it, which were skipped and why, and which were not run at all.
+func writeCoverage(w *strings.Builder, r *results) {
+	fmt.Fprintf(w, "## Scenarios in this run\n\n| scenario | cells |\n|---|---|\n")
+	for _, sc := range issueScenarios {
+		match := func(name string) bool {
+			for _, p := range sc.prefixes {
+				if strings.HasPrefix(name, p) {
+					return true
+				}
+			}
+			return false
+		}
+		var parts []string
+		for _, s := range r.Summary.Cells {
+			if match(s.Cell) {
+				parts = append(parts, fmt.Sprintf("[%s](#%s)", s.Cell, anchor(s.Cell)))
+			}
+		}
+		for _, s := range r.Summary.Skipped {
+			if match(s.Cell) {
+				parts = append(parts, fmt.Sprintf("%s skipped: %s", s.Cell, mdEsc(s.Reason)))
+			}
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "not in this run (no cell of this run covers it; the network-stand cells run only when selected by name)")
+		}
+		fmt.Fprintf(w, "| %s | %s |\n", sc.name, strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "\n")
 }
