@@ -65,7 +65,7 @@ func main() {
 	flag.StringVar(&cfg.repo, "repo", ".", "repository root (for building cmd/syq)")
 	flag.StringVar(&cfg.cache, "cache", "cold", "cold (drop_caches before every run) | warm (source pre-read); tmpfs cells are always in RAM")
 	flag.Float64Var(&cfg.calmShare, "calm", 0.05, "wait before each run until the I/O stall share over 250 ms is below this")
-	flag.DurationVar(&cfg.calmTimeout, "calm-timeout", 0, "give up waiting for calm after this; the run is then marked noisy (default: small and tiny 2s, full 30s; tmpfs cells never wait)")
+	flag.DurationVar(&cfg.calmTimeout, "calm-timeout", 0, "give up waiting for calm after this; the run is then marked noisy (default: tiny no wait, small 2s, full 30s; tmpfs cells never wait)")
 	flag.DurationVar(&cfg.runTimeout, "run-timeout", 0, "kill a timed tool (and its process group) after this; the run is invalid (default: tiny and small 2m, full 15m)")
 	flag.StringVar(&cfg.reportFrom, "report-from", "", "run nothing: write the report and charts from this results directory's JSON (into it, and into --publish if given)")
 	flag.StringVar(&cfg.publish, "publish", "", "also write the report as DIR/benchmarks.md and its charts as DIR/bench/*.svg (e.g. docs)")
@@ -84,9 +84,14 @@ func main() {
 		}
 	}
 	if cfg.calmTimeout == 0 {
-		cfg.calmTimeout = 2 * time.Second
-		if cfg.scale == "full" {
+		switch cfg.scale {
+		case "full":
 			cfg.calmTimeout = 30 * time.Second
+		case "tiny":
+			// One 250 ms window: the smoke run records the stall, it does not wait.
+			cfg.calmTimeout = time.Millisecond
+		default:
+			cfg.calmTimeout = 2 * time.Second
 		}
 	}
 	if err := run(cfg); err != nil {
