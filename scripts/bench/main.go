@@ -4,7 +4,15 @@
 // verifier self-test at start, stated cache state with a proven evictor, and
 // purpose-made file systems (own tmpfs, ext4 and XFS-reflink loop images).
 // The ssh-* cells push through an OpenSSH sshd on 127.0.0.1 that the bench
-// starts itself (scripts/sshtest.Launch); see remote.go.
+// starts itself (scripts/sshtest.Launch); see remote.go. The incr cells
+// re-sync after a deterministic 1 % change (incr.go).
+//
+// Every run leaves raw JSON in its --out directory (env.json: versions,
+// machine, load, self-test; runs.jsonl: every timed run with its command,
+// load, cache state and verdict; summary.json: per cell and arm), and a
+// report written from that JSON alone (markdown.go) with one SVG chart per
+// cell (chart.go); --publish copies both into docs, --report-from rewrites
+// them from an earlier run's JSON.
 //
 // Run it through scripts/bench.sh (needs root: mount, losetup, drop_caches).
 package main
@@ -41,23 +49,34 @@ type config struct {
 	calmTimeout time.Duration
 	runTimeout  time.Duration
 	scenario    string
+	reportFrom  string
+	publish     string
 }
 
 func main() {
 	var cfg config
 	flag.StringVar(&cfg.scenario, "scenario", "local", "scenario (only \"local\" so far)")
-	flag.StringVar(&cfg.scale, "scale", "small", "small (a few minutes) | full (20k small files, 2 GiB, 1M entries)")
+	flag.StringVar(&cfg.scale, "scale", "small", "tiny (CI smoke, under a minute) | small (under 5 minutes) | full (20k small files, 2 GiB, 1M entries)")
 	flag.IntVar(&cfg.reps, "reps", 0, "repetitions per cell (0 = per-cell default: full 5 cheap / 3 large; small 2)")
-	flag.StringVar(&cfg.cells, "cells", "all", "comma-separated cells or prefixes: small-tmpfs,small-ext4,large-reflink,large-ext4,mixed,noop,ssh-small,ssh-large,memory-dry,memory-copy (small, large, ssh, memory select both); named only: wan-large,wan-many,nfs-small-rtt0.2ms,nfs-small-rtt1ms,rails-k (wan, nfs, rails select them; see wan.go)")
+	flag.StringVar(&cfg.cells, "cells", "all", "comma-separated cells or prefixes: small-tmpfs,small-ext4,large-reflink,large-ext4,mixed,noop,incr,ssh-small,ssh-large,noop-ssh,incr-ssh,memory-dry,memory-copy (small, large, ssh, noop, incr, memory select all cells NAME-*); named only: wan-large,wan-many,nfs-small-rtt0.2ms,nfs-small-rtt1ms,rails-k (wan, nfs, rails select them; see wan.go)")
 	flag.StringVar(&cfg.syq, "syq", "", "syq binary (default: go build ./cmd/syq into a temp dir)")
 	flag.StringVar(&cfg.out, "out", "", "directory for raw JSON (default WORKDIR/results/TIMESTAMP)")
 	flag.StringVar(&cfg.workdir, "workdir", "/var/tmp/syq-bench", "mount points and the kept loop images (on the root fs)")
 	flag.StringVar(&cfg.repo, "repo", ".", "repository root (for building cmd/syq)")
 	flag.StringVar(&cfg.cache, "cache", "cold", "cold (drop_caches before every run) | warm (source pre-read); tmpfs cells are always in RAM")
 	flag.Float64Var(&cfg.calmShare, "calm", 0.05, "wait before each run until the I/O stall share over 250 ms is below this")
-	flag.DurationVar(&cfg.calmTimeout, "calm-timeout", 0, "give up waiting for calm after this; the run is then marked noisy (default: small 5s, full 30s; tmpfs cells never wait)")
-	flag.DurationVar(&cfg.runTimeout, "run-timeout", 0, "kill a timed tool (and its process group) after this; the run is invalid (default: small 2m, full 15m)")
+	flag.DurationVar(&cfg.calmTimeout, "calm-timeout", 0, "give up waiting for calm after this; the run is then marked noisy (default: tiny no wait, small 2s, full 30s; tmpfs cells never wait)")
+	flag.DurationVar(&cfg.runTimeout, "run-timeout", 0, "kill a timed tool (and its process group) after this; the run is invalid (default: tiny and small 2m, full 15m)")
+	flag.StringVar(&cfg.reportFrom, "report-from", "", "run nothing: write the report and charts from this results directory's JSON (into it, and into --publish if given)")
+	flag.StringVar(&cfg.publish, "publish", "", "also write the report as DIR/benchmarks.md and its charts as DIR/bench/*.svg (e.g. docs)")
 	flag.Parse()
+	if cfg.reportFrom != "" {
+		if err := reportOnly(cfg.reportFrom, cfg.publish); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if cfg.runTimeout == 0 {
 		cfg.runTimeout = 2 * time.Minute
 		if cfg.scale == "full" {
@@ -65,9 +84,14 @@ func main() {
 		}
 	}
 	if cfg.calmTimeout == 0 {
-		cfg.calmTimeout = 5 * time.Second
-		if cfg.scale == "full" {
+		switch cfg.scale {
+		case "full":
 			cfg.calmTimeout = 30 * time.Second
+		case "tiny":
+			// One 250 ms window: the smoke run records the stall, it does not wait.
+			cfg.calmTimeout = time.Millisecond
+		default:
+			cfg.calmTimeout = 2 * time.Second
 		}
 	}
 	if err := run(cfg); err != nil {
@@ -80,8 +104,8 @@ func run(cfg config) error {
 	if cfg.scenario != "local" {
 		return fmt.Errorf("unknown scenario %q", cfg.scenario)
 	}
-	if cfg.scale != "small" && cfg.scale != "full" {
-		return fmt.Errorf("--scale must be small or full")
+	if !slices.Contains(scales, cfg.scale) {
+		return fmt.Errorf("--scale must be one of %s", strings.Join(scales, ", "))
 	}
 	if cfg.cache != "cold" && cfg.cache != "warm" {
 		return fmt.Errorf("--cache must be cold or warm")
@@ -102,7 +126,7 @@ func run(cfg config) error {
 	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
 		return err
 	}
-	b := &bench{cfg: cfg, fss: map[string]*filesys{}, env: map[string]any{}}
+	b := &bench{cfg: cfg, fss: map[string]*filesys{}, env: map[string]any{}, start: time.Now()}
 
 	// File systems, sized for the largest selected cell of each kind.
 	sizes := map[string]int64{}
@@ -114,6 +138,10 @@ func run(cfg config) error {
 		if kind == fsTmpfs {
 			f.size = min(size, 12<<30)
 		} else {
+			if cfg.scale == "tiny" {
+				// Enough for XFS's minimum; less zeroing on a fresh machine.
+				f.size = 512 << 20
+			}
 			f.img = filepath.Join(cfg.workdir, "img", kind+".img")
 		}
 		b.fss[kind] = f
@@ -168,7 +196,7 @@ func run(cfg config) error {
 		b.env["remote_link"] = rem.Link
 		b.env["version_ssh"] = firstLine(func() string { o, _ := exec.Command("ssh", "-V").CombinedOutput(); return string(o) }())
 	}
-	fmt.Printf("syq bench, scenario local, scale %s, cells %s, cache %s; results -> %s\n", cfg.scale, cfg.cells, cfg.cache, cfg.out)
+	fmt.Printf("syq bench, scenario local, scale %s, cells %s, cache %s; results -> %s (set-up took %.0fs)\n", cfg.scale, cfg.cells, cfg.cache, cfg.out, time.Since(b.start).Seconds())
 	for _, k := range []string{"syq", "rsync", "rclone", "cp", "tar", "kernel"} {
 		fmt.Printf("  %-7s %v\n", k, b.env["version_"+k])
 	}
@@ -222,16 +250,23 @@ func run(cfg config) error {
 	b.runs = runs
 	writeJSON(filepath.Join(cfg.out, "env.json"), b.env)
 
-	start := time.Now()
+	start := b.start
 	var failed []string
 	for _, c := range cells {
+		if c.skip != nil {
+			if why := c.skip(b); why != "" {
+				fmt.Printf("\n== %s: SKIPPED: %s\n", c.name, why)
+				b.skipped = append(b.skipped, skippedCell{Cell: c.name, Scenario: c.scenario, Reason: why})
+				continue
+			}
+		}
 		if err := b.runCell(c); err != nil {
 			fmt.Printf("  CELL %s FAILED: %v\n", c.name, err)
 			failed = append(failed, c.name+": "+err.Error())
 		}
-		sum := map[string]any{"cells": b.summary, "failed_cells": failed}
+		sum := summaryFile{Cells: b.summary, Failed: failed, Skipped: b.skipped, ElapsedS: time.Since(start).Seconds()}
 		if b.rem != nil {
-			sum["remote_link"], sum["bootstrap"] = b.rem.Link, b.rem.Bootstrap
+			sum.RemoteLink, sum.Bootstrap = &b.rem.Link, b.rem.Bootstrap
 		}
 		writeJSON(filepath.Join(cfg.out, "summary.json"), sum)
 	}
@@ -246,6 +281,10 @@ func run(cfg config) error {
 		fmt.Printf("NOTE: syq was UNAVAILABLE (%v): no syq arms were run\n", trunc(syqErr.Error(), 200))
 	}
 	fmt.Printf("\nraw runs: %s/runs.jsonl; summary: %s/summary.json; env: %s/env.json\n", cfg.out, cfg.out, cfg.out)
+	runs.Close()
+	if err := reportOnly(cfg.out, cfg.publish); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d cell(s) failed", len(failed))
 	}
@@ -348,4 +387,30 @@ func tailTrunc(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n:]
+}
+
+// reportOnly writes the report and charts of the results in dir into dir
+// (report.md, CELL.svg) and, if publish is set, as publish/benchmarks.md
+// with the charts in publish/bench.
+func reportOnly(dir, publish string) error {
+	r, err := loadResults(dir)
+	if err != nil {
+		return err
+	}
+	if len(r.Summary.Cells) == 0 {
+		return fmt.Errorf("%s: no cell ran", dir)
+	}
+	svgs, err := writeReport(r, filepath.Join(dir, "report.md"), dir, ".")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("report: %s/report.md, %d charts\n", dir, len(svgs))
+	if publish != "" {
+		svgs, err := writeReport(r, filepath.Join(publish, "benchmarks.md"), filepath.Join(publish, "bench"), "bench")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("published: %s/benchmarks.md, %d charts in %s/bench\n", publish, len(svgs), publish)
+	}
+	return nil
 }

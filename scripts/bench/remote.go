@@ -126,8 +126,11 @@ func (r *remote) measure(scale string) error {
 		r.Link.Notes = append(r.Link.Notes, "cipher probe: "+err.Error())
 	}
 	size := int64(256 << 20)
-	if scale == "full" {
+	switch scale {
+	case "full":
 		size = 1 << 30
+	case "tiny":
+		size = 32 << 20
 	}
 	if err := r.measureCeiling(size, 3); err != nil {
 		return fmt.Errorf("ssh pipe ceiling: %w", err)

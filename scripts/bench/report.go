@@ -23,6 +23,8 @@ type armSummary struct {
 	AllocMB    float64   `json:"fs_used_delta_mb_median"`
 	MaxRSSKiB  int64     `json:"maxrss_kib_max"`
 	TreeHWMKiB int64     `json:"tree_hwm_kib_max"`
+	TreeHWMs   []int64   `json:"tree_hwm_kib,omitempty"` // by rep (memory cells)
+	Argv       []string  `json:"argv"`                   // the command of the first run
 	Load1      []float64 `json:"loadavg1"`
 	Valid      int       `json:"valid_runs"`
 	Noisy      int       `json:"noisy_runs"` // started with I/O stall share above --calm
@@ -34,23 +36,33 @@ type armSummary struct {
 }
 
 type cellSummary struct {
-	Cell       string       `json:"cell"`
-	Measures   string       `json:"measures"`
-	Tree       string       `json:"tree"`
-	Files      int          `json:"files"`
-	Entries    int          `json:"entries"`
-	Bytes      int64        `json:"bytes"`
-	FS         string       `json:"fs"`
-	Cache      string       `json:"cache"`
-	Durability string       `json:"durability"`
-	Evictor    *evictProof  `json:"evictor_proof,omitempty"`
-	Mode       string       `json:"mode"`
-	Reps       int          `json:"reps"`
-	Base       string       `json:"ratio_base"`
-	Load1Min   float64      `json:"loadavg1_min"`
-	Load1Max   float64      `json:"loadavg1_max"`
-	Arms       []armSummary `json:"arms"`
-	SrcResMax  int64        `json:"src_sample_resident_max_bytes"`
+	Cell        string       `json:"cell"`
+	Scenario    string       `json:"scenario"`
+	Measures    string       `json:"measures"`
+	Tree        string       `json:"tree"`
+	Files       int          `json:"files"`
+	Entries     int          `json:"entries"`
+	Bytes       int64        `json:"bytes"`
+	FS          string       `json:"fs"`
+	Cache       string       `json:"cache"`
+	Durability  string       `json:"durability"`
+	Evictor     *evictProof  `json:"evictor_proof,omitempty"`
+	Mode        string       `json:"mode"`
+	Changed     int          `json:"changed_files,omitempty"` // modeIncr: files changed before every run
+	Metric      string       `json:"metric"`                  // what the chart shows: metricMBps, metricFilesPS or metricRSS
+	Reps        int          `json:"reps"`
+	WallS       float64      `json:"wall_s"` // the whole cell: generation, priming, runs, verification
+	Base        string       `json:"ratio_base"`
+	Load1Min    float64      `json:"loadavg1_min"`
+	Load1Max    float64      `json:"loadavg1_max"`
+	CPUPressMax float64      `json:"cpu_some_avg10_max"` // largest CPU pressure (some avg10, %) before a run
+	Arms        []armSummary `json:"arms"`
+	SrcResMax   int64        `json:"src_sample_resident_max_bytes"`
+	// CeilingMBps is the link's or disk's ceiling for the chart's dashed
+	// line (0 = none known), CeilingLabel what it is.
+	CeilingMBps  float64 `json:"ceiling_mb_per_s,omitempty"`
+	CeilingLabel string  `json:"ceiling_label,omitempty"`
+	Why          string  `json:"why_syq_loses,omitempty"` // the cell's note, printed when syq is not the best
 	// Remote cells.
 	Link          string           `json:"link,omitempty"`
 	Bootstrap     *bootstrapRecord `json:"bootstrap,omitempty"`
@@ -71,8 +83,19 @@ func median(xs []float64) float64 {
 }
 
 func summarize(c cell, armKeys []string, recs []runRecord, want *expected, fsDesc, cache, durability string, proof *evictProof) cellSummary {
-	s := cellSummary{Cell: c.name, Measures: c.measure, Tree: c.spec.Describe(), Files: want.tree.Files(), Entries: want.tree.Len(),
-		Bytes: want.bytes, FS: fsDesc, Cache: cache, Durability: durability, Evictor: proof, Mode: c.mode, Load1Min: 1e9}
+	s := cellSummary{Cell: c.name, Scenario: c.scenario, Measures: c.measure, Tree: c.spec.Describe(), Files: want.tree.Files(), Entries: want.tree.Len(),
+		Bytes: want.bytes, FS: fsDesc, Cache: cache, Durability: durability, Evictor: proof, Mode: c.mode, Load1Min: 1e9, Why: c.why}
+	if s.Scenario == "" {
+		s.Scenario = c.name
+	}
+	switch {
+	case c.rss:
+		s.Metric = metricRSS
+	case c.mode == modeCopy && want.bytes > 0:
+		s.Metric = metricMBps
+	default:
+		s.Metric = metricFilesPS
+	}
 	base := ""
 	for _, k := range armKeys {
 		if strings.HasPrefix(k, "syq") {
@@ -95,6 +118,7 @@ func summarize(c cell, armKeys []string, recs []runRecord, want *expected, fsDes
 		}
 		s.Load1Min = min(s.Load1Min, r.Load1)
 		s.Load1Max = max(s.Load1Max, r.Load1)
+		s.CPUPressMax = max(s.CPUPressMax, r.CPUAvg10)
 		if c.fs != fsTmpfs {
 			s.SrcResMax = max(s.SrcResMax, r.SrcRes)
 		}
@@ -108,6 +132,12 @@ func summarize(c cell, armKeys []string, recs []runRecord, want *expected, fsDes
 				continue
 			}
 			a.Runs++
+			if a.Argv == nil {
+				a.Argv = r.Argv
+			}
+			if c.rss {
+				a.TreeHWMs = append(a.TreeHWMs, r.TreeHWMKiB)
+			}
 			if r.Noisy {
 				a.Noisy++
 			}

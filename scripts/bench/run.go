@@ -33,6 +33,7 @@ type runRecord struct {
 	Load1       float64   `json:"loadavg1"`
 	IOStall     float64   `json:"io_stall_share_before"` // share of a 250 ms window with some task stalled on I/O
 	IOAvg10     float64   `json:"io_some_avg10_before"`
+	CPUAvg10    float64   `json:"cpu_some_avg10_before"` // share of the last 10 s some task waited for a CPU (percent)
 	CalmWaitS   float64   `json:"calm_wait_s"`
 	Noisy       bool      `json:"noisy"`     // started while the I/O stall share was above --calm
 	TimedOut    bool      `json:"timed_out"` // killed after --run-timeout
@@ -69,7 +70,17 @@ type bench struct {
 	records []runRecord
 	summary []cellSummary
 	env     map[string]any
-	rem     *remote // the bench's sshd, when a remote cell is selected
+	rem     *remote    // the bench's sshd, when a remote cell is selected
+	inc     *incrState // the running modeIncr cell's changed files
+	skipped []skippedCell
+	start   time.Time
+}
+
+// skippedCell is a selected cell that could not run here, and why.
+type skippedCell struct {
+	Cell     string `json:"cell"`
+	Scenario string `json:"scenario"`
+	Reason   string `json:"reason"`
 }
 
 func (b *bench) log(format string, args ...any) {
@@ -94,13 +105,16 @@ func (b *bench) runCell(c cell) error {
 	if b.cfg.reps > 0 {
 		reps = b.cfg.reps
 	}
-	b.log("\n== %s: %s", c.name, c.measure)
+	cellStart := time.Now()
+	b.log("\n== %s: %s (at %.0fs)", c.name, c.measure, time.Since(b.start).Seconds())
 	if c.remote && b.rem == nil {
 		return fmt.Errorf("remote cell without the bench's sshd")
 	}
 
 	// A fresh fs unless the previous cell left the same source on it.
 	key := c.spec.Key()
+	b.inc = nil
+	defer func() { b.inc = nil }()
 	if !f.mounted || f.srcKey != key {
 		if err := f.prepare(); err != nil {
 			return fmt.Errorf("prepare %s: %w", c.fs, err)
@@ -121,7 +135,6 @@ func (b *bench) runCell(c cell) error {
 	if err != nil {
 		return fmt.Errorf("snapshot source: %w", err)
 	}
-	sample := sampleFiles(want, f.src(), 64)
 
 	cache := "tmpfs: source and destination are in RAM by nature (no eviction possible)"
 	var proof *evictProof
@@ -149,7 +162,7 @@ func (b *bench) runCell(c cell) error {
 	if err := f.clearDst(); err != nil {
 		return err
 	}
-	if c.mode == modeNoop {
+	if c.mode == modeNoop || c.mode == modeIncr {
 		// Sync once with rsync -a (untimed) and prove the destination matches.
 		t0 := time.Now()
 		if out, err := exec.Command("rsync", "-a", f.src()+"/", f.dst()+"/").CombinedOutput(); err != nil {
@@ -161,6 +174,22 @@ func (b *bench) runCell(c cell) error {
 			return fmt.Errorf("primed destination does not verify: %v", v.Problems)
 		}
 	}
+	if c.mode == modeIncr {
+		// The source changes after the priming; the next cell on this fs
+		// must not take it for the generated tree.
+		f.srcKey = key + "/changed"
+		inc, err := changeSource(f.src(), want, c.change)
+		if err != nil {
+			return err
+		}
+		if want, err = snapshotExpected(f.src()); err != nil {
+			return fmt.Errorf("snapshot changed source: %w", err)
+		}
+		b.inc = inc
+		b.log("  changed %d of %d files in the source (one %d-byte block each, mtime +%v); the destination is set back to the old version before every run",
+			len(inc.files), want.tree.Files(), incrBlock, incrShift)
+	}
+	sample := sampleFiles(want, f.src(), 64)
 
 	var boot *bootstrapRecord
 	if c.remote {
@@ -211,6 +240,16 @@ func (b *bench) runCell(c cell) error {
 		}
 	}
 	s := summarize(c, armKeys, recs, want, f.describe(), cache, durability, proof)
+	if b.inc != nil {
+		s.Changed = len(b.inc.files)
+	}
+	s.CeilingMBps, s.CeilingLabel = c.ceilingMBps, c.ceilingLabel
+	switch {
+	case c.ceilingFn != nil:
+		s.CeilingMBps, s.CeilingLabel = c.ceilingFn(b)
+	case c.remote && s.CeilingMBps == 0 && b.rem.Link.CeilingMBps > 0:
+		s.CeilingMBps, s.CeilingLabel = b.rem.Link.CeilingMBps, "plain ssh pipe on this stand (measured)"
+	}
 	if c.remote {
 		s.Link = b.rem.Link.describe()
 		s.Bootstrap = boot
@@ -218,6 +257,7 @@ func (b *bench) runCell(c cell) error {
 			s.BootstrapNote = fmt.Sprintf("helper already installed by %s's bootstrap copy", b.rem.Bootstrap.Cell)
 		}
 	}
+	s.WallS = time.Since(cellStart).Seconds()
 	b.summary = append(b.summary, s)
 	printTable(os.Stdout, s)
 	return nil
@@ -262,7 +302,14 @@ func (b *bench) timedRun(c cell, f *filesys, want *expected, sample []string, ke
 	r := runRecord{Cell: c.name, Arm: key, Tool: a.name, Rep: rep + 1, Slot: slot + 1, Argv: argv,
 		FS: c.fs, FSDesc: f.describe(), Mode: c.mode, Cache: cache, Durability: durability}
 
-	if c.mode != modeNoop {
+	switch c.mode {
+	case modeNoop:
+	case modeIncr:
+		if err := b.inc.reset(f.src(), f.dst(), want); err != nil {
+			r.Verify.fail("setting the destination back to the old version: %v", err)
+			return r
+		}
+	default:
 		if err := f.clearDst(); err != nil {
 			r.Verify.fail("clearing destination: %v", err)
 			return r
@@ -288,6 +335,7 @@ func (b *bench) timedRun(c cell, f *filesys, want *expected, sample []string, ke
 	r.IOStall, r.CalmWaitS, r.IOAvg10 = stall, waited.Seconds(), ioAvg10()
 	r.SrcRes, r.SrcSampled = residentSample(sample)
 	r.Load1 = loadavg1()
+	r.CPUAvg10 = cpuAvg10()
 
 	// Peak RSS: wait4's ru_maxrss of a child of this (Go) process is
 	// polluted by our own RSS (the vfork child shares our mm until exec), so

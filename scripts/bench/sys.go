@@ -189,8 +189,15 @@ func ioStallTotal() (int64, bool) {
 }
 
 // ioAvg10 is the "some avg10" of /proc/pressure/io (percent).
-func ioAvg10() float64 {
-	b, err := os.ReadFile("/proc/pressure/io")
+func ioAvg10() float64 { return pressureAvg10("io") }
+
+// cpuAvg10 is the "some avg10" of /proc/pressure/cpu: the share of the
+// last 10 s in which some runnable task waited for a CPU (percent). On a
+// shared machine it says more than the load average about the run.
+func cpuAvg10() float64 { return pressureAvg10("cpu") }
+
+func pressureAvg10(resource string) float64 {
+	b, err := os.ReadFile("/proc/pressure/" + resource)
 	if err != nil {
 		return -1
 	}

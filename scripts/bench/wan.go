@@ -110,9 +110,12 @@ func wanCells(scale string) []cell {
 	cells := []cell{
 		{name: "wan-large", fs: fsTmpfs, spec: gen.Spec{Kind: gen.Large, Size: pickB(2<<30, 256<<20)}, mode: modeCopy,
 			arms: sshArms, reps: pick(3, 2), remote: true, wan: &wanSpec{stand: wan},
+			scenario: "WAN: one large file", ceilingMBps: 125, ceilingLabel: "link 1 Gbit/s",
+			why:     "ssh-based tools are held by OpenSSH's channel window at 50 ms RTT; syq's TLS rail is not",
 			measure: "one large file pushed over a long fat pipe: 1 Gbit/s, 50 ms RTT (userspace TUN relay, tail-drop queue 1.5 x BDP)"},
 		{name: "wan-many", fs: fsTmpfs, spec: gen.Spec{Kind: gen.ManyLarge, K: pick(8, 4), Size: pickB(256<<20, 64<<20)}, mode: modeCopy,
 			arms: sshArms, reps: pick(3, 2), remote: true, wan: &wanSpec{stand: wan},
+			scenario: "WAN: many large files", ceilingMBps: 125, ceilingLabel: "link 1 Gbit/s",
 			measure: "K large files pushed over 1 Gbit/s, 50 ms RTT"},
 	}
 	if *nfsSrc != "" {
@@ -122,13 +125,16 @@ func wanCells(scale string) []cell {
 	} else {
 		cells = append(cells,
 			cell{name: "nfs-small-rtt0.2ms", fs: fsTmpfs, spec: small, mode: modeCopy, arms: nfsArms, reps: pick(3, 2), wan: nfs(200 * time.Microsecond),
-				measure: "small files from a network fs to local, set RTT 0.2 ms: sshfs (NFS stand-in, no kernel NFS client here) with attribute/entry/dir caches off"},
+				scenario: "NFS: small files to local",
+				measure:  "small files from a network fs to local, set RTT 0.2 ms: sshfs (NFS stand-in, no kernel NFS client here) with attribute/entry/dir caches off"},
 			cell{name: "nfs-small-rtt1ms", fs: fsTmpfs, spec: small, mode: modeCopy, arms: nfsArms, reps: pick(3, 2), wan: nfs(time.Millisecond),
-				measure: "small files from a network fs to local, set RTT 1 ms: sshfs (NFS stand-in) with attribute/entry/dir caches off"})
+				scenario: "NFS: small files to local",
+				measure:  "small files from a network fs to local, set RTT 1 ms: sshfs (NFS stand-in) with attribute/entry/dir caches off"})
 	}
 	return append(cells,
 		cell{name: "rails-k", fs: fsTmpfs, spec: gen.Spec{Kind: gen.ManyLarge, K: pick(8, 4), Size: pickB(256<<20, 64<<20)}, mode: modeCopy,
 			arms: sshArms, reps: pick(3, 2), remote: true, wan: &wanSpec{stand: stand.Config{Rails: rails, RailRate: 250e6}},
+			scenario: "Multi-rail", ceilingMBps: rails * 250 / 8, ceilingLabel: "4 links x 250 Mbit/s",
 			measure: fmt.Sprintf("K large files pushed to a host with %d links of 250 Mbit/s each (veth + tc tbf, no added RTT); ssh goes over link 1; syq with default flags", rails)})
 }
 
