@@ -15,6 +15,8 @@ command -v filefrag >/dev/null || need+=(e2fsprogs)
 command -v setpriv >/dev/null || need+=(util-linux)
 command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh >/dev/null || need+=(openssh-client)
+command -v ip >/dev/null || need+=(iproute2)       # scripts/netstand's namespaces
+command -v rclone >/dev/null || need+=(rclone)     # the benchmark smoke run's other arm
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ]; then
 		echo "installing test dependencies: ${need[*]}"
@@ -42,3 +44,8 @@ go test -race -count=1 -timeout 20m ./... "$@"
 for target in $(go test ./wire -list '^Fuzz' | grep '^Fuzz'); do
 	go test ./wire -run '^$' -fuzz "^${target}\$" -fuzztime=60000x
 done
+
+# The benchmark end to end at its tiny scale (issue 8's smoke check): every
+# cell verified, the JSON, report and SVG charts produced. Root only (it
+# mounts file systems); it says so and skips otherwise.
+SYQ_BENCH_SMOKE=1 go test -count=1 -timeout 15m -run '^TestBenchSmoke$' ./scripts/bench
