@@ -4,11 +4,45 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/hex"
 	"io"
 	"net"
 	"testing"
 	"time"
 )
+
+// acceptAsync runs AcceptRails and returns where its answer comes.
+func acceptAsync(ctx context.Context, ln *RailListener, indexed bool, count <-chan int) <-chan []net.Conn {
+	out := make(chan []net.Conn, 1)
+	go func() {
+		c, _ := ln.AcceptRails(ctx, indexed, count)
+		out <- c
+	}()
+	return out
+}
+
+// closedSoon reports whether the helper drops c within a few seconds.
+func closedSoon(c net.Conn) bool {
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := c.Read(make([]byte, 1))
+	return n == 0 && err != nil && !isTimeout(err)
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
+
+// rawRail connects like a client that knows the offer, and sends msg.
+func rawRail(t *testing.T, addr string, msg []byte) net.Conn {
+	t.Helper()
+	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write(msg)
+	return c
+}
 
 func TestRail(t *testing.T) {
 	ln, offer, err := ListenRail("127.0.0.1")
@@ -18,24 +52,13 @@ func TestRail(t *testing.T) {
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		accepted <- c
-	}()
+	count := make(chan int, 1)
+	accepted := acceptAsync(ctx, ln, false, count)
 
 	// A stranger who did not see the offer: TLS works (anyone may
 	// connect), but without the token the helper drops the connection.
-	raw, err := tls.Dial("tcp", offer.Addrs[0], &tls.Config{InsecureSkipVerify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw.Write(make([]byte, 32))
-	raw.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if n, err := raw.Read(make([]byte, 1)); err == nil || n != 0 {
+	raw := rawRail(t, offer.Addrs[0], make([]byte, 32))
+	if !closedSoon(raw) {
 		t.Error("a connection without the token stayed open")
 	}
 	raw.Close()
@@ -53,10 +76,12 @@ func TestRail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := <-accepted
-	if sc == nil {
-		t.Fatal("no rail accepted")
+	count <- 1
+	rails := <-accepted
+	if len(rails) != 1 {
+		t.Fatalf("%d rails accepted", len(rails))
 	}
+	sc := rails[0]
 	a := NewStream(bufio.NewReader(c), c, c, StreamConfig{})
 	b := NewStream(bufio.NewReader(sc), sc, sc, StreamConfig{})
 	defer a.Close()
@@ -67,12 +92,82 @@ func TestRail(t *testing.T) {
 	}
 }
 
+// TestRailsAdmission: the helper takes exactly the rails the client
+// opened, each index once; a wrong token, a taken index, an index beyond
+// the count and a late extra connection are all closed.
+func TestRailsAdmission(t *testing.T) {
+	ln, offer, err := ListenRails([]string{"127.0.0.1", "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offer.Addrs) != 2 {
+		t.Fatalf("offer %v", offer.Addrs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	count := make(chan int, 1)
+	accepted := acceptAsync(ctx, ln, true, count)
+	token, _ := hex.DecodeString(offer.Token)
+	with := func(idx byte) []byte { return append(append([]byte(nil), token...), idx) }
+
+	wrong := rawRail(t, offer.Addrs[0], append(make([]byte, 32), 0))
+	defer wrong.Close()
+	if !closedSoon(wrong) {
+		t.Error("a wrong token was accepted")
+	}
+	rails, err := DialRails(ctx, offer, []RailTarget{{Addr: offer.Addrs[0]}, {Addr: offer.Addrs[1]}, {Addr: offer.Addrs[0]}}, true)
+	if err != nil || len(rails) != 3 {
+		t.Fatalf("%d rails: %v", len(rails), err)
+	}
+	defer func() {
+		for _, c := range rails {
+			c.Close()
+		}
+	}()
+	twice := rawRail(t, offer.Addrs[1], with(1))
+	defer twice.Close()
+	if !closedSoon(twice) {
+		t.Error("rail index 1 was accepted twice")
+	}
+	beyond := rawRail(t, offer.Addrs[1], with(5))
+	defer beyond.Close()
+	count <- 3
+	if !closedSoon(beyond) {
+		t.Error("rail index 5 of 3 was accepted")
+	}
+	got := <-accepted
+	if len(got) != 3 {
+		t.Fatalf("accepted %d rails", len(got))
+	}
+	for i, c := range got {
+		defer c.Close()
+		// Each accepted rail is the client's rail of that index.
+		go rails[i].Write([]byte{byte('a' + i)})
+		b := make([]byte, 1)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadFull(c, b); err != nil || b[0] != byte('a'+i) {
+			t.Errorf("rail %d: %q %v", i, b, err)
+		}
+	}
+	// The listener is closed once the rails are in.
+	if c, err := net.DialTimeout("tcp", offer.Addrs[0], 2*time.Second); err == nil {
+		late := tls.Client(c, &tls.Config{InsecureSkipVerify: true})
+		late.Write(with(3))
+		if !closedSoon(late) {
+			t.Error("a late rail was accepted")
+		}
+		late.Close()
+	}
+}
+
 func TestRailHandshakeFrames(t *testing.T) {
 	pr, pw := io.Pipe()
 	go func() {
 		WriteRailOffer(pw, &RailOffer{Addrs: []string{"127.0.0.1:1"}, CertHash: "ab", Token: "cd"})
-		WriteRailChoice(pw, true)
+		WriteRailChoice(pw, 3)
 		WriteRailOffer(pw, nil)
+		pw.Write(jsonFrame(frameRailChoice, []byte(`{"use":true}`)))
+		pw.Write(jsonFrame(frameRailChoice, []byte(`{"use":true,"rails":99}`)))
 		pw.Close()
 	}()
 	r := bufio.NewReader(pr)
@@ -80,10 +175,16 @@ func TestRailHandshakeFrames(t *testing.T) {
 	if err != nil || o.Addrs[0] != "127.0.0.1:1" || o.Token != "cd" {
 		t.Fatalf("offer %+v %v", o, err)
 	}
-	if use, err := ReadRailChoice(r); err != nil || !use {
+	if use, err := ReadRailChoice(r); err != nil || use != 3 {
 		t.Fatalf("choice %v %v", use, err)
 	}
 	if o, err := ReadRailOffer(r); err != nil || len(o.Addrs) != 0 {
 		t.Fatalf("empty offer %+v %v", o, err)
+	}
+	if use, err := ReadRailChoice(r); err != nil || use != 1 {
+		t.Fatalf("a choice without a count: %v %v", use, err)
+	}
+	if use, err := ReadRailChoice(r); err == nil {
+		t.Fatalf("99 rails taken: %v", use)
 	}
 }
