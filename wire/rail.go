@@ -397,3 +397,108 @@ func tuneConn(c net.Conn) {
 		t.SetWriteBuffer(railSockBuf)
 	}
 }
+
+// localNet is an address of an up interface of this machine.
+type localNet struct {
+	iface string
+	net   *net.IPNet
+}
+
+func localNets() []localNet {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	var out []localNet
+	for _, ifc := range ifs {
+		if ifc.Flags&net.FlagUp == 0 {
+			continue
+		}
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLinkLocalUnicast() {
+				out = append(out, localNet{ifc.Name, n})
+			}
+		}
+	}
+	return out
+}
+
+// RailHosts lists the addresses a helper offers rails on: sshAddr, the
+// one the client reached it at, first, then every other address of an
+// up interface (loopback ones only when the client came over loopback;
+// link-local ones never, they need a zone). only, if not empty,
+// replaces the list (--syq-rail-addrs).
+func RailHosts(sshAddr string, only []string) []string {
+	if len(only) > 0 {
+		return only
+	}
+	ssh := net.ParseIP(sshAddr)
+	if ssh == nil {
+		return nil
+	}
+	hosts := []string{ssh.String()}
+	seen := map[string]bool{ssh.String(): true}
+	for _, ln := range localNets() {
+		ip := ln.net.IP
+		if seen[ip.String()] || ip.IsLoopback() && !ssh.IsLoopback() {
+			continue
+		}
+		seen[ip.String()] = true
+		hosts = append(hosts, ip.String())
+	}
+	return hosts
+}
+
+// PlanRails chooses where the client opens its rails. An offered
+// address in a subnet of a local interface makes a pair with that
+// interface's address; pairs come first, in the offer's order, then the
+// other addresses. n rails (0: one per pair, or one when nothing pairs
+// or the helper runs on this very machine, where pairs share one
+// kernel) go round the list, so several rails share a pair when n
+// exceeds the pairs.
+func PlanRails(addrs []string, n int) []RailTarget {
+	locals := localNets()
+	var paired, other []RailTarget
+	self := false
+	for _, a := range addrs {
+		host, _, err := net.SplitHostPort(a)
+		ip := net.ParseIP(host)
+		if err != nil || ip == nil {
+			continue
+		}
+		t := RailTarget{Addr: a}
+		for _, l := range locals {
+			if l.net.IP.Equal(ip) {
+				self = true
+			}
+			if t.Local == nil && l.net.Contains(ip) {
+				t.Local = l.net.IP
+			}
+		}
+		if t.Local != nil {
+			paired = append(paired, t)
+		} else {
+			other = append(other, t)
+		}
+	}
+	all := append(paired, other...)
+	if len(all) == 0 {
+		return nil
+	}
+	if n <= 0 {
+		n = len(paired)
+		if self || n == 0 {
+			n = 1
+		}
+	}
+	n = min(n, MaxRails)
+	plan := make([]RailTarget, n)
+	for i := range plan {
+		plan[i] = all[i%len(all)]
+	}
+	return plan
+}
