@@ -188,3 +188,29 @@ func TestRailHandshakeFrames(t *testing.T) {
 		t.Fatalf("99 rails taken: %v", use)
 	}
 }
+
+func TestRailPlanning(t *testing.T) {
+	if h := RailHosts("127.0.0.1", nil); len(h) == 0 || h[0] != "127.0.0.1" {
+		t.Errorf("hosts over loopback: %v", h)
+	}
+	for _, h := range RailHosts("198.51.100.7", nil) {
+		if ip := net.ParseIP(h); ip == nil || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
+			t.Errorf("offered %s to a client that did not come over loopback", h)
+		}
+	}
+	if h := RailHosts("127.0.0.1", []string{"10.9.9.9"}); len(h) != 1 || h[0] != "10.9.9.9" {
+		t.Errorf("--syq-rail-addrs: %v", h)
+	}
+	offer := []string{"198.51.100.7:2", "127.0.0.1:1"}
+	// The helper is this machine: one rail unless asked.
+	if p := PlanRails(offer, 0); len(p) != 1 || p[0].Addr != "127.0.0.1:1" || !p[0].Local.Equal(net.IPv4(127, 0, 0, 1)) {
+		t.Errorf("auto: %+v", p)
+	}
+	p := PlanRails(offer, 3)
+	if len(p) != 3 || p[0].Addr != "127.0.0.1:1" || p[1].Addr != "198.51.100.7:2" || p[1].Local != nil || p[2].Addr != "127.0.0.1:1" {
+		t.Errorf("3 rails: %+v", p)
+	}
+	if p := PlanRails(offer, 99); len(p) != MaxRails {
+		t.Errorf("99 rails planned as %d", len(p))
+	}
+}

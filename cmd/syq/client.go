@@ -341,7 +341,7 @@ func takeRails(ctx context.Context, sess *remote.Session, n int, multi bool) []n
 	var rails []net.Conn
 	switch {
 	case len(offer.Addrs) == 0:
-		debugf("rail: none offered (the remote shell is not sshd); data stays on the ssh connection")
+		debugf("rail: none offered (the remote shell is not sshd, or the helper has none of the --syq-rail-addrs); data stays on the ssh connection")
 	default:
 		targets := []wire.RailTarget{{Addr: offer.Addrs[0]}}
 		if multi {

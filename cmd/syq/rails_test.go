@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"syq/scripts/sshtest"
@@ -50,6 +51,12 @@ func TestRailsOverSSH(t *testing.T) {
 		t.Fatalf("--syq-rail-addrs: code %d, stderr:\n%s", r.code, r.stderr)
 	}
 	sameTree(t, src, dst+"/only/")
+	// No rail possible: the data stays on ssh, and SYQ_DEBUG says so.
+	r = runSyq(t, []string{"SYQ_DEBUG=1"}, "-a", "--syq-rails=2", "--syq-rail-addrs=198.51.100.99", "-e", rsh, "127.0.0.1:"+src, dst+"/ssh/")
+	if r.code != 0 || !strings.Contains(r.stderr, "data stays on the ssh connection") || strings.Contains(r.stderr, "TLS 1.3") {
+		t.Fatalf("no rail: code %d, stderr:\n%s", r.code, r.stderr)
+	}
+	sameTree(t, src, dst+"/ssh/")
 }
 
 // TestRailsRefusals: what the rails cannot honour is refused by name.
@@ -65,5 +72,39 @@ func TestRailsRefusals(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, "--syq-rail") {
 			t.Errorf("%q: code %d, stderr:\n%s", args, r.code, r.stderr)
 		}
+	}
+}
+
+// TestRailsHelperKilled: the helper dies while a large file is on its
+// way over four rails. As on one connection, syq exits 12 and no partial
+// file is under the final name.
+func TestRailsHelperKilled(t *testing.T) {
+	srv := sshtest.Start(t)
+	cache := t.TempDir()
+	rsh := srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+cache)
+	warm := t.TempDir()
+	if r := runSyq(t, nil, "-a", "-e", rsh, smallTree(t), "127.0.0.1:"+warm+"/"); r.code != 0 {
+		t.Fatalf("warm-up copy: %d %s", r.code, r.stderr)
+	}
+	big := filepath.Join(t.TempDir(), "src")
+	os.MkdirAll(big, 0o755)
+	f, _ := os.Create(filepath.Join(big, "huge"))
+	f.Truncate(4 << 30) // sparse: cheap to make, slow enough to send
+	f.Close()
+	for _, mode := range []string{"push", "pull"} {
+		t.Run(mode, func(t *testing.T) {
+			dst := t.TempDir()
+			args := []string{"rsync", "-a", "--syq-rails=4", "-e", rsh, big + "/", "127.0.0.1:" + dst + "/"}
+			if mode == "pull" {
+				args = []string{"rsync", "-a", "--syq-rails=4", "-e", rsh, "127.0.0.1:" + big + "/", dst + "/"}
+			}
+			code, stderr := signalMidTransfer(t, cache, syscall.SIGKILL, args...)
+			if code != 12 {
+				t.Errorf("exit code %d, want 12; stderr:\n%s", code, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(dst, "huge")); err == nil {
+				t.Error("a partial file is under the final name")
+			}
+		})
 	}
 }
