@@ -149,13 +149,30 @@ func (rs *railSet) debugf(format string, args ...any) {
 	}
 }
 
-// close stops the rails (Stream.Close).
+// close stops the rails (Stream.Close). Each data rail first gets an
+// ack of everything taken so far: the peer reads a rail in order, so it
+// learns its data arrived before it sees the rail close, and does not
+// mistake the end of the transfer for a rail that died (and send its
+// data again to a peer that has gone).
 func (rs *railSet) close() {
 	rs.mu.Lock()
 	rs.closed = true
+	next := rs.next
 	rs.cond.Broadcast()
 	rs.mu.Unlock()
+	var ack []byte
+	if next > 0 {
+		ack = encodeRailAck(nil, next)
+	}
 	for _, r := range rs.rails[1:] {
+		// A writer busy with a frame would make Close wait for a peer
+		// that may not read; that rail goes without the last ack.
+		if ack != nil && r.wmu.TryLock() {
+			if _, err := r.w.Write(ack); err == nil {
+				r.w.Flush()
+			}
+			r.wmu.Unlock()
+		}
 		r.conn.Close()
 	}
 }

@@ -163,6 +163,7 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	// conversation itself completed.
 	code := 0
 	if fe := fatal(runErr); fe != nil {
+		debugf("helper: stopping: %v", fe.Err)
 		st.Fatal(fe)
 		code = fe.Code
 	}
