@@ -112,7 +112,9 @@ type railSet struct {
 	ackc     chan struct{}
 }
 
-func newRailSet(s *Stream, conns []io.ReadWriteCloser) *railSet {
+// newRailSet joins conns to s; pacer, if not nil, holds all rails
+// together to --bwlimit.
+func newRailSet(s *Stream, conns []io.ReadWriteCloser, pacer *Pacer) *railSet {
 	rs := &railSet{
 		s:      s,
 		rails:  []*rail{{idx: 0}},
@@ -126,8 +128,8 @@ func newRailSet(s *Stream, conns []io.ReadWriteCloser) *railSet {
 	rs.cond.L = &rs.mu
 	for i, c := range conns {
 		var w io.Writer = c
-		if p := NewPacer(s.cfg.BytesPerSec); p != nil {
-			w = pacedWriter{w, p}
+		if pacer != nil {
+			w = pacedWriter{w, pacer}
 		}
 		rs.rails = append(rs.rails, &rail{idx: i + 1, conn: c, r: bufio.NewReaderSize(c, 256<<10), w: bufio.NewWriterSize(w, 256<<10)})
 	}

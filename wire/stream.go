@@ -109,8 +109,9 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 	if cfg.Peer == "" {
 		cfg.Peer = "peer"
 	}
-	if p := NewPacer(cfg.BytesPerSec); p != nil {
-		w = pacedWriter{w, p}
+	pacer := NewPacer(cfg.BytesPerSec)
+	if pacer != nil {
+		w = pacedWriter{w, pacer}
 	}
 	s := &Stream{
 		r:       r,
@@ -135,7 +136,7 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 		}
 	}
 	if len(cfg.Rails) > 0 {
-		s.rails = newRailSet(s, cfg.Rails)
+		s.rails = newRailSet(s, cfg.Rails, pacer)
 		s.rails.start()
 	}
 	go s.writeLoop()
