@@ -81,11 +81,6 @@ func ListenRails(hosts []string) (*RailListener, *RailOffer, error) {
 	return l, offer, nil
 }
 
-// ListenRail listens on one host (see ListenRails).
-func ListenRail(host string) (*RailListener, *RailOffer, error) {
-	return ListenRails([]string{host})
-}
-
 // AcceptRails waits for the client's rails: connections that complete
 // TLS and present the token and, if indexed, their rail index (one
 // byte; without it the only rail is rail 0). count delivers how many
@@ -286,22 +281,6 @@ func DialRails(ctx context.Context, offer *RailOffer, targets []RailTarget, inde
 		return nil, last
 	}
 	return rails, nil
-}
-
-// DialRail opens one rail, rail 0 of an unindexed offer.
-func DialRail(ctx context.Context, offer *RailOffer) (net.Conn, error) {
-	rails, err := DialRails(ctx, offer, []RailTarget{{Addr: firstAddr(offer)}}, false)
-	if err != nil {
-		return nil, err
-	}
-	return rails[0], nil
-}
-
-func firstAddr(o *RailOffer) string {
-	if len(o.Addrs) == 0 {
-		return ""
-	}
-	return o.Addrs[0]
 }
 
 func ephemeralCert() (tls.Certificate, string, error) {

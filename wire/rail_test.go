@@ -45,7 +45,7 @@ func rawRail(t *testing.T, addr string, msg []byte) net.Conn {
 }
 
 func TestRail(t *testing.T) {
-	ln, offer, err := ListenRail("127.0.0.1")
+	ln, offer, err := ListenRails([]string{"127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,16 +66,17 @@ func TestRail(t *testing.T) {
 	// A client pinned to another certificate refuses the helper.
 	bad := *offer
 	bad.CertHash = "00" + offer.CertHash[2:]
-	if c, err := DialRail(ctx, &bad); err == nil {
-		c.Close()
+	if c, err := DialRails(ctx, &bad, []RailTarget{{Addr: bad.Addrs[0]}}, false); err == nil {
+		c[0].Close()
 		t.Error("a certificate that does not match the offer was accepted")
 	}
 
 	// The real client gets through, and the Stream runs over the rail.
-	c, err := DialRail(ctx, offer)
+	cs, err := DialRails(ctx, offer, []RailTarget{{Addr: offer.Addrs[0]}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := cs[0]
 	count <- 1
 	rails := <-accepted
 	if len(rails) != 1 {
@@ -93,8 +94,9 @@ func TestRail(t *testing.T) {
 }
 
 // TestRailsAdmission: the helper takes exactly the rails the client
-// opened, each index once; a wrong token, a taken index, an index beyond
-// the count and a late extra connection are all closed.
+// opened, each index once; a wrong token, a second connection for an
+// index (whichever comes second), an index beyond the count and a late
+// extra connection are all closed.
 func TestRailsAdmission(t *testing.T) {
 	ln, offer, err := ListenRails([]string{"127.0.0.1", "127.0.0.1"})
 	if err != nil {
@@ -108,29 +110,19 @@ func TestRailsAdmission(t *testing.T) {
 	count := make(chan int, 1)
 	accepted := acceptAsync(ctx, ln, true, count)
 	token, _ := hex.DecodeString(offer.Token)
-	with := func(idx byte) []byte { return append(append([]byte(nil), token...), idx) }
+	open := func(addr int, idx byte) net.Conn {
+		c := rawRail(t, offer.Addrs[addr], append(append([]byte(nil), token...), idx))
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
 
 	wrong := rawRail(t, offer.Addrs[0], append(make([]byte, 32), 0))
 	defer wrong.Close()
 	if !closedSoon(wrong) {
 		t.Error("a wrong token was accepted")
 	}
-	rails, err := DialRails(ctx, offer, []RailTarget{{Addr: offer.Addrs[0]}, {Addr: offer.Addrs[1]}, {Addr: offer.Addrs[0]}}, true)
-	if err != nil || len(rails) != 3 {
-		t.Fatalf("%d rails: %v", len(rails), err)
-	}
-	defer func() {
-		for _, c := range rails {
-			c.Close()
-		}
-	}()
-	twice := rawRail(t, offer.Addrs[1], with(1))
-	defer twice.Close()
-	if !closedSoon(twice) {
-		t.Error("rail index 1 was accepted twice")
-	}
-	beyond := rawRail(t, offer.Addrs[1], with(5))
-	defer beyond.Close()
+	rail0, rail1a, rail1b, rail2 := open(0, 0), open(1, 1), open(0, 1), open(1, 2)
+	beyond := open(1, 5)
 	count <- 3
 	if !closedSoon(beyond) {
 		t.Error("rail index 5 of 3 was accepted")
@@ -139,20 +131,30 @@ func TestRailsAdmission(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("accepted %d rails", len(got))
 	}
-	for i, c := range got {
-		defer c.Close()
+	bc := make(chan bool, 1)
+	go func() { bc <- closedSoon(rail1b) }()
+	a, b := closedSoon(rail1a), <-bc
+	if a == b {
+		t.Fatalf("of two connections for rail 1, closed: %v and %v", a, b)
+	}
+	rail1 := rail1a
+	if a {
+		rail1 = rail1b
+	}
+	for i, c := range []net.Conn{rail0, rail1, rail2} {
+		defer got[i].Close()
 		// Each accepted rail is the client's rail of that index.
-		go rails[i].Write([]byte{byte('a' + i)})
+		go c.Write([]byte{byte('a' + i)})
 		b := make([]byte, 1)
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if _, err := io.ReadFull(c, b); err != nil || b[0] != byte('a'+i) {
+		got[i].SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadFull(got[i], b); err != nil || b[0] != byte('a'+i) {
 			t.Errorf("rail %d: %q %v", i, b, err)
 		}
 	}
 	// The listener is closed once the rails are in.
 	if c, err := net.DialTimeout("tcp", offer.Addrs[0], 2*time.Second); err == nil {
 		late := tls.Client(c, &tls.Config{InsecureSkipVerify: true})
-		late.Write(with(3))
+		late.Write(append(append([]byte(nil), token...), 3))
 		if !closedSoon(late) {
 			t.Error("a late rail was accepted")
 		}
