@@ -42,6 +42,8 @@ const (
 	frameFatal      = 21 // FatalError from the peer
 	frameKeepalive  = 22 // empty: the sender is alive (--timeout)
 	frameCompressed = 23 // compressed frames (-z), see appendCompressed
+	frameSeqData    = 24 // a Data, FileData or DataEnd frame numbered for several rails (rails.go)
+	frameRailAck    = 25 // the numbered frames the receiver has used so far (rails.go)
 )
 
 // MaxFrame bounds a frame's body. File data travels in chunks of at most
@@ -791,4 +793,50 @@ func nextPlainFrame(block []byte) (typ byte, body, rest []byte, err error) {
 	}
 	end := frameHeader + int(n)
 	return typ, block[frameHeader:end:end], block[end:], nil
+}
+
+// With several rails, every Data, FileData and DataEnd frame travels
+// inside a numbered frame, so the receiving side can put them back in
+// the order they were sent whatever rail carried them:
+//
+//	frameSeqData: seq uvarint, type uint8 (frameData, frameFileData or
+//	              frameDataEnd), that frame's body (the rest)
+//	frameRailAck: next uvarint: every numbered frame below next is used
+//
+// The numbers start at 0 in each direction and count every numbered
+// frame once; a frame sent again after its rail died keeps its number.
+
+// appendSeqHead appends the header of a numbered frame that wraps the
+// frame at the start of inner (its header and the first part of its
+// body); extra more bytes of that body follow it on the wire.
+func appendSeqHead(out []byte, seq uint64, inner []byte, extra int) []byte {
+	var v [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(v[:], seq)
+	body := inner[frameHeader:]
+	out = append(out, frameSeqData)
+	out = binary.BigEndian.AppendUint32(out, uint32(n+1+len(body)+extra))
+	out = append(out, v[:n]...)
+	out = append(out, inner[0])
+	return append(out, body...)
+}
+
+// decodeSeqData splits a numbered frame into its number and the frame
+// it carries.
+func decodeSeqData(body []byte) (seq uint64, typ byte, inner []byte, err error) {
+	d := &decoder{b: body}
+	seq = d.uvarint()
+	typ = d.byte1()
+	if d.err != nil {
+		return 0, 0, nil, d.err
+	}
+	switch typ {
+	case frameData, frameFileData, frameDataEnd:
+	default:
+		return 0, 0, nil, fmt.Errorf("numbered frame of type %d", typ)
+	}
+	return seq, typ, d.b, nil
+}
+
+func encodeRailAck(out []byte, next uint64) []byte {
+	return encodeSeq(out, frameRailAck, next)
 }

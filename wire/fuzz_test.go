@@ -18,6 +18,8 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(byte(frameLog), encodeLog(nil, &Log{Class: 1, Text: "x"})[frameHeader:])
 	f.Add(byte(frameData), encodeSeq(nil, frameData, 7)[frameHeader:])
 	f.Add(byte(frameSynced), []byte{3, 4})
+	f.Add(byte(frameSeqData), appendSeqHead(nil, 9, appendFileDataHead(nil, &FileData{Seq: 1, Index: 2, End: true}), 0)[frameHeader:])
+	f.Add(byte(frameRailAck), encodeRailAck(nil, 12)[frameHeader:])
 	f.Add(byte(frameFatal), encodeFatal(nil, &FatalError{Code: 12, Err: errors.New("x")})[frameHeader:])
 	f.Fuzz(func(t *testing.T, typ byte, body []byte) {
 		switch typ {
@@ -36,8 +38,12 @@ func FuzzDecoders(f *testing.F) {
 			decodeLog(body)
 		case frameFatal:
 			decodeFatal(body)
-		case frameData:
+		case frameData, frameRailAck:
 			decodeSeq(body)
+		case frameSeqData:
+			if _, typ, inner, err := decodeSeqData(body); err == nil && typ == frameFileData {
+				decodeFileData(inner)
+			}
 		case frameSynced:
 			if m, err := decodeSynced(body); err == nil && m.Index < 0 {
 				t.Fatalf("negative index %d", m.Index)

@@ -44,6 +44,10 @@ type Hello struct {
 // still works with an older helper.
 const (
 	CapRails = "rails" // RailOffer/RailChoice after Ready
+	// CapMultiRail: the helper offers all its addresses, takes several
+	// rails, each presenting its index after the token, and runs the
+	// Stream over all of them (rails.go).
+	CapMultiRail = "multirail"
 	// CapZstd: compressed frames are understood, and sent when
 	// Options.Compress asks for them (-z).
 	CapZstd  = "zstd"
@@ -52,7 +56,7 @@ const (
 
 // LocalHello describes this build.
 func LocalHello(program string) *Hello {
-	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapZstd, CapDelta}}
+	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapMultiRail, CapZstd, CapDelta}}
 }
 
 // Has reports whether h lists the capability c.
@@ -85,6 +89,11 @@ type Setup struct {
 	// Rails asks the helper to offer a rail (a TLS connection that
 	// carries the Stream instead of ssh); 0 keeps it on ssh.
 	Rails int `json:"rails,omitempty"`
+	// MultiRail: the client speaks CapMultiRail.
+	MultiRail bool `json:"multi_rail,omitempty"`
+	// RailAddrs, if any, are the only addresses the helper offers
+	// rails on (--syq-rail-addrs).
+	RailAddrs []string `json:"rail_addrs,omitempty"`
 }
 
 type setupJSON struct {
@@ -93,6 +102,8 @@ type setupJSON struct {
 	Options json.RawMessage `json:"options"`
 	Debug   bool            `json:"debug,omitempty"`
 	Rails   int             `json:"rails,omitempty"`
+	Multi   bool            `json:"multi_rail,omitempty"`
+	Addrs   []string        `json:"rail_addrs,omitempty"`
 }
 
 // WriteHello writes Magic and h (the helper's first words).
@@ -116,7 +127,7 @@ func WriteClientHello(w io.Writer, h *Hello, s *Setup) error {
 	if err != nil {
 		return err
 	}
-	sb, err := json.Marshal(&setupJSON{Role: s.Role, Args: s.Args, Options: opts, Debug: s.Debug, Rails: s.Rails})
+	sb, err := json.Marshal(&setupJSON{Role: s.Role, Args: s.Args, Options: opts, Debug: s.Debug, Rails: s.Rails, Multi: s.MultiRail, Addrs: s.RailAddrs})
 	if err != nil {
 		return err
 	}
@@ -278,7 +289,7 @@ func ReadSetup(r *bufio.Reader) (*Setup, error) {
 	if err := readJSONFrame(r, frameSetup, &sj); err != nil {
 		return nil, err
 	}
-	s := &Setup{Role: sj.Role, Args: sj.Args, Debug: sj.Debug, Rails: sj.Rails}
+	s := &Setup{Role: sj.Role, Args: sj.Args, Debug: sj.Debug, Rails: sj.Rails, MultiRail: sj.Multi, RailAddrs: sj.Addrs}
 	if len(sj.Options) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(sj.Options))
 		dec.DisallowUnknownFields()

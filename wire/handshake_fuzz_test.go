@@ -94,14 +94,14 @@ func FuzzClientHandshake(f *testing.F) {
 	var seed bytes.Buffer
 	max := int64(10)
 	WriteClientHello(&seed, LocalHello("syq test"), &Setup{
-		Role: "receiver", Args: []string{"/dst/"}, Debug: true, Rails: 1,
+		Role: "receiver", Args: []string{"/dst/"}, Debug: true, Rails: 1, MultiRail: true, RailAddrs: []string{"10.0.0.1"},
 		Options: Options{Recursive: true, Times: true, FilterRules: []string{"- *.o"}, MaxSize: &max},
 	})
-	WriteRailChoice(&seed, true)
+	WriteRailChoice(&seed, 4)
 	f.Add(seed.Bytes())
 	seed.Reset()
 	WriteClientHello(&seed, LocalHello("syq"), &Setup{Role: "sender", Args: []string{"a", "b"}})
-	WriteRailChoice(&seed, false)
+	WriteRailChoice(&seed, 0)
 	f.Add(seed.Bytes())
 	f.Add(append(jsonFrame(frameHello, []byte(`{"version":1}`)), jsonFrame(frameSetup, []byte(`{"role":"sender","options":{"no_such":true}}`))...))
 	f.Add(append(jsonFrame(frameHello, []byte(`{}`)), jsonFrame(frameSetup, []byte(`{"role":"x","options":null}`))...))

@@ -30,6 +30,8 @@ import (
 	"math/big"
 	"net"
 	"time"
+
+	"syq/fsops"
 )
 
 // RailOffer tells the client where the helper listens.
@@ -39,76 +41,171 @@ type RailOffer struct {
 	Token    string   `json:"token"`     // hex; the client sends it first on the rail
 }
 
-// RailListener accepts the client's rail.
+// RailListener accepts the client's rails on every address offered.
 type RailListener struct {
-	ln    net.Listener
+	lns   []net.Listener
 	tls   *tls.Config
 	token []byte
 }
 
-// ListenRail listens on host (an address the client reached this machine
-// at) on a free port, with a new certificate and token.
-func ListenRail(host string) (*RailListener, *RailOffer, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return nil, nil, fmt.Errorf("rail: listen on %s: %w", host, err)
-	}
+// ListenRails listens on a free port of each of hosts (addresses of
+// this machine, the one the client reached it at first), with a new
+// certificate and token. A host it cannot listen on is left out.
+func ListenRails(hosts []string) (*RailListener, *RailOffer, error) {
 	cert, hash, err := ephemeralCert()
 	if err != nil {
-		ln.Close()
 		return nil, nil, err
 	}
 	token := make([]byte, 32)
 	if _, err := rand.Read(token); err != nil {
-		ln.Close()
 		return nil, nil, err
 	}
 	l := &RailListener{
-		ln:    ln,
 		tls:   &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13},
 		token: token,
 	}
-	offer := &RailOffer{Addrs: []string{ln.Addr().String()}, CertHash: hash, Token: hex.EncodeToString(token)}
+	offer := &RailOffer{CertHash: hash, Token: hex.EncodeToString(token)}
+	var last error = errors.New("rail: no address to listen on")
+	for _, h := range hosts {
+		ln, err := net.Listen("tcp", net.JoinHostPort(h, "0"))
+		if err != nil {
+			last = fmt.Errorf("rail: listen on %s: %w", h, err)
+			continue
+		}
+		l.lns = append(l.lns, ln)
+		offer.Addrs = append(offer.Addrs, ln.Addr().String())
+	}
+	if len(l.lns) == 0 {
+		return nil, nil, last
+	}
 	return l, offer, nil
 }
 
-// Accept waits for the client's rail: the first connection that
-// completes TLS and presents the token. Others are closed.
-func (l *RailListener) Accept(ctx context.Context) (net.Conn, error) {
-	stop := context.AfterFunc(ctx, func() { l.ln.Close() })
-	defer stop()
-	for {
-		c, err := l.ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("rail: accept: %w", err)
-		}
-		tc := tls.Server(c, l.tls)
-		tc.SetDeadline(time.Now().Add(10 * time.Second))
-		got := make([]byte, len(l.token))
-		if _, err := io.ReadFull(tc, got); err != nil || subtle.ConstantTimeCompare(got, l.token) != 1 {
-			tc.Close()
-			continue
-		}
-		tc.SetDeadline(time.Time{})
-		if t, ok := c.(*net.TCPConn); ok {
-			t.SetNoDelay(true)
-		}
-		return tc, nil
+// AcceptRails waits for the client's rails: connections that complete
+// TLS and present the token and, if indexed, their rail index (one
+// byte; without it the only rail is rail 0). count delivers how many
+// rails the client opened (its RailChoice; 0: none). A connection with
+// a wrong token, an index already taken or beyond the count, or one
+// that comes after the last rail is closed. The rails come back in
+// index order; the listener is closed.
+func (l *RailListener) AcceptRails(ctx context.Context, indexed bool, count <-chan int) ([]net.Conn, error) {
+	defer l.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type admitted struct {
+		idx int
+		c   net.Conn
 	}
+	got := make(chan admitted)
+	for _, ln := range l.lns {
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					idx, tc, ok := l.admit(c, indexed)
+					if !ok {
+						return
+					}
+					select {
+					case got <- admitted{idx, tc}:
+					case <-ctx.Done():
+						tc.Close()
+					}
+				}()
+			}
+		}()
+	}
+	rails := make(map[int]net.Conn)
+	closeAll := func() {
+		for _, c := range rails {
+			c.Close()
+		}
+	}
+	n := -1
+	for n < 0 || len(rails) < n {
+		select {
+		case a := <-got:
+			if a.idx >= MaxRails || n >= 0 && a.idx >= n || rails[a.idx] != nil {
+				a.c.Close()
+				continue
+			}
+			rails[a.idx] = a.c
+		case v := <-count:
+			count = nil
+			if v <= 0 || v > MaxRails {
+				closeAll()
+				return nil, nil
+			}
+			n = v
+			for i, c := range rails {
+				if i >= n {
+					c.Close()
+					delete(rails, i)
+				}
+			}
+		case <-ctx.Done():
+			closeAll()
+			return nil, ctx.Err()
+		}
+	}
+	out := make([]net.Conn, n)
+	for i := range out {
+		out[i] = rails[i]
+	}
+	return out, nil
+}
+
+// admit runs TLS on c and checks the token (and reads the index).
+func (l *RailListener) admit(c net.Conn, indexed bool) (int, net.Conn, bool) {
+	tc := tls.Server(c, l.tls)
+	tc.SetDeadline(time.Now().Add(10 * time.Second))
+	got := make([]byte, len(l.token)+1)
+	if !indexed {
+		got = got[:len(l.token)]
+	}
+	if _, err := io.ReadFull(tc, got); err != nil || subtle.ConstantTimeCompare(got[:len(l.token)], l.token) != 1 {
+		tc.Close()
+		return 0, nil, false
+	}
+	tc.SetDeadline(time.Time{})
+	tuneConn(c)
+	idx := 0
+	if indexed {
+		idx = int(got[len(l.token)])
+	}
+	return idx, tc, true
 }
 
 // Close stops listening.
-func (l *RailListener) Close() error { return l.ln.Close() }
+func (l *RailListener) Close() error {
+	for _, ln := range l.lns {
+		ln.Close()
+	}
+	return nil
+}
 
-// DialRail connects to the first reachable address of offer, checks the
-// helper's certificate against the offer and presents the token.
-func DialRail(ctx context.Context, offer *RailOffer) (net.Conn, error) {
+// RailTarget is where the client opens one rail: the helper's address,
+// and the local address to leave from (nil: any).
+type RailTarget struct {
+	Local net.IP
+	Addr  string
+}
+
+// DialRails opens a rail to each target (one that fails tries the
+// offer's other addresses), checks the helper's certificate against
+// the offer and presents the token and, if indexed, the rail's index:
+// the rails that connected are numbered from 0 in target order. None
+// connecting is an error.
+func DialRails(ctx context.Context, offer *RailOffer, targets []RailTarget, indexed bool) ([]net.Conn, error) {
 	token, err := hex.DecodeString(offer.Token)
 	if err != nil || len(token) == 0 {
 		return nil, errors.New("rail: bad token in the offer")
+	}
+	if len(targets) > MaxRails || !indexed && len(targets) > 1 {
+		return nil, fmt.Errorf("rail: %d rails asked for", len(targets))
 	}
 	cfg := &tls.Config{
 		MinVersion: tls.VersionTLS13,
@@ -126,22 +223,64 @@ func DialRail(ctx context.Context, offer *RailOffer) (net.Conn, error) {
 			return nil
 		},
 	}
-	var last error = errors.New("rail: no address offered")
-	for _, addr := range offer.Addrs {
-		d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: cfg}
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			last = err
-			continue
-		}
-		if _, err := c.Write(token); err != nil {
-			c.Close()
-			last = err
-			continue
-		}
-		return c, nil
+	type result struct {
+		c   net.Conn
+		err error
 	}
-	return nil, last
+	results := make([]chan result, len(targets))
+	for i, t := range targets {
+		results[i] = make(chan result, 1)
+		go func() {
+			addrs := []string{t.Addr}
+			for _, a := range offer.Addrs {
+				if a != t.Addr {
+					addrs = append(addrs, a)
+				}
+			}
+			var last error = errors.New("rail: no address offered")
+			for k, addr := range addrs {
+				nd := &net.Dialer{Timeout: 5 * time.Second}
+				if k == 0 && t.Local != nil {
+					nd.LocalAddr = &net.TCPAddr{IP: t.Local}
+				}
+				d := tls.Dialer{NetDialer: nd, Config: cfg}
+				c, err := d.DialContext(ctx, "tcp", addr)
+				if err != nil {
+					last = err
+					continue
+				}
+				results[i] <- result{c, nil}
+				return
+			}
+			results[i] <- result{nil, last}
+		}()
+	}
+	var rails []net.Conn
+	var last error
+	for _, ch := range results {
+		r := <-ch
+		if r.err != nil {
+			last = r.err
+			continue
+		}
+		msg := token
+		if indexed {
+			msg = append(append([]byte(nil), token...), byte(len(rails)))
+		}
+		if _, err := r.c.Write(msg); err != nil {
+			r.c.Close()
+			last = err
+			continue
+		}
+		if tc, ok := r.c.(*tls.Conn); ok {
+			tuneConn(tc.NetConn())
+		}
+		rails = append(rails, r.c)
+	}
+	if len(rails) == 0 {
+		return nil, last
+	}
+	return rails, nil
 }
 
 func ephemeralCert() (tls.Certificate, string, error) {
@@ -185,23 +324,160 @@ func ReadRailOffer(r *bufio.Reader) (*RailOffer, error) {
 	return o, nil
 }
 
-// WriteRailChoice tells the helper whether the rail is up.
-func WriteRailChoice(w io.Writer, use bool) error {
-	b := []byte(`{"use":false}`)
-	if use {
-		b = []byte(`{"use":true}`)
+// WriteRailChoice tells the helper how many rails are up (0: stay on
+// ssh).
+func WriteRailChoice(w io.Writer, rails int) error {
+	b, err := json.Marshal(&railChoice{Use: rails > 0, Rails: rails})
+	if err != nil {
+		return err
 	}
-	_, err := w.Write(jsonFrame(frameRailChoice, b))
+	_, err = w.Write(jsonFrame(frameRailChoice, b))
 	return err
 }
 
-// ReadRailChoice reads the client's choice.
-func ReadRailChoice(r *bufio.Reader) (bool, error) {
-	var c struct {
-		Use bool `json:"use"`
-	}
+type railChoice struct {
+	Use   bool `json:"use"`
+	Rails int  `json:"rails,omitempty"` // absent: one
+}
+
+// ReadRailChoice reads the client's choice: how many rails it opened.
+func ReadRailChoice(r *bufio.Reader) (int, error) {
+	var c railChoice
 	if err := readJSONFrame(r, frameRailChoice, &c); err != nil {
-		return false, err
+		return 0, err
 	}
-	return c.Use, nil
+	switch {
+	case !c.Use:
+		return 0, nil
+	case c.Rails == 0:
+		return 1, nil
+	case c.Rails < 0 || c.Rails > MaxRails:
+		return 0, &FatalError{Code: ExitProtocol, Err: fmt.Errorf("the client asks for %d rails", c.Rails)}
+	}
+	return c.Rails, nil
+}
+
+// railSockBuf is the socket buffer a rail asks for, about the
+// bandwidth-delay product of a 1 Gbit/s link at 64 ms.
+const railSockBuf = 8 << 20
+
+// tuneConn turns Nagle off and, where the kernel allows buffers that
+// large, sizes the socket buffers for a long fat link (asking for less
+// would cap the kernel's own autotuning, so a lower limit is left
+// alone).
+func tuneConn(c net.Conn) {
+	t, ok := c.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	t.SetNoDelay(true)
+	if fsops.SocketBufferMax() >= railSockBuf {
+		t.SetReadBuffer(railSockBuf)
+		t.SetWriteBuffer(railSockBuf)
+	}
+}
+
+// localNet is an address of an up interface of this machine.
+type localNet struct {
+	iface string
+	net   *net.IPNet
+}
+
+func localNets() []localNet {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	var out []localNet
+	for _, ifc := range ifs {
+		if ifc.Flags&net.FlagUp == 0 {
+			continue
+		}
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLinkLocalUnicast() {
+				out = append(out, localNet{ifc.Name, n})
+			}
+		}
+	}
+	return out
+}
+
+// RailHosts lists the addresses a helper offers rails on: sshAddr, the
+// one the client reached it at, first, then every other address of an
+// up interface (loopback ones only when the client came over loopback;
+// link-local ones never, they need a zone). only, if not empty,
+// replaces the list (--syq-rail-addrs).
+func RailHosts(sshAddr string, only []string) []string {
+	if len(only) > 0 {
+		return only
+	}
+	ssh := net.ParseIP(sshAddr)
+	if ssh == nil {
+		return nil
+	}
+	hosts := []string{ssh.String()}
+	seen := map[string]bool{ssh.String(): true}
+	for _, ln := range localNets() {
+		ip := ln.net.IP
+		if seen[ip.String()] || ip.IsLoopback() && !ssh.IsLoopback() {
+			continue
+		}
+		seen[ip.String()] = true
+		hosts = append(hosts, ip.String())
+	}
+	return hosts
+}
+
+// PlanRails chooses where the client opens its rails. An offered
+// address in a subnet of a local interface makes a pair with that
+// interface's address; pairs come first, in the offer's order, then the
+// other addresses. n rails (0: one per pair, or one when nothing pairs
+// or the helper runs on this very machine, where pairs share one
+// kernel) go round the list, so several rails share a pair when n
+// exceeds the pairs.
+func PlanRails(addrs []string, n int) []RailTarget {
+	locals := localNets()
+	var paired, other []RailTarget
+	self := false
+	for _, a := range addrs {
+		host, _, err := net.SplitHostPort(a)
+		ip := net.ParseIP(host)
+		if err != nil || ip == nil {
+			continue
+		}
+		t := RailTarget{Addr: a}
+		for _, l := range locals {
+			if l.net.IP.Equal(ip) {
+				self = true
+			}
+			if t.Local == nil && l.net.Contains(ip) {
+				t.Local = l.net.IP
+			}
+		}
+		if t.Local != nil {
+			paired = append(paired, t)
+		} else {
+			other = append(other, t)
+		}
+	}
+	all := append(paired, other...)
+	if len(all) == 0 {
+		return nil
+	}
+	if n <= 0 {
+		n = len(paired)
+		if self || n == 0 {
+			n = 1
+		}
+	}
+	n = min(n, MaxRails)
+	plan := make([]RailTarget, n)
+	for i := range plan {
+		plan[i] = all[i%len(all)]
+	}
+	return plan
 }

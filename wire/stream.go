@@ -36,6 +36,14 @@ type StreamConfig struct {
 	// setting: a Stream always understands compressed frames.
 	Compress     string
 	SkipCompress []string
+
+	// Rails, if any, are more connections to the same peer, opened in
+	// the same order on both sides (rails.go): file data is spread over
+	// them and the Stream's own connection. The Stream closes them.
+	// With rails, file data goes uncompressed.
+	Rails []io.ReadWriteCloser
+	// Debugf, if not nil, hears about rails that die.
+	Debugf func(format string, args ...any)
 }
 
 // Stream is a Conn over a byte stream, such as the standard input and
@@ -80,6 +88,8 @@ type Stream struct {
 	// --skip-compress sends plain (only batches that have some).
 	skipIdx map[uint64]map[int32]bool
 
+	rails *railSet // nil on a single connection
+
 	z    *compressor // writing goroutine only; nil without compression
 	skip *suffixSet  // immutable
 
@@ -105,6 +115,9 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 	if cfg.Peer == "" {
 		cfg.Peer = "peer"
 	}
+	// One pacer holds this side to --bwlimit across rail 0 and the
+	// data rails.
+	pacer := NewPacer(cfg.BytesPerSec)
 	s := &Stream{
 		r:       r,
 		closer:  closer,
@@ -121,8 +134,8 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 		skipIdx: make(map[uint64]map[int32]bool),
 	}
 	w = drainWriter{w, s}
-	if p := NewPacer(cfg.BytesPerSec); p != nil {
-		w = pacedWriter{w, p}
+	if pacer != nil {
+		w = pacedWriter{w, pacer}
 	}
 	s.w = bufio.NewWriterSize(w, 256<<10)
 	if cfg.Compress != "" {
@@ -130,6 +143,10 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 		if s.z != nil {
 			s.skip = s.z.skip
 		}
+	}
+	if len(cfg.Rails) > 0 {
+		s.rails = newRailSet(s, cfg.Rails, pacer)
+		s.rails.start()
 	}
 	go s.writeLoop()
 	go s.readLoop()
@@ -251,7 +268,11 @@ func (s *Stream) Flush() error {
 	done := make(chan error, 1)
 	select {
 	case s.flushed <- done:
-		return <-done
+		if err := <-done; err != nil || s.rails == nil {
+			return err
+		}
+		s.rails.waitWritten()
+		return nil
 	case <-s.wdone:
 		return s.writeErr()
 	}
@@ -366,10 +387,30 @@ func (s *Stream) writeLoop() {
 	defer close(s.wdone)
 	scratch := make([]byte, 0, 64<<10)
 	z := s.z
+	rs := s.rails
+	var wake chan struct{}
+	if rs != nil {
+		wake = rs.wake
+		defer rs.stopWriting()
+	}
+	// put0 writes a numbered frame on rail 0, uncompressed.
+	put0 := func(head, data []byte) error {
+		if err := s.seal(); err != nil {
+			return err
+		}
+		if err := s.put(head); err != nil {
+			return err
+		}
+		return s.put(data)
+	}
+	var numbered []byte
 	write := func(m Message) error {
 		var err error
 		switch m := m.(type) {
 		case *FileData:
+			if rs != nil {
+				return rs.sendFile(m, put0)
+			}
 			scratch = appendFileDataHead(scratch[:0], m)
 			if z != nil && !z.plainData(m) {
 				return s.queue(scratch, m.Bytes)
@@ -397,6 +438,13 @@ func (s *Stream) writeLoop() {
 		scratch, err = appendMessage(scratch[:0], m)
 		if err != nil {
 			return err
+		}
+		if rs != nil && isDataClass(m) {
+			// Data and DataEnd keep their place among the numbered
+			// frames.
+			numbered = appendSeqHead(numbered[:0], rs.seq, scratch, 0)
+			rs.seq++
+			scratch, numbered = numbered, scratch
 		}
 		if z != nil {
 			err = s.queue(scratch, nil)
@@ -442,7 +490,13 @@ func (s *Stream) writeLoop() {
 				case m = <-s.ctrl:
 				case m = <-s.data:
 				case done := <-s.flushed:
-					done <- s.drainAndFlush(write)
+					done <- s.drainAndFlush(write, put0)
+					continue
+				case <-wake:
+					if err := rs.flushResends(put0); err != nil {
+						fail(err)
+						return
+					}
 					continue
 				case <-keepalive:
 					m = &keepaliveMsg{}
@@ -474,7 +528,7 @@ func (s *Stream) writeLoop() {
 }
 
 // drainAndFlush writes what is queued, then flushes.
-func (s *Stream) drainAndFlush(write func(Message) error) error {
+func (s *Stream) drainAndFlush(write func(Message) error, put0 func(head, data []byte) error) error {
 	for {
 		select {
 		case m := <-s.ctrl:
@@ -486,6 +540,11 @@ func (s *Stream) drainAndFlush(write func(Message) error) error {
 				return err
 			}
 		default:
+			if s.rails != nil {
+				if err := s.rails.flushResends(put0); err != nil {
+					return err
+				}
+			}
 			if err := s.seal(); err != nil {
 				return err
 			}
@@ -525,6 +584,9 @@ func (s *Stream) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closed)
 		s.budget.close()
+		if s.rails != nil {
+			s.rails.close()
+		}
 		if s.closer != nil {
 			err = s.closer.Close()
 		}
@@ -534,8 +596,8 @@ func (s *Stream) Close() error {
 
 func (s *Stream) readLoop() {
 	err := s.readFrames()
-	if s.zdec != nil {
-		s.zdec.Close()
+	if s.zdec != nil && s.rails == nil {
+		s.zdec.Close() // with rails, readRail0 owns it
 	}
 	s.rerr = err
 	if s.cur != nil {
@@ -558,10 +620,11 @@ func (s *Stream) protocolErr(format string, args ...any) error {
 	return &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("protocol error from the %s: %s", s.cfg.Peer, fmt.Sprintf(format, args...))}
 }
 
-// readFrame reads one frame; the body is a new slice the caller may keep.
-func (s *Stream) readFrame() (byte, []byte, error) {
+// readFrameFrom reads one frame from r (the Stream's connection or one
+// of its rails); the body is a new slice the caller may keep.
+func (s *Stream) readFrameFrom(r *bufio.Reader) (byte, []byte, error) {
 	var head [frameHeader]byte
-	if _, err := io.ReadFull(s.r, head[:]); err != nil {
+	if _, err := io.ReadFull(r, head[:]); err != nil {
 		return 0, nil, err
 	}
 	n := binary.BigEndian.Uint32(head[1:])
@@ -569,7 +632,7 @@ func (s *Stream) readFrame() (byte, []byte, error) {
 		return 0, nil, s.protocolErr("frame of %d bytes exceeds %d", n, MaxFrame)
 	}
 	body := make([]byte, n)
-	if _, err := io.ReadFull(s.r, body); err != nil {
+	if _, err := io.ReadFull(r, body); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -600,11 +663,19 @@ func (s *Stream) readErr(err error) error {
 	return &FatalError{Code: ExitStreamIO, Err: fmt.Errorf("reading from the %s failed: %w", s.cfg.Peer, err)}
 }
 
-// nextFrame returns the next plain frame: the next one of the last
-// compressed block, or the next one read.
+// nextFrame returns the next frame to handle.
 func (s *Stream) nextFrame() (byte, []byte, error) {
+	if s.rails != nil {
+		return s.rails.nextFrame()
+	}
+	return s.plainFrame()
+}
+
+// plainFrame returns the next plain frame of the Stream's connection:
+// the next one of the last compressed block, or the next one read.
+func (s *Stream) plainFrame() (byte, []byte, error) {
 	if len(s.unpacked) == 0 {
-		typ, body, err := s.readFrame()
+		typ, body, err := s.readFrameFrom(s.r)
 		if err != nil || typ != frameCompressed {
 			return typ, body, err
 		}
@@ -623,7 +694,7 @@ func (s *Stream) nextFrame() (byte, []byte, error) {
 		return 0, nil, s.protocolErr("%v", err)
 	}
 	s.unpacked = rest
-	if typ == frameFileData && 2*len(body) < s.blockLen {
+	if (typ == frameFileData || typ == frameSeqData) && 2*len(body) < s.blockLen {
 		// File data waits for its writer under the budget, which counts
 		// its own bytes: a small chunk must not keep its whole block.
 		body = append([]byte(nil), body...)

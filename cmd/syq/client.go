@@ -83,8 +83,13 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		return fe.Code
 	}
 
-	if inv.Rails > 1 && !inv.NoRails {
-		return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: errors.New("--syq-rails: parallel data rails are not built yet; data travels on the ssh connection (use --syq-rails 1 or leave it out)")})
+	for _, a := range inv.RailAddrs {
+		if net.ParseIP(a) == nil {
+			return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("--syq-rail-addrs: %q is not an IP address", a)})
+		}
+	}
+	if inv.Rails > 1 && !inv.NoRails && opts.Compress != "" {
+		return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: errors.New("--syq-rails: several rails with -z are not built yet (file data on the extra rails would go uncompressed); use --syq-rails 1 or leave out -z")})
 	}
 	helperOpts, err := remoteOptions(inv)
 	if err != nil {
@@ -155,6 +160,8 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	if !inv.NoRails && peer.Has(wire.CapRails) {
 		setup.Rails = 1
+		setup.MultiRail = peer.Has(wire.CapMultiRail)
+		setup.RailAddrs = inv.RailAddrs
 	}
 	compress := opts.Compress
 	if !peer.Has(wire.CapZstd) {
@@ -179,10 +186,19 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	if end.User != "" {
 		peerName = end.User + "@" + end.Host
 	}
+	var extra []io.ReadWriteCloser
 	if setup.Rails > 0 {
-		if rail := takeRail(ctx, sess); rail != nil {
+		n := inv.Rails
+		if n == 0 && compress != "" {
+			n = 1 // file data on more rails would go uncompressed
+		}
+		if rails := takeRails(ctx, sess, n, setup.MultiRail); len(rails) > 0 {
+			rail := rails[0]
 			in, out, closer = bufio.NewReaderSize(rail, 256<<10), rail, rail
 			peerName += " " + addrPair(rail)
+			for _, r := range rails[1:] {
+				extra = append(extra, r)
+			}
 		}
 	}
 	// The peer's own reports are shown but, as rsync's, not logged.
@@ -194,6 +210,8 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		BytesPerSec:  opts.BwLimit,
 		Compress:     compress,
 		SkipCompress: opts.SkipCompress,
+		Rails:        extra,
+		Debugf:       debugf,
 		OnLog: func(class int, text string) {
 			switch class {
 			case wire.LogStdout:
@@ -316,34 +334,47 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	return code
 }
 
-// takeRail reads the helper's rail offer and connects; nil (after telling
-// the helper) means the transfer stays on the ssh channel.
-func takeRail(ctx context.Context, sess *remote.Session) net.Conn {
+// takeRails reads the helper's rail offer and opens n rails (0: as
+// many as wire.PlanRails pairs addresses); none (after telling the
+// helper) means the transfer stays on the ssh channel. An old helper
+// (not multi) takes one rail.
+func takeRails(ctx context.Context, sess *remote.Session, n int, multi bool) []net.Conn {
 	offer, err := wire.ReadRailOffer(sess.Reader)
 	if err != nil {
 		debugf("rail: no offer (%v)", err)
 		return nil
 	}
-	var rail net.Conn
-	if len(offer.Addrs) > 0 {
+	var rails []net.Conn
+	switch {
+	case len(offer.Addrs) == 0:
+		debugf("rail: none offered (the remote shell is not sshd, or the helper has none of the --syq-rail-addrs); data stays on the ssh connection")
+	default:
+		targets := []wire.RailTarget{{Addr: offer.Addrs[0]}}
+		if multi {
+			targets = wire.PlanRails(offer.Addrs, n)
+		}
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		rail, err = wire.DialRail(dctx, offer)
+		rails, err = wire.DialRails(dctx, offer, targets, multi)
 		cancel()
 		if err != nil {
 			debugf("rail: cannot connect to %v (%v); data stays on the ssh connection", offer.Addrs, err)
-		} else {
-			debugf("rail: TLS 1.3 to %s", rail.RemoteAddr())
+			break
 		}
-	} else {
-		debugf("rail: none offered (the remote shell is not sshd); data stays on the ssh connection")
+		debugf("rail: TLS 1.3 to %s", rails[0].RemoteAddr())
+		for i, r := range rails[1:] {
+			debugf("rail %d: TLS 1.3 %s -> %s", i+1, r.LocalAddr(), r.RemoteAddr())
+		}
+		if len(rails) < len(targets) {
+			debugf("rail: %d of %d rails connected", len(rails), len(targets))
+		}
 	}
-	if err := wire.WriteRailChoice(sess, rail != nil); err != nil {
-		if rail != nil {
-			rail.Close()
+	if err := wire.WriteRailChoice(sess, len(rails)); err != nil {
+		for _, r := range rails {
+			r.Close()
 		}
 		return nil
 	}
-	return rail
+	return rails
 }
 
 // remoteOptions are the options the helper runs with: the command line's,

@@ -233,6 +233,9 @@ syq-only options
                          neither use nor update the tuner's per-route cache
                          ('syq tuner show' prints it, 'syq tuner reset' clears it)
      --syq-rails=N       remote mode: number of parallel data lanes
-     --syq-no-rails      remote mode: use a single data lane
+     --syq-no-rails      remote mode: keep all data on the ssh connection
+     --syq-rail-addrs=A,B
+                         remote mode: the remote host's addresses data
+                         lanes may use (default: all of them)
      --syq-no-bootstrap  remote mode: do not install syq on the remote host
 `

@@ -108,6 +108,8 @@ type Invocation struct {
 	Rails       int  // --syq-rails N (0 = automatic)
 	NoRails     bool // --syq-no-rails
 
+	RailAddrs []string // --syq-rail-addrs a,b: the remote addresses rails may use
+
 	NoTunerCache bool // --syq-no-tuner-cache
 
 	// --usermap, --groupmap, --chown (idmap.go) and -W as given.
@@ -523,9 +525,11 @@ func buildCLIOptions() []cliOpt {
 	add(cliOpt{long: "syq-workers", arg: cliIntArg, ready: true, nonNeg: true, most: maxWorkers,
 		num: func(c *Invocation, n int) { c.Opts.Workers = n }})
 	add(optFlag("syq-no-tuner-cache", 0, func(c *Invocation) { c.NoTunerCache = true }))
-	add(cliOpt{long: "syq-rails", arg: cliIntArg, ready: true, nonNeg: true,
+	add(cliOpt{long: "syq-rails", arg: cliIntArg, ready: true, nonNeg: true, most: wire.MaxRails,
 		num: func(c *Invocation, n int) { c.Rails = n }})
 	add(optFlag("syq-no-rails", 0, func(c *Invocation) { c.NoRails = true }))
+	add(cliOpt{long: "syq-rail-addrs", arg: cliStrArg, ready: true,
+		str: func(c *Invocation, v string) { c.RailAddrs = append(c.RailAddrs, strings.Split(v, ",")...) }})
 	add(optFlag("syq-no-bootstrap", 0, func(c *Invocation) { c.NoBootstrap = true }))
 	return t
 }

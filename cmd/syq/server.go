@@ -85,14 +85,18 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in, out, closer := r, stdout, io.Closer(nil)
+	var extra []io.ReadWriteCloser
 	if setup.Rails > 0 {
-		rail, err := offerRail(ctx, r, w)
+		rails, err := offerRails(ctx, r, w, setup)
 		if err != nil {
 			fmt.Fprintf(stderr, "syq helper: %v\n", err)
 			return wire.ExitStreamIO
 		}
-		if rail != nil {
-			in, out, closer = bufio.NewReaderSize(rail, 256<<10), rail, rail
+		if len(rails) > 0 {
+			in, out, closer = bufio.NewReaderSize(rails[0], 256<<10), rails[0], rails[0]
+			for _, c := range rails[1:] {
+				extra = append(extra, c)
+			}
 		}
 	}
 	st := wire.NewStream(in, out, closer, wire.StreamConfig{
@@ -103,6 +107,8 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 		// wire.CapZstd.
 		Compress:     setup.Options.Compress,
 		SkipCompress: setup.Options.SkipCompress,
+		Rails:        extra,
+		Debugf:       debugf,
 	})
 	// The client ends the transfer by closing the connection; signals
 	// (ssh hanging up) stop the helper the same way.
@@ -157,6 +163,7 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	// conversation itself completed.
 	code := 0
 	if fe := fatal(runErr); fe != nil {
+		debugf("helper: stopping: %v", fe.Err)
 		st.Fatal(fe)
 		code = fe.Code
 	}
@@ -165,33 +172,47 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	return code
 }
 
-// offerRail offers the client a rail on the address its ssh connection
-// reached this machine at, and waits for its choice; nil means stay on
-// the ssh channel. Without SSH_CONNECTION (a remote shell other than
-// sshd) no rail is offered: that address is unknown.
-func offerRail(ctx context.Context, r *bufio.Reader, w *bufio.Writer) (net.Conn, error) {
+// offerRails offers the client rails and waits for its choice; none
+// means stay on the ssh channel. The helper listens on the address the
+// client's ssh connection reached it at and, for a client that takes
+// several rails, on its other addresses too (wire.RailHosts), or only on
+// the client's --syq-rail-addrs. Without SSH_CONNECTION (a remote shell
+// other than sshd) and without --syq-rail-addrs no rail is offered: no
+// address is known to reach this machine.
+func offerRails(ctx context.Context, r *bufio.Reader, w *bufio.Writer, setup *wire.Setup) ([]net.Conn, error) {
 	var ln *wire.RailListener
 	var offer *wire.RailOffer
+	var hosts []string
 	if f := strings.Fields(os.Getenv("SSH_CONNECTION")); len(f) == 4 {
+		hosts = []string{f[2]}
+		if setup.MultiRail {
+			hosts = wire.RailHosts(f[2], setup.RailAddrs)
+		}
+	} else if setup.MultiRail {
+		hosts = setup.RailAddrs
+	}
+	if len(hosts) > 0 {
 		var err error
-		if ln, offer, err = wire.ListenRail(f[2]); err != nil {
+		if ln, offer, err = wire.ListenRails(hosts); err != nil {
+			debugf("rail: %v", err)
 			offer = nil // no rail; the client stays on ssh
 		} else {
 			defer ln.Close()
 		}
 	}
-	// The client's TLS handshake comes before its choice, so accept at
+	// The client's TLS handshakes come before its choice, so accept at
 	// once, while waiting for the choice.
 	actx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	type accepted struct {
-		c   net.Conn
+		c   []net.Conn
 		err error
 	}
+	count := make(chan int, 1)
 	railc := make(chan accepted, 1)
 	if ln != nil {
 		go func() {
-			c, err := ln.Accept(actx)
+			c, err := ln.AcceptRails(actx, setup.MultiRail, count)
 			railc <- accepted{c, err}
 		}()
 	}
@@ -201,14 +222,21 @@ func offerRail(ctx context.Context, r *bufio.Reader, w *bufio.Writer) (net.Conn,
 	if err := w.Flush(); err != nil {
 		return nil, err
 	}
-	use, err := wire.ReadRailChoice(r)
-	if err != nil || !use {
+	n, err := wire.ReadRailChoice(r)
+	if err != nil || n == 0 {
 		return nil, err
 	}
 	if ln == nil {
 		return nil, errors.New("the client took a rail that was not offered")
 	}
+	if n > 1 && !setup.MultiRail {
+		return nil, fmt.Errorf("the client took %d rails without asking for several", n)
+	}
+	count <- n
 	a := <-railc
+	if a.err == nil && len(a.c) != n {
+		a.err = fmt.Errorf("%d of the client's %d rails came", len(a.c), n)
+	}
 	return a.c, a.err
 }
 

@@ -1,0 +1,608 @@
+package wire
+
+// Several rails under one Stream. Rail 0 is the Stream's own connection
+// and carries every control frame in order, as a single rail does. File
+// data is spread over all rails: every Data, FileData and DataEnd frame
+// is numbered (frameSeqData), FileData goes on the rail with the fewest
+// unacknowledged bytes, and Data and DataEnd stay on rail 0, so they
+// keep their order with the control frames around them. The receiving
+// side holds numbered frames that arrived early and hands them to the
+// Stream's usual decoding in number order, so a file's bytes reach its
+// writer in order and its end (the FileData with End) only after all
+// of them.
+//
+// Flow control and faults share one mechanism: the receiving side
+// acknowledges, on a data rail, the numbers it has used (frameRailAck),
+// and the sending side keeps every FileData sent on a data rail until it
+// is acknowledged. A rail may hold at most railWindow unacknowledged
+// bytes, which bounds both the sender's copies and the receiver's
+// reorder buffer. When a data rail dies, its unacknowledged frames go
+// out again on the others (the receiver drops a number it already has);
+// when rail 0 dies the Stream fails as a single rail does. Acks never
+// travel on rail 0: its reader may wait for the application, and the
+// sender must hear acks even then. Once no data rail is left everything
+// goes on rail 0 without acks, as on a single rail.
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+const (
+	// MaxRails bounds the rails of one Stream.
+	MaxRails = 16
+	// railWindow bounds the unacknowledged numbered bytes on one rail.
+	railWindow = 8 << 20
+	// railStick is how much data goes on one rail before the next
+	// choice, so the data of many small files shares large writes.
+	railStick = DataChunk
+	// railAckEvery is how many bytes of numbered frames the receiver
+	// uses before it acknowledges them even while more are ready.
+	railAckEvery = 1 << 20
+)
+
+// rail is one connection of a railSet.
+type rail struct {
+	idx  int
+	conn io.Closer // nil for rail 0, which the Stream owns
+	r    *bufio.Reader
+	wmu  sync.Mutex // whole frames on w: the rail's writer and the acks
+	w    *bufio.Writer
+
+	// Under railSet.mu.
+	queue    []*sentFrame // for the rail's writer
+	inflight int64        // unacknowledged bytes
+	busy     bool         // the writer holds a frame
+	dead     bool
+}
+
+// sentFrame is a numbered FileData frame kept until acknowledged.
+type sentFrame struct {
+	seq  uint64
+	head []byte // the numbered frame up to the file data
+	data []byte
+	size int64
+	rail int  // -1 while waiting to be sent again
+	done bool // acknowledged
+}
+
+// seqFrame is a numbered frame that arrived before its turn.
+type seqFrame struct {
+	typ  byte
+	body []byte
+}
+
+type railFrame struct {
+	typ  byte
+	body []byte
+	err  error
+}
+
+type railSet struct {
+	s     *Stream
+	rails []*rail
+
+	mu       sync.Mutex
+	cond     sync.Cond
+	closed   bool
+	err      error // a data rail broke the protocol
+	degraded bool  // no data rail is left
+
+	// Sending: seq is the writing goroutine's.
+	seq    uint64
+	sent   []*sentFrame // unacknowledged, in number order
+	resend []*sentFrame // of dead rails, for the writing goroutine
+	stick  int          // the rail data goes on now
+	stuck  int64        // bytes it took since it was chosen
+	wake   chan struct{}
+
+	// Receiving: next is the reading goroutine's (read under mu by
+	// insert).
+	next     uint64
+	buf      map[uint64]seqFrame
+	bufBytes int64
+	bufMax   int64
+	ready    chan struct{}
+	rail0    chan railFrame
+	used     atomic.Uint64 // every number below it was used
+	unacked  int64         // reading goroutine: used since the last ack
+	ackc     chan struct{}
+}
+
+// newRailSet joins conns to s; pacer, if not nil, holds all rails
+// together to --bwlimit.
+func newRailSet(s *Stream, conns []io.ReadWriteCloser, pacer *Pacer) *railSet {
+	rs := &railSet{
+		s:      s,
+		rails:  []*rail{{idx: 0}},
+		wake:   make(chan struct{}, 1),
+		buf:    make(map[uint64]seqFrame),
+		bufMax: int64(2*(len(conns)+1))*railWindow + 2*MaxFrame,
+		ready:  make(chan struct{}, 1),
+		rail0:  make(chan railFrame, 16),
+		ackc:   make(chan struct{}, 1),
+	}
+	rs.cond.L = &rs.mu
+	for i, c := range conns {
+		var w io.Writer = c
+		if pacer != nil {
+			w = pacedWriter{w, pacer}
+		}
+		rs.rails = append(rs.rails, &rail{idx: i + 1, conn: c, r: bufio.NewReaderSize(c, 256<<10), w: bufio.NewWriterSize(w, 256<<10)})
+	}
+	return rs
+}
+
+func (rs *railSet) start() {
+	go rs.readRail0()
+	go rs.ackLoop()
+	for _, r := range rs.rails[1:] {
+		go rs.readRail(r)
+		go rs.writeRail(r)
+	}
+}
+
+func (rs *railSet) debugf(format string, args ...any) {
+	if rs.s.cfg.Debugf != nil {
+		rs.s.cfg.Debugf(format, args...)
+	}
+}
+
+// close stops the rails (Stream.Close). Each data rail first gets an
+// ack of everything taken so far: the peer reads a rail in order, so it
+// learns its data arrived before it sees the rail close, and does not
+// mistake the end of the transfer for a rail that died (and send its
+// data again to a peer that has gone).
+func (rs *railSet) close() {
+	rs.mu.Lock()
+	rs.closed = true
+	next := rs.next
+	rs.cond.Broadcast()
+	rs.mu.Unlock()
+	var ack []byte
+	if next > 0 {
+		ack = encodeRailAck(nil, next)
+	}
+	for _, r := range rs.rails[1:] {
+		// A writer busy with a frame would make Close wait for a peer
+		// that may not read; that rail goes without the last ack.
+		if ack != nil && r.wmu.TryLock() {
+			if _, err := r.w.Write(ack); err == nil {
+				r.w.Flush()
+			}
+			r.wmu.Unlock()
+		}
+		r.conn.Close()
+	}
+}
+
+// stopWriting: the writing goroutine has ended, so nothing queued will
+// be sent any more.
+func (rs *railSet) stopWriting() {
+	rs.mu.Lock()
+	rs.closed = true
+	rs.cond.Broadcast()
+	rs.mu.Unlock()
+}
+
+// down retires a data rail: its frames not yet acknowledged are sent
+// again on the others.
+func (rs *railSet) down(r *rail, err error) {
+	rs.mu.Lock()
+	if r.dead || rs.closed {
+		rs.mu.Unlock()
+		return
+	}
+	r.dead = true
+	r.queue = nil
+	r.inflight = 0
+	n := 0
+	for _, f := range rs.sent {
+		if f.rail == r.idx {
+			f.rail = -1
+			rs.resend = append(rs.resend, f)
+			n++
+		}
+	}
+	alive := 0
+	for _, x := range rs.rails[1:] {
+		if !x.dead {
+			alive++
+		}
+	}
+	if alive == 0 {
+		// Nobody acknowledges any more: rail 0 alone, as a single rail.
+		rs.degraded = true
+		rs.sent = nil
+		for _, x := range rs.rails {
+			x.inflight = 0
+		}
+	}
+	rs.cond.Broadcast()
+	rs.mu.Unlock()
+	r.conn.Close()
+	if n > 0 {
+		rs.debugf("rail %d closed (%v); %d chunks go again on the %d rails left", r.idx, err, n, alive+1)
+	}
+	select {
+	case rs.wake <- struct{}{}:
+	default:
+	}
+}
+
+// fail ends the Stream: a data rail broke the protocol.
+func (rs *railSet) fail(err error) {
+	rs.mu.Lock()
+	if rs.err == nil {
+		rs.err = err
+	}
+	rs.mu.Unlock()
+	select {
+	case rs.ready <- struct{}{}:
+	default:
+	}
+}
+
+// pickLocked chooses the rail for size more bytes and counts them; nil
+// when every rail's window is full, unless force.
+func (rs *railSet) pickLocked(size int64, force bool) *rail {
+	if rs.degraded {
+		return rs.rails[0]
+	}
+	fits := func(r *rail) bool { return !r.dead && (force || r.inflight+size <= railWindow) }
+	r := rs.rails[rs.stick]
+	if rs.stuck >= railStick || !fits(r) {
+		r = nil
+		for _, x := range rs.rails {
+			if fits(x) && (r == nil || x.inflight < r.inflight) {
+				r = x
+			}
+		}
+		if r == nil {
+			return nil
+		}
+		rs.stick, rs.stuck = r.idx, 0
+	}
+	r.inflight += size
+	rs.stuck += size
+	return r
+}
+
+// sendFile sends one FileData (writing goroutine); put0 writes a frame
+// and its data on rail 0.
+func (rs *railSet) sendFile(m *FileData, put0 func(head, data []byte) error) error {
+	var tmp [frameHeader + 4*10]byte
+	head := appendSeqHead(nil, rs.seq, appendFileDataHead(tmp[:0], m), len(m.Bytes))
+	f := &sentFrame{seq: rs.seq, head: head, data: m.Bytes, size: int64(len(head) + len(m.Bytes))}
+	rs.seq++
+	for {
+		if err := rs.flushResends(put0); err != nil {
+			return err
+		}
+		rs.mu.Lock()
+		if rs.closed {
+			rs.mu.Unlock()
+			return ErrClosed
+		}
+		if len(rs.resend) > 0 {
+			rs.mu.Unlock()
+			continue
+		}
+		r := rs.pickLocked(f.size, false)
+		if r == nil {
+			rs.cond.Wait()
+			rs.mu.Unlock()
+			continue
+		}
+		rs.placeLocked(f, r)
+		rs.mu.Unlock()
+		if r.idx == 0 {
+			return rs.put0(f, put0)
+		}
+		return nil
+	}
+}
+
+// placeLocked records a new frame as sent on r and queues it there
+// (rail 0 is written by the caller).
+func (rs *railSet) placeLocked(f *sentFrame, r *rail) {
+	f.rail = r.idx
+	if !rs.degraded {
+		rs.sent = append(rs.sent, f)
+	}
+	if r.idx != 0 {
+		r.queue = append(r.queue, f)
+		rs.cond.Broadcast()
+	}
+}
+
+// put0 writes f on rail 0; rail 0 never fails alone (its loss ends the
+// Stream), so its frames are not kept.
+func (rs *railSet) put0(f *sentFrame, put0 func(head, data []byte) error) error {
+	err := put0(f.head, f.data)
+	rs.mu.Lock()
+	f.head, f.data = nil, nil
+	rs.mu.Unlock()
+	return err
+}
+
+// flushResends sends again the frames of dead rails (writing goroutine).
+func (rs *railSet) flushResends(put0 func(head, data []byte) error) error {
+	rs.mu.Lock()
+	for len(rs.resend) > 0 && !rs.closed {
+		f := rs.resend[0]
+		rs.resend = rs.resend[1:]
+		if f.done {
+			continue
+		}
+		r := rs.pickLocked(f.size, true)
+		f.rail = r.idx
+		if r.idx != 0 {
+			r.queue = append(r.queue, f)
+			rs.cond.Broadcast()
+			continue
+		}
+		rs.mu.Unlock()
+		if err := rs.put0(f, put0); err != nil {
+			return err
+		}
+		rs.mu.Lock()
+	}
+	rs.mu.Unlock()
+	return nil
+}
+
+// ack drops the frames the peer has used.
+func (rs *railSet) ack(next uint64) {
+	rs.mu.Lock()
+	i := 0
+	for i < len(rs.sent) && rs.sent[i].seq < next {
+		f := rs.sent[i]
+		f.done = true
+		if f.rail >= 0 && !rs.rails[f.rail].dead {
+			rs.rails[f.rail].inflight -= f.size
+		}
+		rs.sent[i] = nil
+		i++
+	}
+	rs.sent = rs.sent[i:]
+	rs.cond.Broadcast()
+	rs.mu.Unlock()
+}
+
+// writeRail writes the frames queued for r.
+func (rs *railSet) writeRail(r *rail) {
+	for {
+		rs.mu.Lock()
+		for len(r.queue) == 0 && !r.dead && !rs.closed {
+			rs.cond.Wait()
+		}
+		if r.dead || rs.closed {
+			rs.mu.Unlock()
+			return
+		}
+		f := r.queue[0]
+		r.queue[0] = nil
+		r.queue = r.queue[1:]
+		head, data := f.head, f.data
+		r.busy = true
+		rs.mu.Unlock()
+
+		r.wmu.Lock()
+		_, err := r.w.Write(head)
+		if err == nil {
+			_, err = r.w.Write(data)
+		}
+		rs.mu.Lock()
+		last := len(r.queue) == 0
+		rs.mu.Unlock()
+		if err == nil && last {
+			err = r.w.Flush()
+		}
+		r.wmu.Unlock()
+		rs.s.written.Add(int64(len(head) + len(data)))
+
+		rs.mu.Lock()
+		r.busy = false
+		rs.cond.Broadcast()
+		rs.mu.Unlock()
+		if err != nil {
+			rs.down(r, err)
+			return
+		}
+	}
+}
+
+// waitWritten waits until every queued frame is written (Flush).
+func (rs *railSet) waitWritten() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for !rs.closed {
+		pending := len(rs.resend) > 0
+		for _, r := range rs.rails[1:] {
+			pending = pending || !r.dead && (len(r.queue) > 0 || r.busy)
+		}
+		if !pending {
+			return
+		}
+		if len(rs.resend) > 0 {
+			select {
+			case rs.wake <- struct{}{}:
+			default:
+			}
+		}
+		rs.cond.Wait()
+	}
+}
+
+// readRail reads what the peer sends on a data rail: numbered frames
+// and acks.
+func (rs *railSet) readRail(r *rail) {
+	for {
+		typ, body, err := rs.s.readFrameFrom(r.r)
+		if err != nil {
+			rs.down(r, err)
+			return
+		}
+		switch typ {
+		case frameSeqData:
+			err = rs.insert(body)
+		case frameRailAck:
+			var n uint64
+			if n, err = decodeSeq(body); err == nil {
+				rs.ack(n)
+			}
+		default:
+			err = fmt.Errorf("frame type %d on a data rail", typ)
+		}
+		if err != nil {
+			rs.fail(rs.s.protocolErr("rail %d: %v", r.idx, err))
+			rs.down(r, err)
+			return
+		}
+	}
+}
+
+// readRail0 reads rail 0 for the reading goroutine.
+func (rs *railSet) readRail0() {
+	defer func() {
+		if rs.s.zdec != nil {
+			rs.s.zdec.Close()
+		}
+	}()
+	for {
+		typ, body, err := rs.s.plainFrame()
+		select {
+		case rs.rail0 <- railFrame{typ, body, err}:
+		case <-rs.s.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// insert keeps a numbered frame until its turn.
+func (rs *railSet) insert(body []byte) error {
+	seq, typ, inner, err := decodeSeqData(body)
+	if err != nil {
+		return err
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if _, dup := rs.buf[seq]; dup || seq < rs.next {
+		return nil // sent again after its rail died
+	}
+	if rs.bufBytes+int64(len(inner)) > rs.bufMax {
+		return fmt.Errorf("more than %d bytes of data ahead of the data in use", rs.bufMax)
+	}
+	rs.buf[seq] = seqFrame{typ, inner}
+	rs.bufBytes += int64(len(inner))
+	if seq == rs.next {
+		select {
+		case rs.ready <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// nextFrame returns the next frame for the reading goroutine: a control
+// frame of rail 0 as it comes, a numbered frame in its turn.
+func (rs *railSet) nextFrame() (byte, []byte, error) {
+	// The frame returned last has been handled.
+	rs.used.Store(rs.next)
+	for {
+		rs.mu.Lock()
+		if rs.err != nil {
+			err := rs.err
+			rs.mu.Unlock()
+			return 0, nil, err
+		}
+		if f, ok := rs.buf[rs.next]; ok {
+			delete(rs.buf, rs.next)
+			rs.next++
+			rs.bufBytes -= int64(len(f.body))
+			rs.mu.Unlock()
+			rs.unacked += int64(len(f.body))
+			if rs.unacked >= railAckEvery {
+				rs.kickAck()
+			}
+			return f.typ, f.body, nil
+		}
+		rs.mu.Unlock()
+		rs.kickAck()
+		select {
+		case fr := <-rs.rail0:
+			if fr.err != nil {
+				return 0, nil, fr.err
+			}
+			switch fr.typ {
+			case frameSeqData:
+				if err := rs.insert(fr.body); err != nil {
+					return 0, nil, rs.s.protocolErr("%v", err)
+				}
+				continue
+			case frameRailAck:
+				return 0, nil, rs.s.protocolErr("an ack on rail 0")
+			}
+			return fr.typ, fr.body, nil
+		case <-rs.ready:
+		}
+	}
+}
+
+func (rs *railSet) kickAck() {
+	rs.unacked = 0
+	select {
+	case rs.ackc <- struct{}{}:
+	default:
+	}
+}
+
+// ackLoop tells the peer, on a data rail, how far this side has used
+// its numbered frames.
+func (rs *railSet) ackLoop() {
+	var sent uint64
+	var buf []byte
+	turn := 1
+	for {
+		select {
+		case <-rs.ackc:
+		case <-rs.s.closed:
+			return
+		}
+		n := rs.used.Load()
+		if n <= sent {
+			continue
+		}
+		buf = encodeRailAck(buf[:0], n)
+		for range len(rs.rails) - 1 {
+			r := rs.rails[turn]
+			turn = turn%(len(rs.rails)-1) + 1
+			rs.mu.Lock()
+			dead := r.dead
+			rs.mu.Unlock()
+			if dead {
+				continue
+			}
+			r.wmu.Lock()
+			_, err := r.w.Write(buf)
+			if err == nil {
+				err = r.w.Flush()
+			}
+			r.wmu.Unlock()
+			if err != nil {
+				rs.down(r, err)
+				continue
+			}
+			rs.s.written.Add(int64(len(buf)))
+			sent = n
+			break
+		}
+	}
+}
