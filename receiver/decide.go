@@ -221,6 +221,11 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 	if old == nil && opts.Existing || old != nil && opts.IgnoreExisting {
 		return lines
 	}
+	if (e.Type() == wire.TypeChr || e.Type() == wire.TypeBlk) && !r.asRoot {
+		// Only root makes devices (--no-super says to act as if not).
+		r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", rel))
+		return lines
+	}
 	display := rel
 	if e.Type() == wire.TypeLnk {
 		display = rel + " -> " + e.Link

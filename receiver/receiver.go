@@ -192,7 +192,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		pending:  map[uint64][]*fileJob{},
 		leaders:  map[uint64]string{},
 		umask:    fsops.Umask(),
-		asRoot:   fsops.Geteuid() == 0,
+		asRoot:   cfg.Opts.Super > 0 || cfg.Opts.Super == 0 && fsops.Geteuid() == 0,
 		euid:     uint32(fsops.Geteuid()),
 		egid:     uint32(fsops.Getegid()),
 		out:      newOrderedOutput(cfg.Out),

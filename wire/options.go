@@ -45,6 +45,10 @@ type Options struct {
 	Owner         bool // -o
 	Group         bool // -g
 	NumericIDs    bool // --numeric-ids
+	// Super is --super (1: the receiver attempts what only root may do,
+	// whoever runs it) or --no-super (-1: it acts as an ordinary user
+	// even as root); 0 decides by the effective uid.
+	Super int
 
 	// How the receiver decides what to transfer.
 	Checksum        bool // -c

@@ -121,6 +121,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --devices           recreate device nodes (needs root)
      --specials          recreate fifos and sockets
  -D                      both --devices and --specials
+     --super             receiver attempts super-user activities
+                         (--no-super: acts as an ordinary user even as root)
      --numeric-ids       keep numeric uid/gid, do not map by name
      --usermap=STRING    custom username mapping
      --groupmap=STRING   custom groupname mapping

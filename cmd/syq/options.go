@@ -340,7 +340,9 @@ func buildCLIOptions() []cliOpt {
 	add(optBool(func(o *wire.Options) *bool { return &o.OmitDirTimes }, "omit-dir-times", 'O', "no-omit-dir-times", "no-O")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.OmitLinkTimes }, "omit-link-times", 'J', "no-omit-link-times", "no-J")...)
 	// --no-super is not a no-op: run as root it stops -o/-g/-D taking effect.
-	add(optTodos("super", "no-super", "fake-super")...)
+	add(optFlag("super", 0, func(c *Invocation) { c.Opts.Super = 1 }))
+	add(optFlag("no-super", 0, func(c *Invocation) { c.Opts.Super = -1 }))
+	add(optTodos("fake-super")...)
 	add(optFlag("numeric-ids", 0, func(c *Invocation) { c.Opts.NumericIDs = true }))
 	add(optFlag("no-numeric-ids", 0, func(c *Invocation) { c.Opts.NumericIDs = false }))
 	add(optText("usermap", 0, func(c *Invocation, s string) { c.setIDMap(0, "usermap", s) }))
@@ -642,8 +644,10 @@ func cliScan(args []string, posixly bool) (hits []cliHit, operands []string, hel
 }
 
 // cliRefuse is the error for an rsync option syq does not implement yet.
+// It says "unknown option" as well, the words scripts (rsync's own test
+// helpers among them) look for when they probe whether rsync has one.
 func cliRefuse(name string) error {
-	return &UsageError{Msg: "option " + name + " is not supported yet"}
+	return &UsageError{Msg: "option " + name + " is not supported yet (unknown option to syq)"}
 }
 
 // cliCheckValue validates an integer option's value; word is the command
@@ -934,7 +938,7 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		inv.Opts.Relative = inv.given.relative >= 0
 	}
 	if inv.Opts.Relative && !inv.Opts.ImpliedDirs {
-		return nil, &UsageError{Msg: "option --no-implied-dirs is not supported yet"}
+		return nil, cliRefuse("--no-implied-dirs")
 	}
 	if inv.altDestMixed {
 		return nil, &UsageError{Msg: "You may not mix --compare-dest, --copy-dest, and --link-dest."}
@@ -1105,7 +1109,7 @@ func checkInfo(value string) error {
 		flag, level := splitInfo(w)
 		max, ok := infoFlags[flag]
 		if !ok || level > max && flag != "help" {
-			return &UsageError{Msg: "option --info=" + w + " is not supported yet"}
+			return cliRefuse("--info=" + w)
 		}
 	}
 	return nil

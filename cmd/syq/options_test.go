@@ -345,7 +345,7 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"-6"}, "--ipv6"},
 		{[]string{"--info=flist2"}, "--info=flist2"},
 		{[]string{"--stderr=all"}, "--stderr"},
-		{[]string{"--no-super"}, "--no-super"},
+		{[]string{"--fake-super"}, "--fake-super"},
 		{[]string{"--no-msgs2stderr"}, "--no-msgs2stderr"},
 		{[]string{"--daemon"}, "--daemon"},
 		{[]string{"--server"}, "--server"},
@@ -362,13 +362,13 @@ func TestParseRefused(t *testing.T) {
 			}
 			continue
 		}
-		want := "option " + tc.name + " is not supported yet"
+		want := "option " + tc.name + " is not supported yet (unknown option to syq)"
 		if got := usageMsg(t, args...); got != want {
 			t.Errorf("%q:\n got %q\nwant %q", tc.args, got, want)
 		}
 	}
 	_, err := parseRsyncArgs([]string{"-avA", "s", "d"})
-	if err == nil || "syq: "+err.Error() != "syq: option --acls is not supported yet" {
+	if err == nil || "syq: "+err.Error() != "syq: option --acls is not supported yet (unknown option to syq)" {
 		t.Errorf("-avA: Error() = %v", err)
 	}
 }
