@@ -162,6 +162,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
 			if flags.any() && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
+				flags = flags.afterFix()
 			}
 			if flags.any() || opts.Verbose > 1 {
 				lines = append(lines, r.itemLine(item{update: '.', flags: flags}, rel, e))
@@ -252,6 +253,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
 			if flags.any() && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
+				flags = flags.afterFix()
 			}
 			if flags.any() || opts.Verbose > 1 {
 				lines = append(lines, r.itemLine(item{update: '.', flags: flags}, display, e))

@@ -23,11 +23,25 @@ const (
 	flagOwner
 	flagGroup
 	flagAtime
+	flagACL
 	flagXattr
 	flagNew // every column is '+'
+	// flagACLAccess goes with flagACL when the access ACL itself
+	// changes (not shown).
+	flagACLAccess
 )
 
 func (f itemFlags) any() bool { return f != 0 }
+
+// afterFix is what -i shows of an entry whose attributes were fixed in
+// place: rsync itemizes such an entry after setting its access ACL,
+// which brought the permission bits along, so 'p' goes unreported then.
+func (f itemFlags) afterFix() itemFlags {
+	if f&flagACLAccess != 0 {
+		f &^= flagPerm
+	}
+	return f
+}
 
 // item is one --itemize-changes line before formatting.
 type item struct {
@@ -111,6 +125,7 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 	set(flagOwner, 6, 'o')
 	set(flagGroup, 7, 'g')
 	set(flagAtime, 8, 'u')
+	set(flagACL, 9, 'a')
 	set(flagXattr, 10, 'x')
 	return string(b[:])
 }

@@ -296,7 +296,7 @@ func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error 
 	e := job.e
 	// Attributes first: a mode without write permission would stop
 	// anyone but root from setting them.
-	if r.opts.Xattrs > 0 {
+	if r.setsXattrs() {
 		if err := fsops.FsetXattrs(f, r.wantXattrs(e), r.ownsXattr); err != nil {
 			r.problem(wire.ProblemGeneral, "rsync_xal_set: lsetxattr(%q) failed: %s", r.destPath(job.rel), fsops.ErrText(err))
 		}

@@ -544,7 +544,7 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 	if len(s.chmod) > 0 && e.Type() != wire.TypeLnk {
 		e.Mode = TweakMode(e.Mode, s.chmod)
 	}
-	if opts.Xattrs > 0 {
+	if opts.Xattrs > 0 || opts.ACLs && e.Type() != wire.TypeLnk {
 		list := dir.Xattrs
 		if e.Type() != wire.TypeLnk && (opts.CopyLinks || opts.CopyUnsafeLinks || opts.CopyDirLinks) {
 			list = dir.XattrsFollow // the entry may be a followed symlink
@@ -562,10 +562,13 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 }
 
 // sendsXattr says which extended attributes -X sends: all but the
-// kernel's system.* ones (ACLs travel with -A), and rsync's own
-// "rsync.%" records only with -XX, as rsync.
+// kernel's system.* ones, and rsync's own "rsync.%" records only with
+// -XX, as rsync; -A sends the two that hold the ACLs.
 func (s *Sender) sendsXattr(name string) bool {
-	if strings.HasPrefix(name, "system.") {
+	if fsops.IsACLXattr(name) {
+		return s.cfg.Opts.ACLs
+	}
+	if s.cfg.Opts.Xattrs == 0 || strings.HasPrefix(name, "system.") {
 		return false
 	}
 	return s.cfg.Opts.Xattrs > 1 || !wire.RsyncXattrRecord(name)

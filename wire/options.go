@@ -42,6 +42,9 @@ type Options struct {
 	OmitLinkTimes bool // -J
 	Atimes        bool // -U: access times of non-directories
 	Xattrs        int  // -X count: extended attributes (-XX: rsync's own records too)
+	// ACLs (-A): POSIX ACLs travel among the extended attributes, under
+	// the kernel's names (fsops.ACLAccess, fsops.ACLDefault).
+	ACLs bool
 	Owner         bool // -o
 	Group         bool // -g
 	NumericIDs    bool // --numeric-ids

@@ -1,13 +1,96 @@
 package main
 
+import (
+	"encoding/binary"
+	"sort"
+	"strconv"
+	"strings"
+
+	"syq/fsops"
+)
+
 // Differential scenarios found by running rsync's own testsuite with syq
 // in rsync's place.
+
+// fbACL sets a POSIX ACL attribute (fsops.ACLAccess or ACLDefault) from
+// setfacl-like text, e.g. "u::7,u:2:1,g::5,m::7,o::5".
+func fbACL(name, spec string) fbAttr {
+	tags := map[string]uint16{"u:": 0x01, "uN": 0x02, "g:": 0x04, "gN": 0x08, "m:": 0x10, "o:": 0x20}
+	type ent struct {
+		tag, perm uint16
+		id        uint32
+	}
+	var es []ent
+	for _, w := range strings.Split(spec, ",") {
+		kind, rest, _ := strings.Cut(w, ":")
+		idText, perm, _ := strings.Cut(rest, ":")
+		e := ent{id: ^uint32(0)}
+		if idText != "" {
+			kind += "N"
+			id, _ := strconv.Atoi(idText)
+			e.id = uint32(id)
+		} else {
+			kind += ":"
+		}
+		p, _ := strconv.Atoi(perm)
+		e.tag, e.perm = tags[kind], uint16(p)
+		es = append(es, e)
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].tag < es[j].tag || es[i].tag == es[j].tag && es[i].id < es[j].id })
+	b := binary.LittleEndian.AppendUint32(nil, 2)
+	for _, e := range es {
+		b = binary.LittleEndian.AppendUint16(b, e.tag)
+		b = binary.LittleEndian.AppendUint16(b, e.perm)
+		b = binary.LittleEndian.AppendUint32(b, e.id)
+	}
+	return fbXattr(name, string(b))
+}
+
+// fxACLs: ACLs on a directory (access and default), on files, a file and
+// a symlink without any (the modes given are set after the ACLs, so the
+// masks follow them).
+func fxACLs(b *fixtureBuilder) {
+	b.dir("src")
+	b.file("src/file1", 100, fbACL(fsops.ACLAccess, "u::6,u:0:5,u:1:6,g::4,g:0:4,m::7,o::4"), fbMode(0o674))
+	b.file("src/file2", 200, fbMode(0o640))
+	b.file("src/foo/inner", 300, fbACL(fsops.ACLAccess, "u::6,g::4,g:3:6,m::6,o::0"), fbMode(0o660))
+	b.symlink("src/link", "file1")
+	b.dir("src/foo", fbACL(fsops.ACLAccess, "u::7,u:0:7,u:2:1,g::5,g:1:5,m::7,o::5"),
+		fbACL(fsops.ACLDefault, "u::7,u:1:5,g::5,m::5,o::0"), fbMode(0o775))
+	b.dir("src")
+}
+
+// preACLs: dst holds src's files with the same data and times but other
+// ACLs: one changed, one added, one taken away, a default ACL missing.
+func preACLs(b *fixtureBuilder) {
+	for _, rel := range []string{"file1", "file2", "foo/inner"} {
+		r := b.byRel["src/"+rel]
+		b.data("dst/"+rel, readFixture(b, "src/"+rel), fbMt(r.mtime), fbMode(r.mode))
+	}
+	b.byRel["dst/file1"].xattrs = []fsops.Xattr{}
+	fbACL(fsops.ACLAccess, "u::6,u:4:7,g::4,m::7,o::4")(b.byRel["dst/file1"])
+	fbACL(fsops.ACLAccess, "u::6,u:1:4,g::4,m::4,o::0")(b.byRel["dst/file2"])
+	b.dir("dst/foo", fbMt(b.byRel["src/foo"].mtime), fbMode(0o775))
+	b.dir("dst", fbMt(b.byRel["src"].mtime))
+}
 
 var rstsScenarios = []diffScenario{
 	// --no-super as root: owners stay the receiver's, devices are
 	// skipped with rsync's note; --super as root changes nothing.
 	{name: "no-super", fx: fxSpecial, args: dtArgs("-ai", "--no-super", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "super", fx: fxSpecial, args: dtArgs("-ai", "--super", "src/", "dst/"), stdout: true, sorted: true},
+
+	// -A: access and default ACLs, itemized in the 'a' column.
+	{name: "acls", fx: fxACLs, args: dtArgs("-aiA", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "acls-update", fx: fxACLs, pre: preACLs, args: dtArgs("-aiA", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "acls-off", fx: fxACLs, pre: preACLs, args: dtArgs("-ai", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "acls-negated", fx: fxACLs, pre: preACLs, args: dtArgs("-aA", "--no-A", "src/", "dst/")},
+	// --chmod changes the mode the ACL's base entries and mask follow.
+	{name: "acls-chmod", fx: fxACLs, args: dtArgs("-aiA", "--chmod=g-w,o-r", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "acls-chmod-update", fx: fxACLs, pre: preACLs, args: dtArgs("-aiA", "--chmod=u-w,g+w", "src/", "dst/"), stdout: true, sorted: true},
+	// -A alone implies -p.
+	{name: "acls-implies-perms", fx: fxACLs, args: dtArgs("-rtA", "src/", "dst/")},
+	{name: "acls-xattrs", fx: fxXattrs, pre: preXattrs, args: dtArgs("-aiAX", "src/", "dst/"), stdout: true, sorted: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, rstsScenarios...) }

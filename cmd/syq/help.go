@@ -63,7 +63,7 @@ func capabilitiesJSON() string {
 			FileBits: 64, InumBits: 64, TimestampBits: 64, LongIntBits: 64,
 			Socketpairs: true, Symlinks: true, Symtimes: true, Hardlinks: true,
 			IPv6: true, Inplace: true, SecludedArgs: "no", StopAt: true, Atimes: true, Append: true,
-			Xattrs: true, Prealloc: true,
+			Xattrs: true, Prealloc: true, ACLs: true,
 		},
 		ChecksumList:   []string{"xxh128", "xxh3", "xxh64", "md5", "md4", "sha1"},
 		CompressList:   []string{"zstd", "none"},
@@ -109,6 +109,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -t, --times             copy modification times
  -O, --omit-dir-times    do not copy modification times of directories
  -X, --xattrs            copy extended attributes (-XX: rsync's own records too)
+ -A, --acls              copy POSIX ACLs (implies --perms)
      --insecure-links    follow symlinks on the paths you name even when
                          another user owns them (refused by default)
  -U, --atimes            copy access times of files (not directories)

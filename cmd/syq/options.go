@@ -321,7 +321,10 @@ func buildCLIOptions() []cliOpt {
 	add(optBool(func(o *wire.Options) *bool { return &o.Perms }, "perms", 'p', "no-perms", "no-p")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.Executability }, "executability", 'E')...)
 	add(optText("chmod", 0, func(c *Invocation, s string) { c.Opts.Chmod = append(c.Opts.Chmod, s) }))
-	add(optTodo("acls", 'A', cliNoArg), optNoop("no-acls"), optNoop("no-A"))
+	// -A implies -p, as in rsync (a later --no-perms still turns it off).
+	add(optFlag("acls", 'A', func(c *Invocation) { c.Opts.ACLs, c.Opts.Perms = true, true }))
+	noACLs := func(c *Invocation) { c.Opts.ACLs = false }
+	add(optFlag("no-acls", 0, noACLs), optFlag("no-A", 0, noACLs))
 	add(optFlag("xattrs", 'X', func(c *Invocation) { c.Opts.Xattrs++ }))
 	noXattrs := func(c *Invocation) { c.Opts.Xattrs = 0 }
 	add(optFlag("no-xattrs", 0, noXattrs), optFlag("no-X", 0, noXattrs))

@@ -340,7 +340,7 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"--zt", "3"}, "--zt"},
 		{[]string{"--compress-threads=2"}, "--compress-threads"},
 		{[]string{"--old-d"}, "--old-d"},
-		{[]string{"-A"}, "--acls"},
+		{[]string{"-N"}, "--crtimes"},
 		{[]string{"-4"}, "--ipv4"},
 		{[]string{"-6"}, "--ipv6"},
 		{[]string{"--info=flist2"}, "--info=flist2"},
@@ -367,9 +367,9 @@ func TestParseRefused(t *testing.T) {
 			t.Errorf("%q:\n got %q\nwant %q", tc.args, got, want)
 		}
 	}
-	_, err := parseRsyncArgs([]string{"-avA", "s", "d"})
-	if err == nil || "syq: "+err.Error() != "syq: option --acls is not supported yet (unknown option to syq)" {
-		t.Errorf("-avA: Error() = %v", err)
+	_, err := parseRsyncArgs([]string{"-avN", "s", "d"})
+	if err == nil || "syq: "+err.Error() != "syq: option --crtimes is not supported yet (unknown option to syq)" {
+		t.Errorf("-avN: Error() = %v", err)
 	}
 }
 
