@@ -44,10 +44,10 @@ type Options struct {
 	Xattrs        int  // -X count: extended attributes (-XX: rsync's own records too)
 	// ACLs (-A): POSIX ACLs travel among the extended attributes, under
 	// the kernel's names (fsops.ACLAccess, fsops.ACLDefault).
-	ACLs bool
-	Owner         bool // -o
-	Group         bool // -g
-	NumericIDs    bool // --numeric-ids
+	ACLs       bool
+	Owner      bool // -o
+	Group      bool // -g
+	NumericIDs bool // --numeric-ids
 	// Super is --super (1: the receiver attempts what only root may do,
 	// whoever runs it) or --no-super (-1: it acts as an ordinary user
 	// even as root); 0 decides by the effective uid.
