@@ -25,6 +25,9 @@ type batchState struct {
 	src    wire.SourceRef // set when the sender's Data arrives
 	dev    uint64         // st_dev of dir
 	newGid uint32         // the group a file created in dir gets
+	// newMask: the permission bits a file made in dir may have without
+	// -p (Receiver.newPermMask).
+	newMask uint32
 
 	// changed is set when the batch adds, replaces or removes an entry of
 	// dir; its mtime then has to be put back at the end.
@@ -200,6 +203,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 
 	// What the destination directory holds now.
 	var have map[string]bool
+	b.newMask = r.newPermMask(b.dir)
 	if b.dir != nil {
 		b.newGid = r.egid
 		if st, err := b.dir.Stat(); err == nil {

@@ -352,7 +352,7 @@ func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string, old 
 	r.fixAttrs(dir, tmp, rel, e, nil)
 	if old != nil && !r.opts.Perms && e.Type() != wire.TypeLnk && old.Mode&fsops.TypeMask == e.Type() {
 		// Without -p a replaced device or FIFO keeps its permissions.
-		if err := dir.Chmod(tmp, r.finalPerm(e, old)); err != nil {
+		if err := dir.Chmod(tmp, r.finalPerm(e, old, 0)); err != nil {
 			r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(rel), fsops.ErrText(err))
 		}
 	}
@@ -397,8 +397,9 @@ func mtimeNewer(old *fsops.Stat, e *wire.Entry) bool {
 
 // finalPerm is the permission a file or directory gets: the sender's with
 // -p; otherwise an existing file keeps its own and a new one gets the
-// sender's masked by the umask, without set-id bits.
-func (r *Receiver) finalPerm(e *wire.Entry, old *fsops.Stat) uint32 {
+// sender's masked by newMask (newPermMask of the directory it is made
+// in), without set-id bits.
+func (r *Receiver) finalPerm(e *wire.Entry, old *fsops.Stat, newMask uint32) uint32 {
 	if r.opts.Perms {
 		return e.Mode & 0o7777
 	}
@@ -415,7 +416,23 @@ func (r *Receiver) finalPerm(e *wire.Entry, old *fsops.Stat) uint32 {
 		}
 		return perm
 	}
-	return e.Mode & 0o777 &^ r.umask
+	return e.Mode & 0o777 & newMask
+}
+
+// newPermMask is the permission bits an entry made in dir may have
+// without -p, as rsync's default_perms_for_dir: those dir's default ACL
+// gives, or those the umask leaves.
+func (r *Receiver) newPermMask(dir *fsops.Dir) uint32 {
+	if r.opts.Perms || dir == nil {
+		return 0o777 &^ r.umask
+	}
+	xs, err := dir.Xattrs(".", func(n string) bool { return n == fsops.ACLDefault })
+	if err == nil && len(xs) == 1 {
+		if perm, ok := fsops.DefaultACLPerm(xs[0].Value); ok {
+			return perm
+		}
+	}
+	return 0o777 &^ r.umask
 }
 
 // owner returns the uid and gid to set (-1 for "leave it").
@@ -440,7 +457,7 @@ func (r *Receiver) attrChanges(e *wire.Entry, old *fsops.Stat) itemFlags {
 		}
 	}
 	if r.opts.Perms && e.Type() != wire.TypeLnk && old.Mode&0o7777 != e.Mode&0o7777 ||
-		r.opts.Executability && !r.opts.Perms && e.IsReg() && old.IsReg() && r.finalPerm(e, old) != old.Mode&0o7777 {
+		r.opts.Executability && !r.opts.Perms && e.IsReg() && old.IsReg() && r.finalPerm(e, old, 0) != old.Mode&0o7777 {
 		f |= flagPerm
 	}
 	if r.opts.Owner && r.asRoot && old.Uid != e.Uid {
@@ -481,7 +498,11 @@ func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old
 		}
 	}
 	if e.Type() != wire.TypeLnk {
-		perm := r.finalPerm(e, old)
+		var newMask uint32
+		if old == nil {
+			newMask = r.newPermMask(dir)
+		}
+		perm := r.finalPerm(e, old, newMask)
 		if old == nil || old.Mode&0o7777 != perm || uid >= 0 || gid >= 0 {
 			if err := dir.Chmod(name, perm); err != nil {
 				r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(rel), fsops.ErrText(err))

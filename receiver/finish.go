@@ -109,7 +109,8 @@ func (r *Receiver) setDirAttrs() {
 					r.problem(wire.ProblemGeneral, "chown %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
 				}
 			}
-			perm := r.finalPerm(e, old)
+			// A new directory has its parent's default ACL as its own.
+			perm := r.finalPerm(e, old, r.newPermMask(d))
 			if old == nil && !r.opts.Perms {
 				perm |= st.Mode & 0o2000 // the setgid bit a new directory inherits stays
 			}

@@ -429,7 +429,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 			return nil
 		}
 		if err != nil {
-			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(parent), fsops.ErrText(err))}
+			return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(parent), fsops.ErrText(err))}
 		}
 		r.root, r.rootPath, r.fileMode = d, parent, base
 		return nil
@@ -467,7 +467,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 			}
 			d, err := fsops.OpenDirOwned(dest)
 			if err != nil {
-				return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
+				return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
 			}
 			r.root, r.rootPath = d, dest
 			return nil
@@ -480,7 +480,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 	}
 	d, err := fsops.OpenDirOwned(dest)
 	if err != nil {
-		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
+		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
 	}
 	r.root, r.rootPath = d, dest
 	return nil

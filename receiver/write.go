@@ -263,7 +263,7 @@ func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.Sour
 // createPerm is the mode a new file is created with: its final mode
 // without set-id bits, always writable by us.
 func (r *Receiver) createPerm(job *fileJob) uint32 {
-	return r.finalPerm(job.e, job.old)&0o777 | 0o200
+	return r.finalPerm(job.e, job.old, job.batch.newMask)&0o777 | 0o200
 }
 
 // copyData copies a local source with the devices already known (no
@@ -316,7 +316,7 @@ func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error 
 	}
 	// The file was created with createPerm; chmod only when that was not
 	// the final mode (umask, set-id bits, which chown also clears).
-	if perm := r.finalPerm(e, job.old); chowned || perm != cur {
+	if perm := r.finalPerm(e, job.old, job.batch.newMask); chowned || perm != cur {
 		if err := fsops.Fchmod(f, perm); err != nil {
 			return err
 		}

@@ -74,6 +74,25 @@ func preACLs(b *fixtureBuilder) {
 	b.dir("dst", fbMt(b.byRel["src"].mtime))
 }
 
+// fxDefaultACL: files and a directory of open modes, to be sent into
+// dst/to under a dst with the default ACL spec (none when empty), which
+// decides a new entry's permissions without -p in place of the umask.
+func fxDefaultACL(spec string) func(*fixtureBuilder) {
+	return func(b *fixtureBuilder) {
+		b.dir("src")
+		b.file("src/file", 10, fbMode(0o666))
+		b.file("src/program", 10, fbMode(0o777))
+		b.file("src/dir/inner", 10, fbMode(0o666))
+		b.dir("src/dir", fbMode(0o777))
+		b.dir("src")
+		if spec != "" {
+			b.dir("dst", fbACL(fsops.ACLDefault, spec))
+		} else {
+			b.dir("dst")
+		}
+	}
+}
+
 var rstsScenarios = []diffScenario{
 	// --no-super as root: owners stay the receiver's, devices are
 	// skipped with rsync's note; --super as root changes nothing.
@@ -90,6 +109,13 @@ var rstsScenarios = []diffScenario{
 	{name: "acls-chmod-update", fx: fxACLs, pre: preACLs, args: dtArgs("-aiA", "--chmod=u-w,g+w", "src/", "dst/"), stdout: true, sorted: true},
 	// -A alone implies -p.
 	{name: "acls-implies-perms", fx: fxACLs, args: dtArgs("-rtA", "src/", "dst/")},
+	{name: "default-acl", fx: fxDefaultACL("u::7,g::7,o::5"), cmp: dtNoTimes, args: dtArgs("-r", "src/file", "src/program", "src/dir", "dst/to/")},
+	{name: "default-acl-mask", fx: fxDefaultACL("u::7,u:0:7,g::7,m::5,o::0"), cmp: dtNoTimes, args: dtArgs("-r", "src/file", "src/program", "src/dir", "dst/to/")},
+	{name: "default-acl-root", fx: fxDefaultACL("u::7,u:0:7,g::7,m::5,o::0"), cmp: dtNoTimes, args: dtArgs("-r", "src/dir/", "dst/to/")},
+	{name: "default-acl-file", fx: fxDefaultACL("u::7,g::5,o::0"), cmp: dtNoTimes, args: dtArgs("-r", "src/file", "dst/renamed")},
+	// A single file into a directory that is not there: rsync's exit 3.
+	{name: "file-into-missing-dir", fx: fxDefaultACL(""), args: dtArgs("-r", "src/file", "dst/to/renamed"), code: 3},
+	{name: "default-acl-none", fx: fxDefaultACL(""), cmp: dtNoTimes, args: dtArgs("-r", "src/", "dst/to/")},
 	{name: "acls-xattrs", fx: fxXattrs, pre: preXattrs, args: dtArgs("-aiAX", "src/", "dst/"), stdout: true, sorted: true},
 }
 
