@@ -133,7 +133,7 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, rel string, lines []s
 		fallthrough
 	case level >= 2:
 		// Shown only when attributes change, as rsync shows a local copy.
-		if flags := r.attrChanges(e, &st); flags.any() || r.opts.ItemizeUnchanged {
+		if flags := r.attrChanges(e, &st); flags.any() || r.showUnchanged() {
 			lines = append(lines, r.itemLine(item{update: 'c', flags: flags}, rel, e))
 		}
 		if !r.opts.DryRun && b.dir != nil {

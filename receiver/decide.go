@@ -45,7 +45,7 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 			}
 		}
 		lines = append(lines, r.itemLine(it, "./", e))
-	case flags.any() || r.opts.Verbose > 1:
+	case flags.any() || r.showUnchanged():
 		lines = append(lines, r.itemLine(item{update: '.', flags: flags}, "./", e))
 	}
 	return lines
@@ -76,7 +76,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		}
 		r.dirInfo(rel, e, flags.any() || tweaked)
 		r.signal(rel, true)
-		if flags.any() || r.opts.Verbose > 1 {
+		if flags.any() || r.showUnchanged() {
 			lines = append(lines, r.itemLine(item{update: '.', flags: flags}, rel+"/", e))
 		}
 		r.countEntry(e)
@@ -84,7 +84,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 	}
 	if old == nil && r.opts.Existing {
 		r.signal(rel, false) // --existing creates no new directories
-		return lines
+		return r.skipNote(lines, `not creating new directory "`+r.display(rel)+`"`)
 	}
 	created := newItem('c')
 	if it, ok := r.altDirItem(b, e); ok {
@@ -125,13 +125,17 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	opts := r.opts
 	r.countEntry(e)
 	if old == nil && opts.Existing {
-		return false, lines
+		return false, r.skipNote(lines, `not creating new file "`+r.display(rel)+`"`)
 	}
 	if old != nil && opts.IgnoreExisting {
-		return false, lines
+		return false, r.skipNote(lines, r.display(rel)+" exists")
 	}
-	if opts.MaxSize != nil && e.Size > *opts.MaxSize || opts.MinSize != nil && e.Size < *opts.MinSize {
-		return false, lines // --max-size/--min-size: left as it is, not deleted
+	// --max-size/--min-size: left as it is, not deleted.
+	if opts.MaxSize != nil && e.Size > *opts.MaxSize {
+		return false, r.skipNote(lines, r.display(rel)+" is over max-size")
+	}
+	if opts.MinSize != nil && e.Size < *opts.MinSize {
+		return false, r.skipNote(lines, r.display(rel)+" is under min-size")
 	}
 	if e.LinkGroup != 0 && !e.LinkLeader {
 		r.linkMu.Lock()
@@ -154,7 +158,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	}
 	if old != nil && old.IsReg() {
 		if opts.Update && mtimeNewer(old, e) {
-			return false, lines
+			return false, r.skipNote(lines, r.display(rel)+" is newer")
 		}
 		if r.unchanged(b, e, old) {
 			r.synced(b, index)
@@ -164,7 +168,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
 				flags = flags.afterFix()
 			}
-			if flags.any() || opts.Verbose > 1 {
+			if flags.any() || r.showUnchanged() {
 				lines = append(lines, r.itemLine(item{update: '.', flags: flags}, rel, e))
 			}
 			return false, lines
@@ -219,8 +223,11 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel string, old *fsops.Stat, lines []string) []string {
 	opts := r.opts
 	r.countEntry(e)
-	if old == nil && opts.Existing || old != nil && opts.IgnoreExisting {
-		return lines
+	if old == nil && opts.Existing {
+		return r.skipNote(lines, `not creating new file "`+r.display(rel)+`"`)
+	}
+	if old != nil && opts.IgnoreExisting {
+		return r.skipNote(lines, r.display(rel)+" exists")
 	}
 	if (e.Type() == wire.TypeChr || e.Type() == wire.TypeBlk) && !r.asRoot {
 		// Only root makes devices (--no-super says to act as if not).
@@ -231,7 +238,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 	if e.Type() == wire.TypeLnk {
 		display = rel + " -> " + e.Link
 		if opts.SafeLinks && wire.UnsafeSymlink(e.Link, rel) {
-			if opts.Verbose > 0 {
+			if opts.Info.Name > 0 {
 				r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("ignoring unsafe symlink %q -> %q", rel, e.Link))
 			}
 			return lines
@@ -255,7 +262,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
 				flags = flags.afterFix()
 			}
-			if flags.any() || opts.Verbose > 1 {
+			if flags.any() || r.showUnchanged() {
 				lines = append(lines, r.itemLine(item{update: '.', flags: flags}, display, e))
 			}
 			return lines
@@ -579,4 +586,13 @@ func (r *Receiver) countCreated(e *wire.Entry) {
 			s.CreatedSpecials++
 		}
 	})
+}
+
+// skipNote adds note, rsync's word on why an entry was left alone, to
+// lines with --info=skip (as -vv gives).
+func (r *Receiver) skipNote(lines []string, note string) []string {
+	if r.opts.Info.Skip == 0 {
+		return lines
+	}
+	return append(lines, note)
 }

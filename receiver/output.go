@@ -71,18 +71,36 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	if r.opts.Itemize {
 		return r.itemString(it, e) + " " + name
 	}
-	if r.opts.Verbose > 0 || r.opts.Progress {
+	if r.opts.Info.Name > 0 || r.opts.Progress {
 		switch {
 		case r.opts.Progress && it.update == r.sentChar():
 			return "" // shown with its progress line when written
-		case it.update == '.' && r.opts.Verbose < 2 && !e.IsDir():
+		case it.update == '.' && !e.IsDir() && r.opts.Info.Name < 2:
 			// -v names what is transferred or created, and directories
 			// whose attributes change, not other attribute fixes.
 			return ""
+		case it.update == '.' && !e.IsDir():
+			// -vv: rsync names each file it looked at after setting its
+			// attributes, without a symlink's target.
+			if e.Type() == wire.TypeLnk {
+				name = strings.TrimSuffix(name, " -> "+r.display(e.Link))
+			}
+			if !it.flags.any() {
+				return name + " is uptodate"
+			}
+			return name
+		case it.update == '.' && !it.flags.any():
+			return "" // an unchanged directory
 		}
 		return name
 	}
 	return ""
+}
+
+// showUnchanged says whether entries that need nothing are listed too
+// (-ii, or --info=name2 as -vv gives).
+func (r *Receiver) showUnchanged() bool {
+	return r.opts.ItemizeUnchanged || r.opts.Info.Name > 1
 }
 
 // display escapes a name for output (wire.DisplayName), leaving bytes
@@ -127,6 +145,14 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 	set(flagAtime, 8, 'u')
 	set(flagACL, 9, 'a')
 	set(flagXattr, 10, 'x')
+	if b[0] == '.' || b[0] == 'h' || b[0] == 'c' {
+		// Nothing changed shows as blanks, as rsync's %i.
+		if string(b[2:]) == "........." {
+			for i := 2; i < 11; i++ {
+				b[i] = ' '
+			}
+		}
+	}
 	return string(b[:])
 }
 
@@ -309,7 +335,8 @@ func (r *Receiver) deletedLine(rel string, st *fsops.Stat) string {
 		return "deleting " + rel
 	case r.opts.Itemize:
 		return "*deleting   " + rel
-	case r.opts.Verbose > 0:
+	case r.opts.Info.Del > 0 || r.opts.Info.Name > 0:
+		// rsync: --info=del, or any names shown (its "%n%L" format).
 		return "deleting " + rel
 	}
 	return ""

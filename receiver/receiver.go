@@ -230,6 +230,7 @@ func (r *Receiver) run(ctx context.Context) error {
 		r.drain()
 		return err
 	}
+	r.backupDirNote()
 	if err := r.newIDMapper(); err != nil {
 		r.send(&wire.Wants{Seq: top.Seq})
 		r.drain()
@@ -489,7 +490,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 // info shows a note about the destination when -v, -i or --progress
 // asks for names, and logs it then (as rsync logs what it prints).
 func (r *Receiver) info(line string) {
-	if r.opts.Verbose == 0 && !r.opts.Itemize && !r.opts.Progress {
+	if r.opts.Info.Name == 0 && !r.opts.Itemize && !r.opts.Progress {
 		return
 	}
 	r.out.now(line, true)

@@ -111,7 +111,10 @@ type Options struct {
 	Force        bool // --force: delete a non-empty directory that a non-directory replaces
 
 	// Output.
-	Verbose          int  // -v count
+	Verbose int // -v count
+	// Info is what rsync's --info words show, each level from -v unless
+	// --info gave it.
+	Info             InfoLevels
 	Quiet            bool // -q
 	Itemize          bool // -i
 	ItemizeUnchanged bool // -ii: itemize unchanged items too
@@ -175,3 +178,12 @@ const (
 	AltCopy    = "copy"
 	AltLink    = "link"
 )
+
+// InfoLevels are the levels of the rsync --info words syq's receiver
+// acts on (rsync's -v gives NAME1 and DEL1, -vv NAME2, SKIP1 and BACKUP1).
+type InfoLevels struct {
+	Name   int // 1: what changes; 2: also what is up to date
+	Skip   int // 1: why an entry was left alone (--update, --existing, ...)
+	Backup int // 1: each backup made
+	Del    int // 1: each deletion
+}

@@ -116,6 +116,20 @@ var rstsScenarios = []diffScenario{
 	// A single file into a directory that is not there: rsync's exit 3.
 	{name: "file-into-missing-dir", fx: fxDefaultACL(""), args: dtArgs("-r", "src/file", "dst/to/renamed"), code: 3},
 	{name: "default-acl-none", fx: fxDefaultACL(""), cmp: dtNoTimes, args: dtArgs("-r", "src/", "dst/to/")},
+	// --info words: names of changed and unchanged entries, why entries
+	// were skipped, backups, deletions; -ii's blank columns.
+	{name: "info-name2", fx: fxBasic, pre: preQuick, args: dtArgs("-a", "--info=name2", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "info-name2-attrs", fx: fxBasic, pre: preAttrsOnly, args: dtArgs("-a", "--info=name2", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "info-name2-itemize", fx: fxBasic, pre: preQuick, args: dtArgs("-ai", "--info=name2", "src/", "dst/"), stdout: true},
+	{name: "itemize-unchanged", fx: fxBasic, pre: preAttrsOnly, args: dtArgs("-aii", "src/", "dst/"), stdout: true},
+	{name: "info-name0", fx: fxBasic, pre: preExtras, args: dtArgs("-a", "--delete", "--info=name0,del", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "info-del", fx: fxBasic, pre: preExtras, args: dtArgs("-a", "--delete", "--info=del", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "info-skip-update", fx: fxBasic, pre: preUpdate, args: dtArgs("-ai", "-u", "--info=skip", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "info-skip-existing", fx: fxBasic, pre: preUpdate, args: dtArgs("-a", "--existing", "--info=skip", "src/", "dst/"), stdout: true},
+	{name: "info-skip-ignore-existing", fx: fxBasic, pre: preUpdate, args: dtArgs("-a", "--ignore-existing", "--info=skip", "src/", "dst/"), stdout: true},
+	{name: "info-skip-size", fx: fxBasic, args: dtArgs("-a", "--max-size=1500", "--min-size=10", "--info=skip", "src/", "dst/"), stdout: true},
+	{name: "info-backup", fx: fxBasic, pre: preUpdate, args: dtArgs("-a", "-b", "--delete", "--info=backup,del", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoDirTimes},
+	{name: "info-backup-dir", fx: fxBasic, pre: preUpdate, args: dtArgs("-a", "--backup-dir=bak/", "--info=backup", "src/", "dst/"), stdout: true, sorted: true, cmp: dtBackupDirTimes("bak")},
 	{name: "acls-xattrs", fx: fxXattrs, pre: preXattrs, args: dtArgs("-aiAX", "src/", "dst/"), stdout: true, sorted: true},
 }
 
