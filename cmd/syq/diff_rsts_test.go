@@ -130,6 +130,9 @@ var rstsScenarios = []diffScenario{
 	{name: "info-skip-size", fx: fxBasic, args: dtArgs("-a", "--max-size=1500", "--min-size=10", "--info=skip", "src/", "dst/"), stdout: true},
 	{name: "info-backup", fx: fxBasic, pre: preUpdate, args: dtArgs("-a", "-b", "--delete", "--info=backup,del", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoDirTimes},
 	{name: "info-backup-dir", fx: fxBasic, pre: preUpdate, args: dtArgs("-a", "--backup-dir=bak/", "--info=backup", "src/", "dst/"), stdout: true, sorted: true, cmp: dtBackupDirTimes("bak")},
+	// --list-only with a destination lists the sources and copies nothing.
+	{name: "list-only-with-dest", fx: fxPlain, args: dtArgs("--list-only", "-r", "src/", "dst/"), stdout: true},
+	{name: "list-only-with-dest-dirs", fx: fxPlain, args: dtArgs("--list-only", "src/", "dst"), stdout: true},
 	{name: "acls-xattrs", fx: fxXattrs, pre: preXattrs, args: dtArgs("-aiAX", "src/", "dst/"), stdout: true, sorted: true},
 }
 
