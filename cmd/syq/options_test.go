@@ -250,9 +250,10 @@ func TestParseListOnly(t *testing.T) {
 	if !inv.Opts.ListOnly || inv.Dest != "" || !reflect.DeepEqual(inv.Sources, []string{"src/"}) {
 		t.Errorf("one operand: ListOnly=%v Sources=%q Dest=%q", inv.Opts.ListOnly, inv.Sources, inv.Dest)
 	}
+	// rsync lists the sources and leaves the destination alone.
 	inv = mustParse(t, "--list-only", "src/", "dst/")
-	if !inv.Opts.ListOnly || inv.Dest != "dst/" {
-		t.Errorf("--list-only with dest: ListOnly=%v Dest=%q", inv.Opts.ListOnly, inv.Dest)
+	if !inv.Opts.ListOnly || inv.Dest != "" || !reflect.DeepEqual(inv.Sources, []string{"src/"}) {
+		t.Errorf("--list-only with dest: ListOnly=%v Sources=%q Dest=%q", inv.Opts.ListOnly, inv.Sources, inv.Dest)
 	}
 	if inv := mustParse(t, "a", "b"); inv.Opts.ListOnly {
 		t.Error("two operands set ListOnly")
