@@ -34,6 +34,9 @@ type batchState struct {
 	changed  atomic.Bool
 	entry    *wire.Entry
 	recorded bool
+	// rootEntry is the "." entry of a top-level batch (rsync's -R lists
+	// it there beside the other top-level names).
+	rootEntry *wire.Entry
 
 	alts []*fsops.Dir // this directory in each --*-dest directory (nil: not there), opened on first use
 
@@ -146,6 +149,11 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		}
 		if b.changed.Load() && b.entry != nil && !b.recorded {
 			r.recordDir(fb.Dir, b.entry, false)
+		}
+		if b.changed.Load() && b.rootEntry != nil && !r.rootRecorded {
+			// -R lists "." among the top level: what was made beside it
+			// changed the destination, whose time goes back at the end.
+			r.recordDir(".", b.rootEntry, false)
 		}
 		r.batchDone(fb.Seq)
 		if len(jobs) > 0 {
@@ -268,6 +276,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 				r.out.hold(".", r.lineOf(r.decideRootDir(e, nil)))
 			} else {
 				lines = r.decideRootDir(e, lines)
+			}
+			if fb.Dir == "" {
+				b.rootEntry = e
 			}
 			continue
 		}

@@ -29,8 +29,10 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 		// A new destination gets a new directory's attributes, as the
 		// receiver's mkdir would have given it.
 		r.recordDir(".", e, true)
+		r.rootRecorded = true
 	case flags.any():
 		r.recordDir(".", e, false)
+		r.rootRecorded = true
 	}
 	r.dirInfo(".", e, flags.any())
 	r.signal(".", true)

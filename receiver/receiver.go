@@ -90,6 +90,9 @@ type Receiver struct {
 	umask       uint32 // the user's umask, applied to new files without -p
 	umaskNow    uint32 // the process umask while receiving (0 with -p)
 	asRoot      bool
+	// rootRecorded: the destination's own attributes are queued for the
+	// end (decideRootDir).
+	rootRecorded bool
 	euid        uint32
 	egid        uint32
 

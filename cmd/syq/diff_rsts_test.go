@@ -93,6 +93,14 @@ func fxDefaultACL(spec string) func(*fixtureBuilder) {
 	}
 }
 
+// preSameTimeRoot: dst and the working directory ("." of a "./x"
+// operand under -R) have the same mtime, so the destination's attributes
+// need nothing, until -R's implied directories are made in it.
+func preSameTimeRoot(b *fixtureBuilder) {
+	b.dir("dst", fbMtAt(77))
+	b.dir(".", fbMtAt(77))
+}
+
 var rstsScenarios = []diffScenario{
 	// --no-super as root: owners stay the receiver's, devices are
 	// skipped with rsync's note; --super as root changes nothing.
@@ -133,6 +141,9 @@ var rstsScenarios = []diffScenario{
 	// --list-only with a destination lists the sources and copies nothing.
 	{name: "list-only-with-dest", fx: fxPlain, args: dtArgs("--list-only", "-r", "src/", "dst/"), stdout: true},
 	{name: "list-only-with-dest-dirs", fx: fxPlain, args: dtArgs("--list-only", "src/", "dst"), stdout: true},
+	// -R with "./x": the destination's time goes back after -R made
+	// directories in it, though "." itself needed nothing.
+	{name: "R-dot-same-time-root", fx: fxBasic, pre: preSameTimeRoot, args: dtArgs("-aR", "./src/sub", "dst/")},
 	{name: "acls-xattrs", fx: fxXattrs, pre: preXattrs, args: dtArgs("-aiAX", "src/", "dst/"), stdout: true, sorted: true},
 }
 
