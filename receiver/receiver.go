@@ -93,8 +93,8 @@ type Receiver struct {
 	// rootRecorded: the destination's own attributes are queued for the
 	// end (decideRootDir).
 	rootRecorded bool
-	euid        uint32
-	egid        uint32
+	euid         uint32
+	egid         uint32
 
 	sendMu sync.Mutex
 
