@@ -40,6 +40,9 @@ type dirJob struct {
 	started  bool
 
 	implied *relNode // -R: a directory on an operand's path; lists only what operands name
+	// named, under -R: what other operands name inside this walked
+	// directory (their paths continue through it), listed with it.
+	named *relNode
 
 	// skippedNonDir: a non-directory was left out for its type (a
 	// symlink without -l, say). rsync lists it and its receiver skips
@@ -413,6 +416,9 @@ func (s *Sender) list(j *dirJob) {
 				through.Close()
 			}
 		}
+	}
+	if j.named != nil {
+		s.mergeNamed(j, subByName)
 	}
 	j.entries, j.from = sortEntries(j.entries, j.from)
 	sortJobs(j.subdirs)

@@ -101,6 +101,16 @@ func preSameTimeRoot(b *fixtureBuilder) {
 	b.dir(".", fbMtAt(77))
 }
 
+// fxRelMerge: a second tree whose files -R operands name inside src's
+// directories, beside and below what src has.
+func fxRelMerge(b *fixtureBuilder) {
+	fxBasic(b)
+	b.file("other/sub/extra", 30)
+	b.file("other/sub/deeper/more", 40)
+	b.file("other/sub/newdir/n", 50)
+	b.file("other/sub/c.txt", 60) // src/sub/c.txt is named first and wins
+}
+
 var rstsScenarios = []diffScenario{
 	// --no-super as root: owners stay the receiver's, devices are
 	// skipped with rsync's note; --super as root changes nothing.
@@ -144,6 +154,10 @@ var rstsScenarios = []diffScenario{
 	// -R with "./x": the destination's time goes back after -R made
 	// directories in it, though "." itself needed nothing.
 	{name: "R-dot-same-time-root", fx: fxBasic, pre: preSameTimeRoot, args: dtArgs("-aR", "./src/sub", "dst/")},
+	// -R merges operands: files other operands name inside a directory
+	// another operand copies whole are sent with it.
+	{name: "R-merge-into-walked-dir", fx: fxRelMerge, args: dtArgs("-aiR", "src/./sub", "other/./sub/extra", "other/./sub/deeper/more", "other/./sub/newdir/n", "other/./sub/c.txt", "dst/"), stdout: true, cmp: dtSkipRoot},
+	{name: "R-merge-into-walked-dir-d", fx: fxRelMerge, args: dtArgs("-aiRd", "--no-r", "src/./sub/", "other/./sub/deeper/more", "other/./sub/extra", "dst/"), stdout: true, cmp: dtSkipRoot},
 	{name: "acls-xattrs", fx: fxXattrs, pre: preXattrs, args: dtArgs("-aiAX", "src/", "dst/"), stdout: true, sorted: true},
 }
 
