@@ -158,6 +158,8 @@ var rstsScenarios = []diffScenario{
 	// another operand copies whole are sent with it.
 	{name: "R-merge-into-walked-dir", fx: fxRelMerge, args: dtArgs("-aiR", "src/./sub", "other/./sub/extra", "other/./sub/deeper/more", "other/./sub/newdir/n", "other/./sub/c.txt", "dst/"), stdout: true, cmp: dtSkipRoot},
 	{name: "R-merge-into-walked-dir-d", fx: fxRelMerge, args: dtArgs("-aiRd", "--no-r", "src/./sub/", "other/./sub/deeper/more", "other/./sub/extra", "dst/"), stdout: true, cmp: dtSkipRoot},
+	// An empty FROM name maps the ids that have no name, not id 0.
+	{name: "groupmap-empty-name", fx: fxBasic, args: dtArgs("-a", "--groupmap=:77", "--usermap=:88", "src/", "dst/")},
 	{name: "acls-xattrs", fx: fxXattrs, pre: preXattrs, args: dtArgs("-aiAX", "src/", "dst/"), stdout: true, sorted: true},
 }
 
