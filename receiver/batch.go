@@ -195,7 +195,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			return
 		}
 		if rd.exists {
-			d, err := r.root.OpenBeneath(fb.Dir, r.opts.KeepDirLinks)
+			d, err := r.root.OpenBeneath(fb.Dir, r.followsDirLinks())
 			if err != nil {
 				r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(fb.Dir), fsops.ErrText(err))
 				r.failChildren(fb)
@@ -622,4 +622,11 @@ func checkBatch(fb *wire.FileBatch) error {
 		}
 	}
 	return nil
+}
+
+// followsDirLinks says whether paths in the destination go through
+// symlinks to directories (still beneath the destination): with -K, and
+// with -R --no-implied-dirs, which uses the path elements that are there.
+func (r *Receiver) followsDirLinks() bool {
+	return r.opts.KeepDirLinks || r.opts.Relative && !r.opts.ImpliedDirs
 }

@@ -56,6 +56,9 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 // decideDir makes sure a directory exists (replacing a non-directory in
 // its way) and records its metadata for the end of the transfer.
 func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, lines []string) []string {
+	if e.Implied && r.followsDirLinks() && !r.opts.ImpliedDirs {
+		return r.impliedDir(b, e, rel, old, lines)
+	}
 	if old != nil && old.Mode&fsops.TypeMask == fsops.TypeLnk && r.opts.KeepDirLinks && b.dir != nil {
 		// -K: a symlink to a directory stands for that directory.
 		if st, err := b.dir.StatFollow(e.Name); err == nil && st.IsDir() {
@@ -597,4 +600,36 @@ func (r *Receiver) skipNote(lines []string, note string) []string {
 		return lines
 	}
 	return append(lines, note)
+}
+
+// impliedDir handles a directory -R --no-implied-dirs lists only as the
+// way to what the operands name: what is there serves (a symlink to a
+// directory too, as rsync uses the existing path elements), otherwise it
+// is made with default attributes; it is neither shown nor counted.
+func (r *Receiver) impliedDir(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, lines []string) []string {
+	if old != nil && b.dir != nil && old.Mode&fsops.TypeMask == fsops.TypeLnk {
+		if st, err := b.dir.StatFollow(e.Name); err == nil && st.IsDir() {
+			old = &st
+		}
+	}
+	switch {
+	case old != nil && old.IsDir():
+		r.dirInfo(rel, e, true) // nothing of it is to be put back
+		r.signal(rel, true)
+	case old != nil:
+		r.problem(wire.ProblemGeneral, "recv_generator: %q is in the way of a directory --no-implied-dirs does not replace", r.destPath(rel))
+		r.signal(rel, false)
+	case r.opts.DryRun || b.dir == nil:
+		r.signal(rel, false)
+	default:
+		if err := b.dir.Mkdir(e.Name, r.newPermMask(b.dir)); err != nil && !fsops.IsExist(err) {
+			r.problem(wire.ProblemGeneral, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+			r.signal(rel, false)
+			return lines
+		}
+		b.changed.Store(true)
+		r.dirInfo(rel, e, true)
+		r.signal(rel, true)
+	}
+	return lines
 }

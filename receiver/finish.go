@@ -21,12 +21,12 @@ func (r *Receiver) linkFollowers() {
 			r.out.now(r.itemLine(newItem('h'), display, &f.e), true)
 			continue
 		}
-		dstDir, err := r.root.OpenBeneath(parentRel(f.rel), r.opts.KeepDirLinks)
+		dstDir, err := r.root.OpenBeneath(parentRel(f.rel), r.followsDirLinks())
 		if err != nil {
 			r.problem(wire.ProblemGeneral, "link %q failed: %s", r.destPath(f.rel), fsops.ErrText(err))
 			continue
 		}
-		srcDir, err := r.root.OpenBeneath(parentRel(leader), r.opts.KeepDirLinks)
+		srcDir, err := r.root.OpenBeneath(parentRel(leader), r.followsDirLinks())
 		if err != nil {
 			dstDir.Close()
 			r.problem(wire.ProblemGeneral, "link %q failed: %s", r.destPath(f.rel), fsops.ErrText(err))
@@ -86,7 +86,7 @@ func (r *Receiver) setDirAttrs() {
 		return strings.Count(dirs[a].rel, "/") > strings.Count(dirs[b].rel, "/")
 	})
 	for _, da := range dirs {
-		d, err := r.root.OpenBeneath(da.rel, r.opts.KeepDirLinks)
+		d, err := r.root.OpenBeneath(da.rel, r.followsDirLinks())
 		if err != nil {
 			r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
 			continue

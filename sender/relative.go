@@ -97,7 +97,7 @@ func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 	}
 	var jobs []*dirJob
 	top.entries, top.from, top.dirs, top.devs, jobs, top.ioError = s.relativeLevel(tree, "")
-	if tree.dotBase != "" && !tree.final && s.listDot(&top, tree.dotBase) {
+	if tree.dotBase != "" && !tree.final && s.cfg.Opts.ImpliedDirs && s.listDot(&top, tree.dotBase) {
 		// An empty, incomplete batch for ".": its line shows first, as
 		// rsync's, and nothing in it is deleted.
 		jobs = append([]*dirJob{{rel: ".", done: make(chan struct{}), implied: &relNode{children: map[string]*relNode{}}}}, jobs...)
@@ -202,6 +202,7 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 		if !ok {
 			continue
 		}
+		e.Implied = !c.final && !opts.ImpliedDirs
 		entries = append(entries, e)
 		from = append(from, uint8(pi))
 		if !st.IsDir() {

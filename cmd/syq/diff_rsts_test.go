@@ -111,6 +111,13 @@ func fxRelMerge(b *fixtureBuilder) {
 	b.file("other/sub/c.txt", 60) // src/sub/c.txt is named first and wins
 }
 
+// preLinkedPath: dst/sub is a symlink to dst/real, a directory.
+func preLinkedPath(b *fixtureBuilder) {
+	b.dir("dst/real")
+	b.symlink("dst/sub", "real")
+	b.dir("dst")
+}
+
 var rstsScenarios = []diffScenario{
 	// --no-super as root: owners stay the receiver's, devices are
 	// skipped with rsync's note; --super as root changes nothing.
@@ -160,6 +167,12 @@ var rstsScenarios = []diffScenario{
 	{name: "R-merge-into-walked-dir-d", fx: fxRelMerge, args: dtArgs("-aiRd", "--no-r", "src/./sub/", "other/./sub/deeper/more", "other/./sub/extra", "dst/"), stdout: true, cmp: dtSkipRoot},
 	// An empty FROM name maps the ids that have no name, not id 0.
 	{name: "groupmap-empty-name", fx: fxBasic, args: dtArgs("-a", "--groupmap=:77", "--usermap=:88", "src/", "dst/")},
+	// -R --no-implied-dirs: the directories on the way get default
+	// attributes, and an existing symlink to a directory there is used.
+	{name: "R-no-implied-dirs", fx: fxBasic, args: dtArgs("-aiR", "--no-implied-dirs", "src/./sub/deeper/d.txt", "src/./priv/p.txt", "dst/"), stdout: true, cmp: dtNoDirTimes},
+	{name: "R-no-implied-dirs-again", fx: fxBasic, pre: func(b *fixtureBuilder) { b.dir("dst/sub", fbMode(0o700)); b.dir("dst") }, args: dtArgs("-aiR", "--no-implied-dirs", "src/./sub/deeper/d.txt", "dst/"), stdout: true, cmp: dtNoDirTimes},
+	{name: "R-no-implied-dirs-symlink", fx: fxBasic, pre: preLinkedPath, args: dtArgs("-aiR", "--no-implied-dirs", "src/./sub/c.txt", "src/./sub/deeper", "dst/"), stdout: true, cmp: dtNoDirTimes},
+	{name: "R-implied-dirs-symlink", fx: fxBasic, pre: preLinkedPath, args: dtArgs("-aiR", "src/./sub/c.txt", "dst/"), stdout: true, cmp: dtSkipRoot},
 	{name: "acls-xattrs", fx: fxXattrs, pre: preXattrs, args: dtArgs("-aiAX", "src/", "dst/"), stdout: true, sorted: true},
 }
 

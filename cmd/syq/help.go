@@ -97,6 +97,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --files-from=FILE   copy exactly the paths FILE lists below SRC ("-": stdin);
                          implies -R and -d, and -a does not imply -r
  -R, --relative          keep each operand's path (from a /./ in it)
+     --no-implied-dirs   with -R: do not send the directories on the way
  -d, --dirs              copy directories without recursing
  -l, --links             recreate symlinks as symlinks
  -L, --copy-links        copy what symlinks point to, not the links

@@ -944,9 +944,6 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		inv.Opts.Dirs = inv.given.dirs >= 0
 		inv.Opts.Relative = inv.given.relative >= 0
 	}
-	if inv.Opts.Relative && !inv.Opts.ImpliedDirs {
-		return nil, cliRefuse("--no-implied-dirs")
-	}
 	if inv.altDestMixed {
 		return nil, &UsageError{Msg: "You may not mix --compare-dest, --copy-dest, and --link-dest."}
 	}
