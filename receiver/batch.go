@@ -189,7 +189,16 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		r.readyMu.Lock()
 		delete(r.ready, fb.Dir)
 		b.entry, b.recorded = rd.entry, rd.recorded
+		skipped := rd.skipped
 		r.readyMu.Unlock()
+		if skipped {
+			for i := range fb.Entries {
+				if e := &fb.Entries[i]; e.IsDir() && e.Name != "." {
+					r.skipDir(joinRel(fb.Dir, e.Name))
+				}
+			}
+			return
+		}
 		if rd.failed {
 			r.failChildren(fb)
 			return
@@ -354,6 +363,16 @@ func (r *Receiver) batchDone(seq uint64) {
 
 // failChildren marks the subdirectories of a batch that could not be
 // worked on, so their own batches do not wait for them.
+// skipDir leaves out directory rel and all in it, as rsync skips what a
+// directory --existing does not create holds (without a word of it).
+func (r *Receiver) skipDir(rel string) {
+	d := r.getReady(rel)
+	r.readyMu.Lock()
+	d.skipped = true
+	r.readyMu.Unlock()
+	r.signal(rel, false)
+}
+
 func (r *Receiver) failChildren(fb *wire.FileBatch) {
 	for i := range fb.Entries {
 		if e := &fb.Entries[i]; e.IsDir() && e.Name != "." {

@@ -88,7 +88,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		return lines
 	}
 	if old == nil && r.opts.Existing {
-		r.signal(rel, false) // --existing creates no new directories
+		r.skipDir(rel) // --existing creates no new directories
 		return r.skipNote(lines, `not creating new directory "`+r.display(rel)+`"`)
 	}
 	created := newItem('c')

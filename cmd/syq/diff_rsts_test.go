@@ -173,6 +173,10 @@ var rstsScenarios = []diffScenario{
 	{name: "R-no-implied-dirs-again", fx: fxBasic, pre: func(b *fixtureBuilder) { b.dir("dst/sub", fbMode(0o700)); b.dir("dst") }, args: dtArgs("-aiR", "--no-implied-dirs", "src/./sub/deeper/d.txt", "dst/"), stdout: true, cmp: dtNoDirTimes},
 	{name: "R-no-implied-dirs-symlink", fx: fxBasic, pre: preLinkedPath, args: dtArgs("-aiR", "--no-implied-dirs", "src/./sub/c.txt", "src/./sub/deeper", "dst/"), stdout: true, cmp: dtNoDirTimes},
 	{name: "R-implied-dirs-symlink", fx: fxBasic, pre: preLinkedPath, args: dtArgs("-aiR", "src/./sub/c.txt", "dst/"), stdout: true, cmp: dtSkipRoot},
+	// --existing: what a directory it does not create holds is not looked
+	// at (no note on each file in it), with -n too.
+	{name: "existing-new-dir-contents", fx: fxPlain, pre: func(b *fixtureBuilder) { b.file("dst/a.txt", 5); b.dir("dst") }, args: dtArgs("-r", "--existing", "--info=skip,name2", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoTimes},
+	{name: "existing-new-dir-contents-dry", fx: fxPlain, pre: func(b *fixtureBuilder) { b.file("dst/a.txt", 5); b.dir("dst") }, args: dtArgs("-rn", "--existing", "--info=skip,name2", "src/", "dst/"), stdout: true, sorted: true, dstSame: true},
 	{name: "acls-xattrs", fx: fxXattrs, pre: preXattrs, args: dtArgs("-aiAX", "src/", "dst/"), stdout: true, sorted: true},
 }
 
