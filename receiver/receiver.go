@@ -196,7 +196,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		pending:  map[uint64][]*fileJob{},
 		leaders:  map[uint64]string{},
 		umask:    fsops.Umask(),
-		asRoot:   cfg.Opts.Super > 0 || cfg.Opts.Super == 0 && fsops.Geteuid() == 0,
+		asRoot:   asRoot(cfg),
 		euid:     uint32(fsops.Geteuid()),
 		egid:     uint32(fsops.Getegid()),
 		out:      newOrderedOutput(cfg.Out),
@@ -569,4 +569,18 @@ func (c *statsCounter) snapshot() wire.Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.s
+}
+
+// asRoot says whether the receiver does what only root may (owners,
+// devices, every xattr namespace): as root, or with --super; --no-super
+// turns it off for a local receiver only, as rsync passes --super to its
+// remote side but not --no-super.
+func asRoot(cfg Config) bool {
+	switch {
+	case cfg.Opts.Super > 0:
+		return true
+	case cfg.Opts.Super < 0 && !cfg.Pushed:
+		return false
+	}
+	return fsops.Geteuid() == 0
 }

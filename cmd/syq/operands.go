@@ -95,10 +95,8 @@ func assignOperands(inv *Invocation, ops []string) error {
 		}
 	}
 	if inv.Opts.ListOnly && inv.Dest != "" {
-		// --list-only lists the sources; a destination is left alone.
-		if isRemote(inv.Dest) {
-			return &UsageError{Msg: "option --list-only with a remote destination is not supported yet (unknown option to syq)"}
-		}
+		// --list-only lists the sources; a destination, remote or
+		// not, is left alone (rsync shows the same local listing).
 		inv.Dest = ""
 	}
 	if inv.Dest != "" && isRemote(inv.Dest) {
