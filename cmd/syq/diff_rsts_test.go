@@ -118,6 +118,12 @@ func preLinkedPath(b *fixtureBuilder) {
 	b.dir("dst")
 }
 
+// fxFilesFromDot: a --files-from list whose names hold "/./" markers.
+func fxFilesFromDot(b *fixtureBuilder) {
+	fxBasic(b)
+	b.text("list", "sub/./deeper/d.txt\n./a.txt\nx/../sub/./c.txt\nsub/./deeper\n")
+}
+
 var rstsScenarios = []diffScenario{
 	// --no-super as root: owners stay the receiver's, devices are
 	// skipped with rsync's note; --super as root changes nothing.
@@ -177,6 +183,9 @@ var rstsScenarios = []diffScenario{
 	// at (no note on each file in it), with -n too.
 	{name: "existing-new-dir-contents", fx: fxPlain, pre: func(b *fixtureBuilder) { b.file("dst/a.txt", 5); b.dir("dst") }, args: dtArgs("-r", "--existing", "--info=skip,name2", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoTimes},
 	{name: "existing-new-dir-contents-dry", fx: fxPlain, pre: func(b *fixtureBuilder) { b.file("dst/a.txt", 5); b.dir("dst") }, args: dtArgs("-rn", "--existing", "--info=skip,name2", "src/", "dst/"), stdout: true, sorted: true, dstSame: true},
+	// --files-from: a "/./" in a name starts its path there, as in an
+	// -R operand.
+	{name: "files-from-dot-marker", fx: fxFilesFromDot, args: dtArgs("-ai", "--files-from=list", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "acls-xattrs", fx: fxXattrs, pre: preXattrs, args: dtArgs("-aiAX", "src/", "dst/"), stdout: true, sorted: true},
 }
 
