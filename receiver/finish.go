@@ -50,7 +50,15 @@ func (r *Receiver) linkFollowers() {
 		if lerr == nil && ferr == nil && ls.Ino == fs.Ino && ls.Dev == fs.Dev {
 			srcDir.Close()
 			dstDir.Close()
-			continue // already linked
+			// Already linked: listed only as unchanged entries are.
+			switch {
+			case !r.showUnchanged():
+			case r.opts.Itemize || r.opts.OutFormat != "":
+				r.out.now(r.itemLine(item{update: 'h'}, f.rel, &f.e), true)
+			default:
+				r.out.now(r.display(f.rel)+" is uptodate", true)
+			}
+			continue
 		}
 		if ferr == nil && fs.IsDir() {
 			// A directory in the way goes as --delete would remove it;
