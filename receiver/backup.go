@@ -49,7 +49,42 @@ func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
 		r.problem(wire.ProblemGeneral, "rename %q -> %q failed: %s", r.destPath(rel), filepath.Join(bdir.Path(), bname), fsops.ErrText(err))
 		return false
 	}
+	r.backedUp(rel)
 	return true
+}
+
+// backedUp says where the backup of rel went, with --info=backup (as
+// -vv gives): NAME~ beside it, or the path below --backup-dir as given.
+func (r *Receiver) backedUp(rel string) {
+	if r.opts.Info.Backup == 0 {
+		return
+	}
+	to := rel + r.opts.BackupSuffix
+	if r.opts.BackupDir != "" {
+		to = strings.TrimSuffix(r.opts.BackupDir, "/") + "/" + to
+	}
+	r.out.now("backed up "+r.display(rel)+" to "+r.display(to), true)
+}
+
+// backupDirNote is rsync's note, with --info=backup, on the --backup-dir
+// a transfer starts with.
+func (r *Receiver) backupDirNote() {
+	if r.opts.Info.Backup == 0 || r.opts.BackupDir == "" {
+		return
+	}
+	root := r.opts.BackupDir
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(r.rootPath, root)
+	}
+	note := "backup_dir is "
+	if _, err := fsops.StatOwned(root); err != nil {
+		note = "(new) backup_dir is "
+	}
+	shown := r.opts.BackupDir
+	if len(shown) > 1 {
+		shown = strings.TrimSuffix(shown, "/")
+	}
+	r.out.now(note+shown, true)
 }
 
 // backupTarget is the directory and name a backup of rel goes to. With
@@ -111,8 +146,10 @@ func (r *Receiver) backupCopy(dir *fsops.Dir, name, rel string) error {
 	}
 	if err != nil {
 		bdir.Unlink(tmp)
+		return err
 	}
-	return err
+	r.backedUp(rel)
+	return nil
 }
 
 // backupDirFor makes the backup directory of the destination directory

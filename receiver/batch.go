@@ -25,12 +25,18 @@ type batchState struct {
 	src    wire.SourceRef // set when the sender's Data arrives
 	dev    uint64         // st_dev of dir
 	newGid uint32         // the group a file created in dir gets
+	// newMask: the permission bits a file made in dir may have without
+	// -p (Receiver.newPermMask).
+	newMask uint32
 
 	// changed is set when the batch adds, replaces or removes an entry of
 	// dir; its mtime then has to be put back at the end.
 	changed  atomic.Bool
 	entry    *wire.Entry
 	recorded bool
+	// rootEntry is the "." entry of a top-level batch (rsync's -R lists
+	// it there beside the other top-level names).
+	rootEntry *wire.Entry
 
 	alts []*fsops.Dir // this directory in each --*-dest directory (nil: not there), opened on first use
 
@@ -179,6 +185,11 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		if b.changed.Load() && b.entry != nil && !b.recorded {
 			r.recordDir(fb.Dir, b.entry, false)
 		}
+		if b.changed.Load() && b.rootEntry != nil && !r.rootRecorded {
+			// -R lists "." among the top level: what was made beside it
+			// changed the destination, whose time goes back at the end.
+			r.recordDir(".", b.rootEntry, false)
+		}
 		r.batchDone(fb.Seq)
 		if len(jobs) > 0 {
 			r.pendMu.Lock()
@@ -213,13 +224,22 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		r.readyMu.Lock()
 		delete(r.ready, fb.Dir)
 		b.entry, b.recorded = rd.entry, rd.recorded
+		skipped := rd.skipped
 		r.readyMu.Unlock()
+		if skipped {
+			for i := range fb.Entries {
+				if e := &fb.Entries[i]; e.IsDir() && e.Name != "." {
+					r.skipDir(joinRel(fb.Dir, e.Name))
+				}
+			}
+			return
+		}
 		if rd.failed {
 			r.failChildren(fb)
 			return
 		}
 		if rd.exists {
-			d, err := r.root.OpenBeneath(fb.Dir, r.opts.KeepDirLinks)
+			d, err := r.root.OpenBeneath(fb.Dir, r.followsDirLinks())
 			if err != nil {
 				r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(fb.Dir), fsops.ErrText(err))
 				r.failChildren(fb)
@@ -235,6 +255,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 
 	// What the destination directory holds now.
 	var have map[string]bool
+	b.newMask = r.newPermMask(b.dir)
 	if b.dir != nil {
 		b.newGid = r.egid
 		if st, err := b.dir.Stat(); err == nil {
@@ -313,6 +334,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			} else {
 				lines = r.decideRootDir(e, lines)
 			}
+			if fb.Dir == "" {
+				b.rootEntry = e
+			}
 			continue
 		}
 		rel := joinRel(fb.Dir, e.Name)
@@ -390,6 +414,16 @@ func (r *Receiver) batchDone(seq uint64) {
 
 // failChildren marks the subdirectories of a batch that could not be
 // worked on, so their own batches do not wait for them.
+// skipDir leaves out directory rel and all in it, as rsync skips what a
+// directory --existing does not create holds (without a word of it).
+func (r *Receiver) skipDir(rel string) {
+	d := r.getReady(rel)
+	r.readyMu.Lock()
+	d.skipped = true
+	r.readyMu.Unlock()
+	r.signal(rel, false)
+}
+
 func (r *Receiver) failChildren(fb *wire.FileBatch) {
 	for i := range fb.Entries {
 		if e := &fb.Entries[i]; e.IsDir() && e.Name != "." {
@@ -658,4 +692,11 @@ func checkBatch(fb *wire.FileBatch) error {
 		}
 	}
 	return nil
+}
+
+// followsDirLinks says whether paths in the destination go through
+// symlinks to directories (still beneath the destination): with -K, and
+// with -R --no-implied-dirs, which uses the path elements that are there.
+func (r *Receiver) followsDirLinks() bool {
+	return r.opts.KeepDirLinks || r.opts.Relative && !r.opts.ImpliedDirs
 }

@@ -30,8 +30,10 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 		// A new destination gets a new directory's attributes, as the
 		// receiver's mkdir would have given it.
 		r.recordDir(".", e, true)
+		r.rootRecorded = true
 	case flags.any():
 		r.recordDir(".", e, false)
+		r.rootRecorded = true
 	}
 	r.dirInfo(".", e, flags.any())
 	r.signal(".", true)
@@ -55,6 +57,9 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 // decideDir makes sure a directory exists (replacing a non-directory in
 // its way) and records its metadata for the end of the transfer.
 func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, lines []string) []string {
+	if e.Implied && r.followsDirLinks() && !r.opts.ImpliedDirs {
+		return r.impliedDir(b, e, rel, old, lines)
+	}
 	if old != nil && old.Mode&fsops.TypeMask == fsops.TypeLnk && r.opts.KeepDirLinks && b.dir != nil {
 		// -K: a symlink to a directory stands for that directory.
 		if st, err := b.dir.StatFollow(e.Name); err == nil && st.IsDir() {
@@ -84,8 +89,8 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		return lines
 	}
 	if old == nil && r.opts.Existing {
-		r.signal(rel, false) // --existing creates no new directories
-		return lines
+		r.skipDir(rel) // --existing creates no new directories
+		return r.skipNote(lines, `not creating new directory "`+r.display(rel)+`"`)
 	}
 	created := newItem('c')
 	if it, ok := r.altDirItem(b, e); ok {
@@ -133,13 +138,17 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	opts := r.opts
 	r.countEntry(e)
 	if old == nil && opts.Existing {
-		return false, lines
+		return false, r.skipNote(lines, `not creating new file "`+r.display(rel)+`"`)
 	}
 	if old != nil && opts.IgnoreExisting {
-		return false, lines
+		return false, r.skipNote(lines, r.display(rel)+" exists")
 	}
-	if opts.MaxSize != nil && e.Size > *opts.MaxSize || opts.MinSize != nil && e.Size < *opts.MinSize {
-		return false, lines // --max-size/--min-size: left as it is, not deleted
+	// --max-size/--min-size: left as it is, not deleted.
+	if opts.MaxSize != nil && e.Size > *opts.MaxSize {
+		return false, r.skipNote(lines, r.display(rel)+" is over max-size")
+	}
+	if opts.MinSize != nil && e.Size < *opts.MinSize {
+		return false, r.skipNote(lines, r.display(rel)+" is under min-size")
 	}
 	if e.LinkGroup != 0 && !e.LinkLeader {
 		r.linkMu.Lock()
@@ -162,7 +171,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	}
 	if old != nil && old.IsReg() {
 		if opts.Update && mtimeNewer(old, e) {
-			return false, lines
+			return false, r.skipNote(lines, r.display(rel)+" is newer")
 		}
 		if r.unchanged(b, e, old) {
 			r.synced(b, index)
@@ -170,6 +179,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
 			if flags.any() && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
+				flags = flags.afterFix()
 			}
 			if flags.any() || r.showUnchanged() {
 				lines = append(lines, r.itemLine(item{update: '.', flags: flags}, rel, e))
@@ -238,14 +248,22 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel string, old *fsops.Stat, lines []string) []string {
 	opts := r.opts
 	r.countEntry(e)
-	if old == nil && opts.Existing || old != nil && opts.IgnoreExisting {
+	if old == nil && opts.Existing {
+		return r.skipNote(lines, `not creating new file "`+r.display(rel)+`"`)
+	}
+	if old != nil && opts.IgnoreExisting {
+		return r.skipNote(lines, r.display(rel)+" exists")
+	}
+	if (e.Type() == wire.TypeChr || e.Type() == wire.TypeBlk) && !r.asRoot {
+		// Only root makes devices (--no-super says to act as if not).
+		r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", rel))
 		return lines
 	}
 	display := rel
 	if e.Type() == wire.TypeLnk {
 		display = rel + " -> " + e.Link
 		if opts.SafeLinks && wire.UnsafeSymlink(e.Link, rel) {
-			if opts.Verbose > 0 {
+			if opts.Info.Name > 0 {
 				r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("ignoring unsafe symlink %q -> %q", rel, e.Link))
 			}
 			return lines
@@ -267,6 +285,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
 			if flags.any() && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
+				flags = flags.afterFix()
 			}
 			if flags.any() || r.showUnchanged() {
 				lines = append(lines, r.itemLine(item{update: '.', flags: flags}, display, e))
@@ -365,7 +384,7 @@ func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string, old 
 	r.fixAttrs(dir, tmp, rel, e, nil)
 	if old != nil && !r.opts.Perms && e.Type() != wire.TypeLnk && old.Mode&fsops.TypeMask == e.Type() {
 		// Without -p a replaced device or FIFO keeps its permissions.
-		if err := dir.Chmod(tmp, r.finalPerm(e, old)); err != nil {
+		if err := dir.Chmod(tmp, r.finalPerm(e, old, 0)); err != nil {
 			r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(rel), fsops.ErrText(err))
 		}
 	}
@@ -410,8 +429,9 @@ func mtimeNewer(old *fsops.Stat, e *wire.Entry) bool {
 
 // finalPerm is the permission a file or directory gets: the sender's with
 // -p; otherwise an existing file keeps its own and a new one gets the
-// sender's masked by the umask, without set-id bits.
-func (r *Receiver) finalPerm(e *wire.Entry, old *fsops.Stat) uint32 {
+// sender's masked by newMask (newPermMask of the directory it is made
+// in), without set-id bits.
+func (r *Receiver) finalPerm(e *wire.Entry, old *fsops.Stat, newMask uint32) uint32 {
 	if r.opts.Perms {
 		return e.Mode & 0o7777
 	}
@@ -428,7 +448,23 @@ func (r *Receiver) finalPerm(e *wire.Entry, old *fsops.Stat) uint32 {
 		}
 		return perm
 	}
-	return e.Mode & 0o777 &^ r.umask
+	return e.Mode & 0o777 & newMask
+}
+
+// newPermMask is the permission bits an entry made in dir may have
+// without -p, as rsync's default_perms_for_dir: those dir's default ACL
+// gives, or those the umask leaves.
+func (r *Receiver) newPermMask(dir *fsops.Dir) uint32 {
+	if r.opts.Perms || dir == nil {
+		return 0o777 &^ r.umask
+	}
+	xs, err := dir.Xattrs(".", func(n string) bool { return n == fsops.ACLDefault })
+	if err == nil && len(xs) == 1 {
+		if perm, ok := fsops.DefaultACLPerm(xs[0].Value); ok {
+			return perm
+		}
+	}
+	return 0o777 &^ r.umask
 }
 
 // owner returns the uid and gid to set (-1 for "leave it").
@@ -453,7 +489,7 @@ func (r *Receiver) attrChanges(e *wire.Entry, old *fsops.Stat) itemFlags {
 		}
 	}
 	if r.opts.Perms && e.Type() != wire.TypeLnk && old.Mode&0o7777 != e.Mode&0o7777 ||
-		r.opts.Executability && !r.opts.Perms && e.IsReg() && old.IsReg() && r.finalPerm(e, old) != old.Mode&0o7777 {
+		r.opts.Executability && !r.opts.Perms && e.IsReg() && old.IsReg() && r.finalPerm(e, old, 0) != old.Mode&0o7777 {
 		f |= flagPerm
 	}
 	if r.opts.Owner && r.asRoot && old.Uid != e.Uid {
@@ -494,7 +530,11 @@ func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old
 		}
 	}
 	if e.Type() != wire.TypeLnk {
-		perm := r.finalPerm(e, old)
+		var newMask uint32
+		if old == nil {
+			newMask = r.newPermMask(dir)
+		}
+		perm := r.finalPerm(e, old, newMask)
 		if old == nil || old.Mode&0o7777 != perm || uid >= 0 || gid >= 0 {
 			if err := dir.Chmod(name, perm); err != nil {
 				r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(rel), fsops.ErrText(err))
@@ -571,4 +611,45 @@ func (r *Receiver) countCreated(e *wire.Entry) {
 			s.CreatedSpecials++
 		}
 	})
+}
+
+// skipNote adds note, rsync's word on why an entry was left alone, to
+// lines with --info=skip (as -vv gives).
+func (r *Receiver) skipNote(lines []string, note string) []string {
+	if r.opts.Info.Skip == 0 {
+		return lines
+	}
+	return append(lines, note)
+}
+
+// impliedDir handles a directory -R --no-implied-dirs lists only as the
+// way to what the operands name: what is there serves (a symlink to a
+// directory too, as rsync uses the existing path elements), otherwise it
+// is made with default attributes; it is neither shown nor counted.
+func (r *Receiver) impliedDir(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, lines []string) []string {
+	if old != nil && b.dir != nil && old.Mode&fsops.TypeMask == fsops.TypeLnk {
+		if st, err := b.dir.StatFollow(e.Name); err == nil && st.IsDir() {
+			old = &st
+		}
+	}
+	switch {
+	case old != nil && old.IsDir():
+		r.dirInfo(rel, e, true) // nothing of it is to be put back
+		r.signal(rel, true)
+	case old != nil:
+		r.problem(wire.ProblemGeneral, "recv_generator: %q is in the way of a directory --no-implied-dirs does not replace", r.destPath(rel))
+		r.signal(rel, false)
+	case r.opts.DryRun || b.dir == nil:
+		r.signal(rel, false)
+	default:
+		if err := b.dir.Mkdir(e.Name, r.newPermMask(b.dir)); err != nil && !fsops.IsExist(err) {
+			r.problem(wire.ProblemGeneral, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+			r.signal(rel, false)
+			return lines
+		}
+		b.changed.Store(true)
+		r.dirInfo(rel, e, true)
+		r.signal(rel, true)
+	}
+	return lines
 }

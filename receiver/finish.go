@@ -21,12 +21,12 @@ func (r *Receiver) linkFollowers() {
 			r.out.now(r.itemLine(newItem('h'), display, &f.e), true)
 			continue
 		}
-		dstDir, err := r.root.OpenBeneath(parentRel(f.rel), r.opts.KeepDirLinks)
+		dstDir, err := r.root.OpenBeneath(parentRel(f.rel), r.followsDirLinks())
 		if err != nil {
 			r.problem(wire.ProblemGeneral, "link %q failed: %s", r.destPath(f.rel), fsops.ErrText(err))
 			continue
 		}
-		srcDir, err := r.root.OpenBeneath(parentRel(leader), r.opts.KeepDirLinks)
+		srcDir, err := r.root.OpenBeneath(parentRel(leader), r.followsDirLinks())
 		if err != nil {
 			dstDir.Close()
 			r.problem(wire.ProblemGeneral, "link %q failed: %s", r.destPath(f.rel), fsops.ErrText(err))
@@ -50,7 +50,15 @@ func (r *Receiver) linkFollowers() {
 		if lerr == nil && ferr == nil && ls.Ino == fs.Ino && ls.Dev == fs.Dev {
 			srcDir.Close()
 			dstDir.Close()
-			continue // already linked
+			// Already linked: listed only as unchanged entries are.
+			switch {
+			case !r.showUnchanged():
+			case r.opts.Itemize || r.opts.OutFormat != "":
+				r.out.now(r.itemLine(item{update: 'h'}, f.rel, &f.e), true)
+			default:
+				r.out.now(r.display(f.rel)+" is uptodate", true)
+			}
+			continue
 		}
 		if ferr == nil && fs.IsDir() {
 			// A directory in the way goes as --delete would remove it;
@@ -86,7 +94,7 @@ func (r *Receiver) setDirAttrs() {
 		return strings.Count(dirs[a].rel, "/") > strings.Count(dirs[b].rel, "/")
 	})
 	for _, da := range dirs {
-		d, err := r.root.OpenBeneath(da.rel, r.opts.KeepDirLinks)
+		d, err := r.root.OpenBeneath(da.rel, r.followsDirLinks())
 		if err != nil {
 			r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
 			continue
@@ -109,7 +117,8 @@ func (r *Receiver) setDirAttrs() {
 					r.problem(wire.ProblemGeneral, "chown %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
 				}
 			}
-			perm := r.finalPerm(e, old)
+			// A new directory has its parent's default ACL as its own.
+			perm := r.finalPerm(e, old, r.newPermMask(d))
 			if old == nil && !r.opts.Perms {
 				perm |= st.Mode & 0o2000 // the setgid bit a new directory inherits stays
 			}

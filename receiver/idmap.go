@@ -27,8 +27,9 @@ import (
 
 // idRule is one FROM:TO of a map.
 type idRule struct {
-	lo, hi  uint32 // an id or a range, when name is ""
-	name    string // a name or a wildcard pattern
+	lo, hi  uint32 // an id or a range, when byName is false
+	byName  bool
+	name    string // a name or a wildcard pattern; "" matches an id without a name
 	wild    bool
 	to      string
 	toID    uint32
@@ -70,7 +71,7 @@ func parseIDMap(s string, group bool) ([]idRule, error) {
 			}
 			r.lo, r.hi = uint32(a), uint32(b)
 		default:
-			r.name, r.wild = from, strings.ContainsAny(from, "*[?")
+			r.byName, r.name, r.wild = true, from, strings.ContainsAny(from, "*[?")
 		}
 		rules = append(rules, r)
 	}
@@ -159,7 +160,7 @@ func (m *idMapper) mapID(id uint32, group bool) uint32 {
 	}
 	to, name, named := id, "", false
 	for _, rule := range rules {
-		if rule.name == "" {
+		if !rule.byName {
 			if id < rule.lo || id > rule.hi {
 				continue
 			}

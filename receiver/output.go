@@ -23,11 +23,25 @@ const (
 	flagOwner
 	flagGroup
 	flagAtime
+	flagACL
 	flagXattr
 	flagNew // every column is '+'
+	// flagACLAccess goes with flagACL when the access ACL itself
+	// changes (not shown).
+	flagACLAccess
 )
 
 func (f itemFlags) any() bool { return f != 0 }
+
+// afterFix is what -i shows of an entry whose attributes were fixed in
+// place: rsync itemizes such an entry after setting its access ACL,
+// which brought the permission bits along, so 'p' goes unreported then.
+func (f itemFlags) afterFix() itemFlags {
+	if f&flagACLAccess != 0 {
+		f &^= flagPerm
+	}
+	return f
+}
 
 // item is one --itemize-changes line before formatting.
 type item struct {
@@ -89,27 +103,37 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	if r.opts.Itemize {
 		return r.itemString(it, e) + " " + name
 	}
-	if r.opts.Verbose > 0 || r.opts.Progress {
+	if r.opts.Info.Name > 0 || r.opts.Progress {
 		switch {
 		case r.opts.Progress && transferred:
 			return "" // shown with its progress line when written
-		case it.update == '.' && r.opts.Verbose < 2 && !e.IsDir():
+		case it.update == '.' && !e.IsDir() && r.opts.Info.Name < 2:
 			// -v names what is transferred or created, and directories
 			// whose attributes change, not other attribute fixes.
 			return ""
-		case it.update == '.' && !it.flags.any() && e.IsDir():
-			return "" // -vv says nothing of an unchanged directory
+		case it.update == '.' && !e.IsDir():
+			// -vv: rsync names each file it looked at after setting its
+			// attributes, without a symlink's target.
+			if e.Type() == wire.TypeLnk {
+				name = strings.TrimSuffix(name, " -> "+r.display(e.Link))
+			}
+			if !it.flags.any() {
+				return name + " is uptodate"
+			}
+			return name
 		case it.update == '.' && !it.flags.any():
-			name, _, _ = strings.Cut(name, " -> ")
-			return name + " is uptodate"
+			return "" // an unchanged directory
 		}
 		return name
 	}
 	return ""
 }
 
-// showUnchanged: -vv and -ii show unchanged entries too.
-func (r *Receiver) showUnchanged() bool { return r.opts.Verbose > 1 || r.opts.ItemizeUnchanged }
+// showUnchanged says whether entries that need nothing are listed too
+// (-ii, or --info=name2 as -vv gives).
+func (r *Receiver) showUnchanged() bool {
+	return r.opts.ItemizeUnchanged || r.opts.Info.Name > 1
+}
 
 // written settles the line a format with %C held back for job's file:
 // shown with the checksum of what is now under its final name when ok,
@@ -176,7 +200,16 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 	set(flagOwner, 6, 'o')
 	set(flagGroup, 7, 'g')
 	set(flagAtime, 8, 'u')
+	set(flagACL, 9, 'a')
 	set(flagXattr, 10, 'x')
+	if b[0] == '.' || b[0] == 'h' || b[0] == 'c' {
+		// Nothing changed shows as blanks, as rsync's %i.
+		if string(b[2:]) == "........." {
+			for i := 2; i < 11; i++ {
+				b[i] = ' '
+			}
+		}
+	}
 	return string(b[:])
 }
 
@@ -301,7 +334,8 @@ func (r *Receiver) deletedLine(rel string, st *fsops.Stat) string {
 		return "deleting " + rel
 	case r.opts.Itemize:
 		return "*deleting   " + rel
-	case r.opts.Verbose > 0:
+	case r.opts.Info.Del > 0 || r.opts.Info.Name > 0:
+		// rsync: --info=del, or any names shown (its "%n%L" format).
 		return "deleting " + rel
 	}
 	return ""

@@ -90,8 +90,11 @@ type Receiver struct {
 	umask       uint32 // the user's umask, applied to new files without -p
 	umaskNow    uint32 // the process umask while receiving (0 with -p)
 	asRoot      bool
-	euid        uint32
-	egid        uint32
+	// rootRecorded: the destination's own attributes are queued for the
+	// end (decideRootDir).
+	rootRecorded bool
+	euid         uint32
+	egid         uint32
 
 	sendMu sync.Mutex
 
@@ -155,6 +158,7 @@ type dirReady struct {
 	ch        chan struct{}
 	exists    bool // false in a dry run for a directory not yet created, or after a failure
 	failed    bool
+	skipped   bool // --existing did not create it: its contents are not looked at
 	signalled bool
 	entry     *wire.Entry // the directory's entry, to restore its mtime after writing into it
 	recorded  bool        // its metadata is already queued for the end
@@ -199,7 +203,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		pending:  map[uint64][]*fileJob{},
 		leaders:  map[uint64]string{},
 		umask:    fsops.Umask(),
-		asRoot:   fsops.Geteuid() == 0,
+		asRoot:   asRoot(cfg),
 		euid:     uint32(fsops.Geteuid()),
 		egid:     uint32(fsops.Getegid()),
 		out:      newOrderedOutput(cfg.Out),
@@ -238,6 +242,7 @@ func (r *Receiver) run(ctx context.Context) error {
 		r.drain()
 		return err
 	}
+	r.backupDirNote()
 	if err := r.newIDMapper(); err != nil {
 		r.send(&wire.Wants{Seq: top.Seq})
 		r.drain()
@@ -445,7 +450,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 			return nil
 		}
 		if err != nil {
-			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(parent), fsops.ErrText(err))}
+			return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(parent), fsops.ErrText(err))}
 		}
 		r.root, r.rootPath, r.fileMode = d, parent, base
 		return nil
@@ -483,7 +488,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 			}
 			d, err := fsops.OpenDirOwned(dest)
 			if err != nil {
-				return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
+				return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
 			}
 			r.root, r.rootPath = d, dest
 			return nil
@@ -496,7 +501,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 	}
 	d, err := fsops.OpenDirOwned(dest)
 	if err != nil {
-		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
+		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
 	}
 	r.root, r.rootPath = d, dest
 	return nil
@@ -505,7 +510,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 // info shows a note about the destination when -v, -i or --progress
 // asks for names, and logs it then (as rsync logs what it prints).
 func (r *Receiver) info(line string) {
-	if r.opts.Verbose == 0 && !r.opts.Itemize && !r.opts.Progress {
+	if r.opts.Info.Name == 0 && !r.opts.Itemize && !r.opts.Progress {
 		return
 	}
 	r.out.now(line, true)
@@ -580,4 +585,18 @@ func (c *statsCounter) snapshot() wire.Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.s
+}
+
+// asRoot says whether the receiver does what only root may (owners,
+// devices, every xattr namespace): as root, or with --super; --no-super
+// turns it off for a local receiver only, as rsync passes --super to its
+// remote side but not --no-super.
+func asRoot(cfg Config) bool {
+	switch {
+	case cfg.Opts.Super > 0:
+		return true
+	case cfg.Opts.Super < 0 && !cfg.Pushed:
+		return false
+	}
+	return fsops.Geteuid() == 0
 }

@@ -295,7 +295,7 @@ func (r *Receiver) finishDelayed() {
 	sort.Slice(delayed, func(a, b int) bool { return delayed[a].rel < delayed[b].rel })
 	for _, d := range delayed {
 		name := baseRel(d.rel)
-		dir, err := r.root.OpenBeneath(parentRel(d.rel), r.opts.KeepDirLinks)
+		dir, err := r.root.OpenBeneath(parentRel(d.rel), r.followsDirLinks())
 		if err != nil {
 			r.problem(wire.ProblemGeneral, "rename failed for %q (from %s): %s", r.destPath(d.rel), r.partialRel(d.rel), fsops.ErrText(err))
 			continue

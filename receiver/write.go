@@ -265,7 +265,7 @@ func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.Sour
 // createPerm is the mode a new file is created with: its final mode
 // without set-id bits, always writable by us.
 func (r *Receiver) createPerm(job *fileJob) uint32 {
-	return r.finalPerm(job.e, job.permBasis())&0o777 | 0o200
+	return r.finalPerm(job.e, job.permBasis(), job.batch.newMask)&0o777 | 0o200
 }
 
 // copyData copies a local source with the devices already known (no
@@ -298,7 +298,7 @@ func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error 
 	e := job.e
 	// Attributes first: a mode without write permission would stop
 	// anyone but root from setting them.
-	if r.opts.Xattrs > 0 {
+	if r.setsXattrs() {
 		if err := fsops.FsetXattrs(f, r.wantXattrs(e), r.ownsXattr); err != nil {
 			r.problem(wire.ProblemGeneral, "rsync_xal_set: lsetxattr(%q) failed: %s", r.destPath(job.rel), fsops.ErrText(err))
 		}
@@ -318,7 +318,7 @@ func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error 
 	}
 	// The file was created with createPerm; chmod only when that was not
 	// the final mode (umask, set-id bits, which chown also clears).
-	if perm := r.finalPerm(e, job.permBasis()); chowned || perm != cur {
+	if perm := r.finalPerm(e, job.permBasis(), job.batch.newMask); chowned || perm != cur {
 		if err := fsops.Fchmod(f, perm); err != nil {
 			return err
 		}

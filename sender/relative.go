@@ -97,7 +97,7 @@ func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 	}
 	var jobs []*dirJob
 	top.entries, top.from, top.dirs, top.devs, jobs, top.ioError = s.relativeLevel(tree, "")
-	if tree.dotBase != "" && !tree.final && s.listDot(&top, tree.dotBase) {
+	if tree.dotBase != "" && !tree.final && s.cfg.Opts.ImpliedDirs && s.listDot(&top, tree.dotBase) {
 		// An empty, incomplete batch for ".": its line shows first, as
 		// rsync's, and nothing in it is deleted.
 		jobs = append([]*dirJob{{rel: ".", done: make(chan struct{}), implied: &relNode{children: map[string]*relNode{}}}}, jobs...)
@@ -207,6 +207,7 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 		if !ok {
 			continue
 		}
+		e.Implied = !c.final && !opts.ImpliedDirs
 		entries = append(entries, e)
 		from = append(from, uint8(pi))
 		if !st.IsDir() {
@@ -226,6 +227,9 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 				rules = rules.WithRoot(absPath(strings.TrimSuffix(c.srcPath, crel)))
 			}
 			j.srcs = []srcDir{{root: d, dev: st.Dev, self: st.Dev, rules: rules}}
+			if len(c.children) > 0 {
+				j.named = c // other operands go on inside it
+			}
 			jobs = append(jobs, j)
 			continue
 		}
@@ -248,4 +252,50 @@ func (s *Sender) listImplied(j *dirJob) {
 	entries, from, dirs, devs, jobs, ioErr := s.relativeLevel(j.implied, j.rel)
 	j.entries, j.from, j.dirs, j.devs, j.subdirs, j.ioError = entries, from, dirs, devs, jobs, ioErr
 	j.complete = false
+}
+
+// mergeNamed adds to the walked directory j what other -R operands name
+// inside it (rsync merges all operands into one file list). A name the
+// walk listed already stays as listed (rsync keeps the first of equal
+// names); the operands' paths through it go on in its job.
+func (s *Sender) mergeNamed(j *dirJob, subByName map[string]*dirJob) {
+	listed := make(map[string]bool, len(j.entries))
+	for i := range j.entries {
+		listed[j.entries[i].Name] = j.entries[i].IsDir()
+	}
+	rest := &relNode{children: map[string]*relNode{}}
+	for name, c := range j.named.children {
+		isDir, ok := listed[name]
+		switch {
+		case !ok:
+			rest.children[name] = c
+		case !isDir || len(c.children) == 0:
+		case subByName[name] != nil:
+			subByName[name].named = c
+		default:
+			// Not walked (no -r): only what the operands name in it.
+			j.subdirs = append(j.subdirs, &dirJob{rel: joinRel(j.rel, name), done: make(chan struct{}), implied: c})
+		}
+	}
+	if len(rest.children) == 0 {
+		return
+	}
+	entries, from, dirs, devs, jobs, ioErr := s.relativeLevel(rest, j.rel)
+	if len(j.dirs)+len(dirs) > 255 {
+		s.problem(wire.ProblemGeneral, "too many distinct source directories (%d)", len(j.dirs)+len(dirs))
+		j.ioError = true
+		for _, d := range dirs {
+			d.Close()
+		}
+		return
+	}
+	base := uint8(len(j.dirs))
+	for i := range entries {
+		j.entries = append(j.entries, entries[i])
+		j.from = append(j.from, base+from[i])
+	}
+	j.dirs = append(j.dirs, dirs...)
+	j.devs = append(j.devs, devs...)
+	j.subdirs = append(j.subdirs, jobs...)
+	j.ioError = j.ioError || ioErr
 }

@@ -40,6 +40,9 @@ type dirJob struct {
 	started  bool
 
 	implied *relNode // -R: a directory on an operand's path; lists only what operands name
+	// named, under -R: what other operands name inside this walked
+	// directory (their paths continue through it), listed with it.
+	named *relNode
 
 	// skippedNonDir: a non-directory was left out for its type (a
 	// symlink without -l, say). rsync lists it and its receiver skips
@@ -414,6 +417,9 @@ func (s *Sender) list(j *dirJob) {
 			}
 		}
 	}
+	if j.named != nil {
+		s.mergeNamed(j, subByName)
+	}
 	j.entries, j.from = sortEntries(j.entries, j.from)
 	sortJobs(j.subdirs)
 	j.entries, j.from, j.subdirs = s.dropPruned(j.entries, j.from, j.subdirs, j.rel)
@@ -545,7 +551,7 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 	if len(s.chmod) > 0 && e.Type() != wire.TypeLnk {
 		e.Mode = TweakMode(e.Mode, s.chmod)
 	}
-	if opts.Xattrs > 0 {
+	if opts.Xattrs > 0 || opts.ACLs && e.Type() != wire.TypeLnk {
 		list := dir.Xattrs
 		if e.Type() != wire.TypeLnk && (opts.CopyLinks || opts.CopyUnsafeLinks || opts.CopyDirLinks) {
 			list = dir.XattrsFollow // the entry may be a followed symlink
@@ -563,10 +569,13 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 }
 
 // sendsXattr says which extended attributes -X sends: all but the
-// kernel's system.* ones (ACLs travel with -A), and rsync's own
-// "rsync.%" records only with -XX, as rsync.
+// kernel's system.* ones, and rsync's own "rsync.%" records only with
+// -XX, as rsync; -A sends the two that hold the ACLs.
 func (s *Sender) sendsXattr(name string) bool {
-	if strings.HasPrefix(name, "system.") {
+	if fsops.IsACLXattr(name) {
+		return s.cfg.Opts.ACLs
+	}
+	if s.cfg.Opts.Xattrs == 0 || strings.HasPrefix(name, "system.") {
 		return false
 	}
 	return s.cfg.Opts.Xattrs > 1 || !wire.RsyncXattrRecord(name)

@@ -194,7 +194,8 @@ const (
 	entLinkLeader
 	entAtime
 	entXattrs
-	entKnown = entXattrs<<1 - 1
+	entImplied
+	entKnown = entImplied<<1 - 1
 )
 
 // batchHead flags.
@@ -294,6 +295,9 @@ func appendEntry(out []byte, e, prev *Entry) []byte {
 	}
 	if len(e.Xattrs) > 0 {
 		f |= entXattrs
+	}
+	if e.Implied {
+		f |= entImplied
 	}
 	out = binary.AppendUvarint(out, f)
 	out = appendStr(out, e.Name)
@@ -426,6 +430,7 @@ func decodeEntry(d *decoder, e, prev *Entry) {
 		e.LinkGroup = d.uvarint()
 	}
 	e.LinkLeader = f&entLinkLeader != 0
+	e.Implied = f&entImplied != 0
 	if f&entAtime != 0 {
 		e.AtimeSec = d.varint()
 	}

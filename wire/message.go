@@ -38,6 +38,10 @@ type Entry struct {
 	// Xattrs are the extended attributes, sorted by name, sent only
 	// with -X.
 	Xattrs []Xattr
+	// Implied marks a directory that -R --no-implied-dirs lists only for
+	// the way to what the operands name: the receiver uses what is there
+	// (a symlink to a directory too) or makes it with default attributes.
+	Implied bool
 }
 
 // Xattr is one extended attribute of an Entry.

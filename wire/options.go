@@ -42,9 +42,16 @@ type Options struct {
 	OmitLinkTimes bool // -J
 	Atimes        bool // -U: access times of non-directories
 	Xattrs        int  // -X count: extended attributes (-XX: rsync's own records too)
-	Owner         bool // -o
-	Group         bool // -g
-	NumericIDs    bool // --numeric-ids
+	// ACLs (-A): POSIX ACLs travel among the extended attributes, under
+	// the kernel's names (fsops.ACLAccess, fsops.ACLDefault).
+	ACLs       bool
+	Owner      bool // -o
+	Group      bool // -g
+	NumericIDs bool // --numeric-ids
+	// Super is --super (1: the receiver attempts what only root may do,
+	// whoever runs it) or --no-super (-1: it acts as an ordinary user
+	// even as root); 0 decides by the effective uid.
+	Super int
 
 	// How the receiver decides what to transfer.
 	Checksum        bool // -c
@@ -113,7 +120,10 @@ type Options struct {
 	Force        bool // --force: delete a non-empty directory that a non-directory replaces
 
 	// Output.
-	Verbose          int  // -v count
+	Verbose int // -v count
+	// Info is what rsync's --info words show, each level from -v unless
+	// --info gave it.
+	Info             InfoLevels
 	Quiet            bool // -q
 	Itemize          bool // -i
 	ItemizeUnchanged bool // -ii: itemize unchanged items too
@@ -185,3 +195,12 @@ const (
 	AltCopy    = "copy"
 	AltLink    = "link"
 )
+
+// InfoLevels are the levels of the rsync --info words syq's receiver
+// acts on (rsync's -v gives NAME1 and DEL1, -vv NAME2, SKIP1 and BACKUP1).
+type InfoLevels struct {
+	Name   int // 1: what changes; 2: also what is up to date
+	Skip   int // 1: why an entry was left alone (--update, --existing, ...)
+	Backup int // 1: each backup made
+	Del    int // 1: each deletion
+}

@@ -155,6 +155,13 @@ func expandFilesFrom(inv *Invocation, stdin io.Reader) error {
 			continue
 		}
 		slash := strings.HasSuffix(line, "/")
+		// With -R a "/./" in a name says where its path starts, as in
+		// an operand; the part before it is a directory below the source.
+		prefix := ""
+		if i := strings.Index(line, "/./"); i >= 0 && inv.Opts.Relative {
+			prefix = strings.TrimPrefix(path.Clean("/"+line[:i]), "/")
+			line = line[i+3:]
+		}
 		p := strings.TrimPrefix(path.Clean("/"+line), "/")
 		if p == "" {
 			p = "."
@@ -162,9 +169,15 @@ func expandFilesFrom(inv *Invocation, stdin io.Reader) error {
 		if slash && p != "." {
 			p += "/"
 		}
-		if inv.Opts.Relative {
+		if inv.Opts.Relative && p != "." && strings.HasPrefix(line, "./") {
+			p = "./" + p // rsync lists "." too for a name starting "./"
+		}
+		switch {
+		case prefix != "":
+			ops = append(ops, src+"/"+prefix+"/./"+p)
+		case inv.Opts.Relative:
 			ops = append(ops, src+"/./"+p)
-		} else {
+		default:
 			ops = append(ops, src+"/"+p)
 		}
 	}

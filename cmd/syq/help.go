@@ -63,7 +63,7 @@ func capabilitiesJSON() string {
 			FileBits: 64, InumBits: 64, TimestampBits: 64, LongIntBits: 64,
 			Socketpairs: true, Symlinks: true, Symtimes: true, Hardlinks: true,
 			IPv6: true, Inplace: true, SecludedArgs: "no", StopAt: true, Atimes: true, Append: true,
-			Xattrs: true, Prealloc: true,
+			Xattrs: true, Prealloc: true, ACLs: true,
 		},
 		ChecksumList:   []string{"xxh128", "xxh3", "xxh64", "md5", "md4", "sha1"},
 		CompressList:   []string{"zstd", "none"},
@@ -97,6 +97,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --files-from=FILE   copy exactly the paths FILE lists below SRC ("-": stdin);
                          implies -R and -d, and -a does not imply -r
  -R, --relative          keep each operand's path (from a /./ in it)
+     --no-implied-dirs   with -R: do not send the directories on the way
  -d, --dirs              copy directories without recursing
  -l, --links             recreate symlinks as symlinks
  -L, --copy-links        copy what symlinks point to, not the links
@@ -109,6 +110,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -t, --times             copy modification times
  -O, --omit-dir-times    do not copy modification times of directories
  -X, --xattrs            copy extended attributes (-XX: rsync's own records too)
+ -A, --acls              copy POSIX ACLs (implies --perms)
      --insecure-links    follow symlinks on the paths you name even when
                          another user owns them (refused by default)
  -U, --atimes            copy access times of files (not directories)
@@ -121,6 +123,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --devices           recreate device nodes (needs root)
      --specials          recreate fifos and sockets
  -D                      both --devices and --specials
+     --super             receiver attempts super-user activities
+                         (--no-super: acts as an ordinary user even as root)
      --numeric-ids       keep numeric uid/gid, do not map by name
      --usermap=STRING    custom username mapping
      --groupmap=STRING   custom groupname mapping

@@ -83,6 +83,9 @@ func assignOperands(inv *Invocation, ops []string) error {
 			spec, _ := parseRemoteSpec(s, first.port)
 			inv.Sources[i] = remotePath(spec.path)
 		}
+		if inv.Opts.ListOnly {
+			inv.Dest = "" // --list-only lists the sources; a destination is left alone
+		}
 		return nil
 	}
 
@@ -90,6 +93,11 @@ func assignOperands(inv *Invocation, ops []string) error {
 		if isRemote(s) {
 			return &UsageError{Msg: "Unexpected remote arg: " + s, NoPrefix: true}
 		}
+	}
+	if inv.Opts.ListOnly && inv.Dest != "" {
+		// --list-only lists the sources; a destination, remote or
+		// not, is left alone (rsync shows the same local listing).
+		inv.Dest = ""
 	}
 	if inv.Dest != "" && isRemote(inv.Dest) {
 		spec, _ := parseRemoteSpec(inv.Dest, 0)

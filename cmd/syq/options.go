@@ -87,8 +87,11 @@ type Invocation struct {
 	NoProgress      bool // --no-progress was the last word on progress
 	Progress2       bool // --info=progress2: one whole-transfer progress line on stdout
 	InfoHelp        bool // --info=help
-	DebugHelp       bool // --debug=help
-	Debug           bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
+	// info holds the levels --info gave (they win over -v's, wherever
+	// they stand), by lower-case flag name.
+	info      map[string]int
+	DebugHelp bool // --debug=help
+	Debug     bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
 
 	// Compression options as given; settleCompress turns them into
 	// Opts.Compress and Opts.SkipCompress.
@@ -330,7 +333,10 @@ func buildCLIOptions() []cliOpt {
 	add(optBool(func(o *wire.Options) *bool { return &o.Perms }, "perms", 'p', "no-perms", "no-p")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.Executability }, "executability", 'E')...)
 	add(optText("chmod", 0, func(c *Invocation, s string) { c.Opts.Chmod = append(c.Opts.Chmod, s) }))
-	add(optTodo("acls", 'A', cliNoArg), optNoop("no-acls"), optNoop("no-A"))
+	// -A implies -p, as in rsync (a later --no-perms still turns it off).
+	add(optFlag("acls", 'A', func(c *Invocation) { c.Opts.ACLs, c.Opts.Perms = true, true }))
+	noACLs := func(c *Invocation) { c.Opts.ACLs = false }
+	add(optFlag("no-acls", 0, noACLs), optFlag("no-A", 0, noACLs))
 	add(optFlag("xattrs", 'X', func(c *Invocation) { c.Opts.Xattrs++ }))
 	noXattrs := func(c *Invocation) { c.Opts.Xattrs = 0 }
 	add(optFlag("no-xattrs", 0, noXattrs), optFlag("no-X", 0, noXattrs))
@@ -349,7 +355,9 @@ func buildCLIOptions() []cliOpt {
 	add(optBool(func(o *wire.Options) *bool { return &o.OmitDirTimes }, "omit-dir-times", 'O', "no-omit-dir-times", "no-O")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.OmitLinkTimes }, "omit-link-times", 'J', "no-omit-link-times", "no-J")...)
 	// --no-super is not a no-op: run as root it stops -o/-g/-D taking effect.
-	add(optTodos("super", "no-super", "fake-super")...)
+	add(optFlag("super", 0, func(c *Invocation) { c.Opts.Super = 1 }))
+	add(optFlag("no-super", 0, func(c *Invocation) { c.Opts.Super = -1 }))
+	add(optTodos("fake-super")...)
 	add(optFlag("numeric-ids", 0, func(c *Invocation) { c.Opts.NumericIDs = true }))
 	add(optFlag("no-numeric-ids", 0, func(c *Invocation) { c.Opts.NumericIDs = false }))
 	add(optText("usermap", 0, func(c *Invocation, s string) { c.setIDMap(0, "usermap", s) }))
@@ -660,8 +668,10 @@ func cliScan(args []string, posixly bool) (hits []cliHit, operands []string, hel
 }
 
 // cliRefuse is the error for an rsync option syq does not implement yet.
+// It says "unknown option" as well, the words scripts (rsync's own test
+// helpers among them) look for when they probe whether rsync has one.
 func cliRefuse(name string) error {
-	return &UsageError{Msg: "option " + name + " is not supported yet"}
+	return &UsageError{Msg: "option " + name + " is not supported yet (unknown option to syq)"}
 }
 
 // cliCheckValue validates an integer option's value; word is the command
@@ -907,6 +917,7 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := settleCompress(inv); err != nil {
 		return nil, err
 	}
+	settleInfo(inv)
 	if inv.blockSize != "" {
 		n, err := parseSizeArg(inv.blockSize, 'b', "block-size", 0)
 		if err != nil {
@@ -951,9 +962,6 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		inv.Opts.Recursive = inv.given.recursive > 0
 		inv.Opts.Dirs = inv.given.dirs >= 0
 		inv.Opts.Relative = inv.given.relative >= 0
-	}
-	if inv.Opts.Relative && !inv.Opts.ImpliedDirs {
-		return nil, &UsageError{Msg: "option --no-implied-dirs is not supported yet"}
 	}
 	if inv.altDestMixed {
 		return nil, &UsageError{Msg: "You may not mix --compare-dest, --copy-dest, and --link-dest."}
@@ -1112,10 +1120,13 @@ ods odt oga ogg ogm ogv ogx opus otg oth otp ots ott oxt png qt rar rpm rz rzip 
 squashfs sxc sxd sxg sxm sxw sz tbz tbz2 tgz tlz ts txz tzo vob war webm webp xz z
 zip zst`)
 
-// --info takes comma-separated FLAG[LEVEL] words. syq implements progress
-// (0: none, 1: per file as --progress, 2: the whole transfer) and help;
-// any other flag is refused by name.
-var infoFlags = map[string]int{"progress": 2, "help": 0}
+// --info takes comma-separated FLAG[LEVEL] words. syq implements
+// progress (0: none, 1: per file as --progress, 2: the whole transfer),
+// name, skip (level 1: why an entry was left alone), backup, del, stats
+// (1: -v's closing lines, 2: --stats) and help; any other flag or level
+// is refused by name. Levels above what a flag uses mean what its top
+// level means, as in rsync (which caps them at 4).
+var infoFlags = map[string]int{"progress": 2, "help": 0, "name": 4, "skip": 1, "backup": 4, "del": 4, "stats": 2}
 
 func splitInfo(word string) (flag string, level int) {
 	i := len(word)
@@ -1125,7 +1136,13 @@ func splitInfo(word string) (flag string, level int) {
 	flag = strings.ToLower(word[:i])
 	level = 1
 	if i < len(word) {
-		level, _ = strconv.Atoi(word[i:])
+		digits := strings.TrimLeft(word[i:], "0")
+		level = 0
+		if len(digits) > 1 {
+			level = 9 // large: rsync clamps it to its maximum
+		} else if digits != "" {
+			level = int(digits[0] - '0')
+		}
 	}
 	return flag, level
 }
@@ -1137,8 +1154,8 @@ func checkInfo(value string) error {
 		}
 		flag, level := splitInfo(w)
 		max, ok := infoFlags[flag]
-		if !ok || level > max && flag != "help" {
-			return &UsageError{Msg: "option --info=" + w + " is not supported yet"}
+		if !ok || level > max && flag != "help" && max < 4 {
+			return cliRefuse("--info=" + w)
 		}
 	}
 	return nil
@@ -1146,6 +1163,9 @@ func checkInfo(value string) error {
 
 func applyInfo(c *Invocation, value string) {
 	for _, w := range strings.Split(value, ",") {
+		if w == "" {
+			continue
+		}
 		flag, level := splitInfo(w)
 		switch flag {
 		case "help":
@@ -1153,14 +1173,65 @@ func applyInfo(c *Invocation, value string) {
 		case "progress":
 			c.Opts.Progress = level == 1
 			c.Progress2 = level == 2
+		default:
+			if c.info == nil {
+				c.info = map[string]int{}
+			}
+			c.info[flag] = min(level, 4)
 		}
 	}
+}
+
+// infoLevel is flag's level: the one --info gave, or what -v gives.
+func (c *Invocation) infoLevel(flag string, fromVerbose int) int {
+	if n, ok := c.info[flag]; ok {
+		return n
+	}
+	return fromVerbose
+}
+
+// settleInfo sets the receiver's output levels from -v and --info.
+func settleInfo(c *Invocation) {
+	v := c.Opts.Verbose
+	atLeast := func(n int) int {
+		if v >= n {
+			return 1
+		}
+		return 0
+	}
+	c.Opts.Info = wire.InfoLevels{
+		Name:   c.infoLevel("name", min(v, 2)),
+		Skip:   c.infoLevel("skip", atLeast(2)),
+		Backup: c.infoLevel("backup", atLeast(2)),
+		Del:    c.infoLevel("del", atLeast(1)),
+	}
+	if c.statsLevel() >= 2 {
+		c.Opts.Stats = true
+	}
+}
+
+// statsLevel is --info=stats's level: 1 prints -v's closing lines, 2
+// the --stats block too.
+func (c *Invocation) statsLevel() int {
+	n := 0
+	if c.Opts.Verbose > 0 {
+		n = 1
+	}
+	if c.Opts.Stats {
+		n = 2
+	}
+	return c.infoLevel("stats", n)
 }
 
 // infoHelpText lists the --info flags syq takes.
 const infoHelpText = `Use OPT or OPT1 for level 1 output, OPT2 for level 2, etc.; OPT0 silences.
 
+BACKUP     Mention files backed up
+DEL        Mention deletions on the receiving side
+NAME       Mention 1) updated file/dir names, 2) unchanged names
 PROGRESS   Mention 1) per-file progress or 2) total transfer progress
+SKIP       Mention files skipped due to transfer overrides
+STATS      Mention statistics at end of run (levels 1-2)
 HELP       Output this help message
 
 Other rsync --info flags are not supported yet.

@@ -250,9 +250,10 @@ func TestParseListOnly(t *testing.T) {
 	if !inv.Opts.ListOnly || inv.Dest != "" || !reflect.DeepEqual(inv.Sources, []string{"src/"}) {
 		t.Errorf("one operand: ListOnly=%v Sources=%q Dest=%q", inv.Opts.ListOnly, inv.Sources, inv.Dest)
 	}
+	// rsync lists the sources and leaves the destination alone.
 	inv = mustParse(t, "--list-only", "src/", "dst/")
-	if !inv.Opts.ListOnly || inv.Dest != "dst/" {
-		t.Errorf("--list-only with dest: ListOnly=%v Dest=%q", inv.Opts.ListOnly, inv.Dest)
+	if !inv.Opts.ListOnly || inv.Dest != "" || !reflect.DeepEqual(inv.Sources, []string{"src/"}) {
+		t.Errorf("--list-only with dest: ListOnly=%v Sources=%q Dest=%q", inv.Opts.ListOnly, inv.Sources, inv.Dest)
 	}
 	if inv := mustParse(t, "a", "b"); inv.Opts.ListOnly {
 		t.Error("two operands set ListOnly")
@@ -340,12 +341,12 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"--zt", "3"}, "--zt"},
 		{[]string{"--compress-threads=2"}, "--compress-threads"},
 		{[]string{"--old-d"}, "--old-d"},
-		{[]string{"-A"}, "--acls"},
+		{[]string{"-N"}, "--crtimes"},
 		{[]string{"-4"}, "--ipv4"},
 		{[]string{"-6"}, "--ipv6"},
 		{[]string{"--info=flist2"}, "--info=flist2"},
 		{[]string{"--stderr=all"}, "--stderr"},
-		{[]string{"--no-super"}, "--no-super"},
+		{[]string{"--fake-super"}, "--fake-super"},
 		{[]string{"--no-msgs2stderr"}, "--no-msgs2stderr"},
 		{[]string{"--daemon"}, "--daemon"},
 		{[]string{"--server"}, "--server"},
@@ -362,14 +363,14 @@ func TestParseRefused(t *testing.T) {
 			}
 			continue
 		}
-		want := "option " + tc.name + " is not supported yet"
+		want := "option " + tc.name + " is not supported yet (unknown option to syq)"
 		if got := usageMsg(t, args...); got != want {
 			t.Errorf("%q:\n got %q\nwant %q", tc.args, got, want)
 		}
 	}
-	_, err := parseRsyncArgs([]string{"-avA", "s", "d"})
-	if err == nil || "syq: "+err.Error() != "syq: option --acls is not supported yet" {
-		t.Errorf("-avA: Error() = %v", err)
+	_, err := parseRsyncArgs([]string{"-avN", "s", "d"})
+	if err == nil || "syq: "+err.Error() != "syq: option --crtimes is not supported yet (unknown option to syq)" {
+		t.Errorf("-avN: Error() = %v", err)
 	}
 }
 

@@ -21,12 +21,13 @@ type traffic struct{ sent, received int64 }
 // file-list bytes a remote transfer would carry.
 func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Duration, w io.Writer) {
 	opts := &inv.Opts
-	if opts.Quiet || (!opts.Stats && opts.Verbose == 0) {
+	level := inv.statsLevel()
+	if opts.Quiet || level == 0 {
 		return
 	}
 	num := func(n int64) string { return humanNum(n, opts.HumanReadable) }
 	sent, received := summaryTraffic(st, t)
-	if opts.Stats {
+	if level >= 2 {
 		fmt.Fprintf(w, "\nNumber of files: %s%s\n", num(st.Files), kinds(st.RegFiles, st.Dirs, st.Links, st.Devices, st.Specials, num))
 		fmt.Fprintf(w, "Number of created files: %s%s\n", num(st.CreatedFiles), kinds(st.CreatedReg, st.CreatedDirs, st.CreatedLinks, st.CreatedDevices, st.CreatedSpecials, num))
 		fmt.Fprintf(w, "Number of deleted files: %s%s\n", num(st.DeletedFiles), kinds(st.DeletedReg, st.DeletedDirs, 0, 0, 0, num))

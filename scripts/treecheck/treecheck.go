@@ -46,7 +46,8 @@ type Entry struct {
 	Hash    string // hex sha256 of a regular file's content ("" when not hashed)
 	Nlink   uint64
 	Blocks  int64 // allocated 512-byte blocks
-	// Xattrs lists the extended attributes but system.* ones, as
+	// Xattrs lists the extended attributes but system.* ones (the POSIX
+	// ACLs, system.posix_acl_*, are listed), as
 	// "name=hex" joined by ";" in name order (with Options.Xattrs).
 	Xattrs string
 	// LinkGroup is the smallest path (inside this tree) among the entries
@@ -432,7 +433,8 @@ func SnapshotIfExists(root string, opt Options) (*Tree, error) {
 }
 
 // xattrsOf lists the extended attributes of path (not following a
-// symlink), system.* ones aside, as "name=hex;..." in name order.
+// symlink), system.* ones aside but the POSIX ACLs, as "name=hex;..."
+// in name order.
 func xattrsOf(path string) (string, error) {
 	size, err := unix.Llistxattr(path, nil)
 	if err == unix.ENOTSUP || size == 0 {
@@ -448,7 +450,7 @@ func xattrsOf(path string) (string, error) {
 	}
 	var parts []string
 	for _, name := range strings.Split(string(buf[:n]), "\x00") {
-		if name == "" || strings.HasPrefix(name, "system.") {
+		if name == "" || strings.HasPrefix(name, "system.") && !strings.HasPrefix(name, "system.posix_acl_") {
 			continue
 		}
 		val := make([]byte, 64<<10)
