@@ -176,12 +176,8 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 		}
 		return string(b[:])
 	}
-	fill := byte('.')
-	if (it.update == '.' || it.update == 'h' || it.update == 'c') && !it.flags.any() {
-		fill = ' ' // nothing changed: rsync shows blanks, not dots
-	}
 	for i := 2; i < 11; i++ {
-		b[i] = fill
+		b[i] = '.'
 	}
 	set := func(f itemFlags, pos int, c byte) {
 		if it.flags&f != 0 {

@@ -27,8 +27,6 @@ var outputScenarios = []diffScenario{
 	{name: "out-format-cc-md5-c", fx: fxPlain, args: dtArgs("-a", "-c", "--cc=xxh3,md5", "--out-format=%n|%C", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-percent", fx: fxPlain, args: dtArgs("-a", "--out-format=100%% done %f|%%i %n|%h|%a|%m|%u|%P", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-long-width", fx: fxPlain, args: dtArgs("-a", "--out-format=%000000000000000000000000000000%C %n|%'-0000000000000000000000000000l|%00000000000000000000005l|", "src/", "dst/"), stdout: true, sorted: true},
-	// --list-only with a destination lists the source and writes nothing.
-	{name: "list-only-with-dest", fx: fxBasic, args: dtArgs("-a", "--list-only", "src/", "dst/"), stdout: true},
 	// --log-file: the log's lines, without times, pids and byte counts.
 	{name: "log-file", fx: fxBasic, args: dtArgs("-a", "--log-file=run.log", "src/", "dst/"), logFile: true},
 	{name: "log-file-update-delete", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "--delete", "--log-file=run.log", "src/", "dst/"), logFile: true},

@@ -132,7 +132,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
 		return fe.Code
 	}
-	if inv.Remote != nil && !(inv.Remote.Push && inv.Opts.ListOnly) {
+	if inv.Remote != nil {
 		return transferRemote(inv, stdout, stderr)
 	}
 	return transferLocal(inv, stdout, stderr)
@@ -213,9 +213,7 @@ func (p *problems) exitCode() int {
 // same halves as in remote mode, joined by an in-memory connection.
 func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	opts := &inv.Opts
-	if inv.Dest == "" || opts.ListOnly {
-		// --list-only with a destination lists the sources and leaves
-		// the destination alone, as rsync does.
+	if inv.Dest == "" {
 		return listLocal(inv, stdout, stderr)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
