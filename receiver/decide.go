@@ -576,23 +576,27 @@ func (r *Receiver) countEntry(e *wire.Entry) {
 			r.cfg.Live.ListBytes.Add(e.Size)
 		}
 	}
-	r.stats.add(func(s *wire.Stats) {
-		s.Files++
-		switch e.Type() {
-		case wire.TypeReg:
-			s.RegFiles++
-			s.TotalSize += e.Size
-		case wire.TypeDir:
-			s.Dirs++
-		case wire.TypeLnk:
-			s.Links++
-			s.TotalSize += e.Size
-		case wire.TypeChr, wire.TypeBlk:
-			s.Devices++
-		default:
-			s.Specials++
-		}
-	})
+	r.stats.add(func(s *wire.Stats) { countListed(s, e) })
+}
+
+// countListed adds e to the "Number of files" and "Total file size"
+// figures of --stats.
+func countListed(s *wire.Stats, e *wire.Entry) {
+	s.Files++
+	switch e.Type() {
+	case wire.TypeReg:
+		s.RegFiles++
+		s.TotalSize += e.Size
+	case wire.TypeDir:
+		s.Dirs++
+	case wire.TypeLnk:
+		s.Links++
+		s.TotalSize += e.Size
+	case wire.TypeChr, wire.TypeBlk:
+		s.Devices++
+	default:
+		s.Specials++
+	}
 }
 
 func (r *Receiver) countCreated(e *wire.Entry) {

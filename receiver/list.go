@@ -34,21 +34,7 @@ func list(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recur
 			}
 			for i := range m.Entries {
 				e := &m.Entries[i]
-				st.Files++
-				switch e.Type() {
-				case wire.TypeReg:
-					st.RegFiles++
-					st.TotalSize += e.Size
-				case wire.TypeDir:
-					st.Dirs++
-				case wire.TypeLnk:
-					st.Links++
-					st.TotalSize += e.Size
-				case wire.TypeChr, wire.TypeBlk:
-					st.Devices++
-				default:
-					st.Specials++
-				}
+				countListed(st, e)
 				name := e.Name
 				if m.Dir != "" && m.Dir != "." {
 					name = m.Dir + "/" + e.Name

@@ -52,14 +52,23 @@ func oldVersion(t *testing.T, path string, data []byte) {
 	os.Chtimes(path, old0, old0)
 }
 
-func TestDeltaRemote(t *testing.T) {
+// deltaSource starts the test sshd and makes a source directory holding
+// a random file "big" of size bytes; it returns the remote shell, the
+// source and big's data.
+func deltaSource(t *testing.T, size int) (rsh, src string, data []byte) {
+	t.Helper()
 	srv := sshtest.Start(t)
-	rsh := srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+t.TempDir())
-	src := filepath.Join(t.TempDir(), "src")
+	rsh = srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+t.TempDir())
+	src = filepath.Join(t.TempDir(), "src")
 	os.MkdirAll(src, 0o755)
-	const size = 8 << 20
 	randomFile(t, filepath.Join(src, "big"), size)
-	data, _ := os.ReadFile(filepath.Join(src, "big"))
+	data, _ = os.ReadFile(filepath.Join(src, "big"))
+	return rsh, src, data
+}
+
+func TestDeltaRemote(t *testing.T) {
+	const size = 8 << 20
+	rsh, src, data := deltaSource(t, size)
 	os.WriteFile(filepath.Join(src, "small"), []byte("small file, whole\n"), 0o644)
 
 	for _, c := range []struct {
@@ -134,13 +143,8 @@ func TestDeltaRemote(t *testing.T) {
 // against the partial copy), puts the whole file under its name and
 // removes the partial copy and its emptied directory, as rsync does.
 func TestResumeFromPartialDir(t *testing.T) {
-	srv := sshtest.Start(t)
-	rsh := srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+t.TempDir())
-	src := filepath.Join(t.TempDir(), "src")
-	os.MkdirAll(src, 0o755)
 	const size = 8 << 20
-	randomFile(t, filepath.Join(src, "big"), size)
-	data, _ := os.ReadFile(filepath.Join(src, "big"))
+	rsh, src, data := deltaSource(t, size)
 	for _, push := range []bool{true, false} {
 		name := map[bool]string{true: "push", false: "pull"}[push]
 		t.Run(name, func(t *testing.T) {
