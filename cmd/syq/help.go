@@ -162,10 +162,13 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --del, --delete-during  the same as --delete
      --delete-before, --delete-after, --delete-delay
                          accepted: syq deletes per directory as it goes,
-                         which ends in the same tree
+                         which ends in the same tree (-after/-delay keep
+                         --fuzzy candidates until the directory is written)
      --compare-dest=DIR  skip files that DIR (relative to DEST) has unchanged
      --copy-dest=DIR     ... and copy them locally from DIR
      --link-dest=DIR     ... and hard-link them from DIR (snapshots)
+ -y, --fuzzy             a missing file takes a similar one as its delta basis
+                         (-yy: also in the --*-dest directories)
  -b, --backup            keep replaced and deleted files as NAME~
      --backup-dir=DIR    ... below DIR instead (relative to DEST)
      --suffix=SUFFIX     backup suffix (default ~, none with --backup-dir)
