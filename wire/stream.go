@@ -133,7 +133,11 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 		budget:  newBudget(streamBuffered),
 		skipIdx: make(map[uint64]map[int32]bool),
 	}
-	w = drainWriter{w, s}
+	if cfg.Timeout > 0 {
+		// Only the timeout watch reads what this counts; without it the
+		// writes stay whole.
+		w = drainWriter{w, s}
+	}
 	if pacer != nil {
 		w = pacedWriter{w, pacer}
 	}
