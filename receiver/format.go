@@ -147,27 +147,13 @@ func CheckFormat(format, checksumChoice string) error {
 }
 
 // humanNumber formats n for an escape with human apostrophes, as
-// rsync's do_big_num does.
+// rsync's do_big_num does: none, plain digits; then as -h's levels one
+// below (separators, units of 1000, units of 1024).
 func humanNumber(n int64, human int) string {
-	switch {
-	case human == 0:
+	if human == 0 {
 		return fmt.Sprint(n)
-	case human == 1 || n < 1000:
-		return Commas(n)
 	}
-	base := 1000.0
-	if human > 2 {
-		base = 1024
-	}
-	v, i := float64(n), -1
-	for v >= base && i < len("KMGTPE")-1 {
-		v /= base
-		i++
-	}
-	if i < 0 {
-		return Commas(n)
-	}
-	return fmt.Sprintf("%.2f%c", v, "KMGTPE"[i])
+	return HumanNum(n, human-1)
 }
 
 // sumAlgo names the hash %C shows and its length in bytes: rsync's

@@ -121,6 +121,26 @@ func ModeString(mode uint32) string {
 	return string(b[:])
 }
 
+// HumanNum prints a count as rsync does: with separators, or scaled
+// with -h (human 1: units of 1000, 2 and more: of 1024).
+func HumanNum(n int64, human int) string {
+	base := 1000.0
+	if human > 1 {
+		base = 1024
+	}
+	if human > 0 && float64(n) >= base {
+		units := "KMGTPE"
+		v := float64(n)
+		i := -1
+		for v >= base && i < len(units)-1 {
+			v /= base
+			i++
+		}
+		return fmt.Sprintf("%.2f%c", v, units[i])
+	}
+	return Commas(n)
+}
+
 // Commas formats n with thousands separators, as rsync prints sizes.
 func Commas(n int64) string {
 	neg := n < 0

@@ -25,7 +25,7 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 	if opts.Quiet || level == 0 {
 		return
 	}
-	num := func(n int64) string { return humanNum(n, opts.HumanReadable) }
+	num := func(n int64) string { return receiver.HumanNum(n, opts.HumanReadable) }
 	sent, received := summaryTraffic(st, t)
 	if level >= 2 {
 		fmt.Fprintf(w, "\nNumber of files: %s%s\n", num(st.Files), kinds(st.RegFiles, st.Dirs, st.Links, st.Devices, st.Specials, num))
@@ -138,28 +138,9 @@ func kinds(reg, dir, link, dev, special int64, num func(int64) string) string {
 	return s + ")"
 }
 
-// humanNum prints a count as rsync does: with separators, or scaled with -h.
-func humanNum(n int64, human int) string {
-	if human > 0 && n >= 1000 {
-		units := "KMGTPE"
-		base := 1000.0
-		if human > 1 {
-			base = 1024
-		}
-		v := float64(n)
-		i := -1
-		for v >= base && i < len(units)-1 {
-			v /= base
-			i++
-		}
-		return fmt.Sprintf("%.2f%c", v, units[i])
-	}
-	return receiver.Commas(n)
-}
-
 func humanRate(r float64, human int) string {
 	if human > 0 {
-		return humanNum(int64(r), human)
+		return receiver.HumanNum(int64(r), human)
 	}
 	s := receiver.Commas(int64(r))
 	return fmt.Sprintf("%s.%02d", s, int((r-float64(int64(r)))*100))

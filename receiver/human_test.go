@@ -1,0 +1,21 @@
+package receiver
+
+import "testing"
+
+// TestHumanNum: rsync's -h and -hh figures (its --stats "Total file
+// size" for files of these sizes); -hh below 1024 keeps the digits.
+func TestHumanNum(t *testing.T) {
+	for _, c := range []struct {
+		n     int64
+		human int
+		want  string
+	}{
+		{999, 1, "999"}, {1000, 1, "1.00K"}, {1023, 1, "1.02K"}, {1024, 1, "1.02K"}, {1536000, 1, "1.54M"},
+		{999, 2, "999"}, {1000, 2, "1,000"}, {1023, 2, "1,023"}, {1024, 2, "1.00K"}, {1536000, 2, "1.46M"},
+		{1536000, 0, "1,536,000"},
+	} {
+		if got := HumanNum(c.n, c.human); got != c.want {
+			t.Errorf("HumanNum(%d, %d) = %q, want %q", c.n, c.human, got, c.want)
+		}
+	}
+}
