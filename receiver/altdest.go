@@ -45,15 +45,7 @@ func (r *Receiver) closeAltDests() {
 // directories: the first regular file (level 1), the first whose data
 // matches (2), or the first that matches in its attributes too (3).
 func (r *Receiver) altLookup(b *batchState, e *wire.Entry, wantDir bool) (level int, dir *fsops.Dir, st fsops.Stat) {
-	if b.alts == nil {
-		b.alts = make([]*fsops.Dir, len(r.alts))
-		for i, root := range r.alts {
-			if d, err := root.OpenBeneath(b.rel, true); err == nil {
-				b.alts[i] = d
-			}
-		}
-	}
-	for _, d := range b.alts {
+	for _, d := range r.batchAlts(b) {
 		if d == nil {
 			continue
 		}
@@ -155,6 +147,20 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel stri
 		return false, it, lines
 	}
 	return false, newItem(r.sentChar()), lines
+}
+
+// batchAlts opens b's directory in each --*-dest directory on first
+// use (nil where it is missing).
+func (r *Receiver) batchAlts(b *batchState) []*fsops.Dir {
+	if b.alts == nil {
+		b.alts = make([]*fsops.Dir, len(r.alts))
+		for i, root := range r.alts {
+			if d, err := root.OpenBeneath(b.rel, true); err == nil {
+				b.alts[i] = d
+			}
+		}
+	}
+	return b.alts
 }
 
 // copyAlt copies an alternate file into place (a local copy: reflink or

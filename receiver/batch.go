@@ -43,7 +43,8 @@ type batchState struct {
 	// --fuzzy: the candidates, read at the first missing file, and the
 	// basis picked per entry index.
 	fuzzy      *fuzzyDir
-	lateDelete func() // --fuzzy with --delete-delay/-after: this directory's deletions, run at release
+	names      []string // what dir held when the batch began (read once, also for --fuzzy)
+	lateDelete func()   // --fuzzy with --delete-delay/-after: this directory's deletions, run at release
 	fuzzyBasis map[int32]string
 	// basisStat: for a missing file, the file rsync would open as its
 	// basis (in a --*-dest directory, or the fuzzy pick), by entry index.
@@ -268,6 +269,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		if err != nil {
 			r.problem(wire.ProblemGeneral, "readdir %q failed: %s", r.destPath(fb.Dir), fsops.ErrText(err))
 		}
+		b.names = names
 		have = make(map[string]bool, len(names))
 		for _, n := range names {
 			have[n] = true

@@ -121,15 +121,17 @@ func (b *batchState) fuzzyDir() *fuzzyDir {
 // name within each, ignoring filter rules as rsync does.
 func (r *Receiver) fuzzyCandidates(b *batchState) []fuzzyCandidate {
 	var out []fuzzyCandidate
-	add := func(d *fsops.Dir, level int, shownDir string) {
+	add := func(d *fsops.Dir, names []string, level int, shownDir string) {
 		if d == nil {
 			return
 		}
-		names, err := d.Names()
-		if err != nil {
-			return
+		if names == nil {
+			var err error
+			if names, err = d.Names(); err != nil {
+				return
+			}
 		}
-		slices.Sort(names)
+		names = slices.Sorted(slices.Values(names))
 		for _, n := range names {
 			st, err := d.Lstat(n)
 			if err != nil || !st.IsReg() || st.Size == 0 {
@@ -138,11 +140,10 @@ func (r *Receiver) fuzzyCandidates(b *batchState) []fuzzyCandidate {
 			out = append(out, fuzzyCandidate{name: n, shown: joinShown(shownDir, n), level: level, size: st.Size, mtime: st.MtimeSec, st: st})
 		}
 	}
-	add(b.dir, 0, b.rel)
-	if r.opts.Fuzzy > 1 && len(r.alts) > 0 {
-		r.altLookup(b, &wire.Entry{}, false) // opens b.alts
-		for i, d := range b.alts {
-			add(d, i+1, joinShown(r.altShown[i], b.rel))
+	add(b.dir, b.names, 0, b.rel) // the listing the batch already read
+	if r.opts.Fuzzy > 1 {
+		for i, d := range r.batchAlts(b) {
+			add(d, nil, i+1, joinShown(r.altShown[i], b.rel))
 		}
 	}
 	return out
