@@ -247,12 +247,12 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	var runErr error
 	switch {
 	case listing:
-		if b := fileListBanner(&Invocation{Opts: *opts, noIncRecurse: inv.noIncRecurse, qsort: inv.qsort, deleteEarlyLate: inv.deleteEarlyLate}, "receiving"); b != "" {
+		if b := fileListBanner(inv, opts, "receiving"); b != "" {
 			fmt.Fprintln(stdout, b)
 		}
 		stats, runErr = receiver.List(ctx, st, stdout, showTargets, opts.Recursive, opts.EightBitOutput)
 	case end.Push:
-		if b := fileListBanner(inv, "sending"); b != "" {
+		if b := fileListBanner(inv, opts, "sending"); b != "" {
 			fmt.Fprintln(stdout, b)
 		}
 		stats, runErr = sender.Run(ctx, sender.Config{
@@ -260,7 +260,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			Report: probs.report("sender"), Filter: inv.filters,
 		}, st)
 	default:
-		if b := fileListBanner(inv, "receiving"); b != "" {
+		if b := fileListBanner(inv, opts, "receiving"); b != "" {
 			fmt.Fprintln(stdout, b)
 		}
 		out := io.Writer(probs)

@@ -238,7 +238,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	errOut := logf.tee(stderr)
 	probs := &problems{stdout: stdout, stderr: errOut}
 	start := time.Now()
-	if b := fileListBanner(inv, "sending"); b != "" {
+	if b := fileListBanner(inv, opts, "sending"); b != "" {
 		fmt.Fprintln(stdout, b)
 	}
 

@@ -78,9 +78,9 @@ func printMatchReport(inv *Invocation, st wire.Stats, w io.Writer) {
 // incrementally (-r without --delete-before/-after, --delay-updates,
 // -m, --qsort or --no-inc-recursive), "... file list ... done" when it
 // builds the whole list first (directories are transferred: -r or -d),
-// and nothing otherwise.
-func fileListBanner(inv *Invocation, verb string) string {
-	opts := &inv.Opts
+// and nothing otherwise. opts are the options of this run (a listing
+// adjusts a copy of inv's).
+func fileListBanner(inv *Invocation, opts *wire.Options, verb string) string {
 	if opts.Quiet || opts.Verbose == 0 && !opts.Progress {
 		return ""
 	}
@@ -156,7 +156,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	// targets are shown.
 	showTargets := opts.Links
 	opts.Links, opts.Devices, opts.Specials = true, true, true
-	if b := fileListBanner(&Invocation{Opts: opts, noIncRecurse: inv.noIncRecurse, qsort: inv.qsort, deleteEarlyLate: inv.deleteEarlyLate}, "sending"); b != "" {
+	if b := fileListBanner(inv, &opts, "sending"); b != "" {
 		fmt.Fprintln(stdout, b)
 	}
 	start := time.Now()
