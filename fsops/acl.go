@@ -3,6 +3,8 @@ package fsops
 import (
 	"encoding/binary"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // POSIX ACLs (-A) are, on Linux, two extended attributes in the kernel's
@@ -188,4 +190,12 @@ func DefaultACLPerm(b []byte) (perm uint32, ok bool) {
 		return 0, false
 	}
 	return uint32(user<<6 | group<<3 | other), true
+}
+
+// DefaultACL returns the default ACL of the directory d: one fgetxattr
+// (none, or a file system without ACLs, is false), where listing every
+// attribute would take two calls per directory even when it has none.
+func (d *Dir) DefaultACL() ([]byte, bool) {
+	b, err := grow(func(buf []byte) (int, error) { return unix.Fgetxattr(d.fd, ACLDefault, buf) })
+	return b, err == nil && len(b) > 0
 }

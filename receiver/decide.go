@@ -458,9 +458,8 @@ func (r *Receiver) newPermMask(dir *fsops.Dir) uint32 {
 	if r.opts.Perms || dir == nil {
 		return 0o777 &^ r.umask
 	}
-	xs, err := dir.Xattrs(".", func(n string) bool { return n == fsops.ACLDefault })
-	if err == nil && len(xs) == 1 {
-		if perm, ok := fsops.DefaultACLPerm(xs[0].Value); ok {
+	if acl, ok := dir.DefaultACL(); ok {
+		if perm, ok := fsops.DefaultACLPerm(acl); ok {
 			return perm
 		}
 	}
@@ -646,7 +645,7 @@ func (r *Receiver) impliedDir(b *batchState, e *wire.Entry, rel string, old *fso
 	case r.opts.DryRun || b.dir == nil:
 		r.signal(rel, false)
 	default:
-		if err := b.dir.Mkdir(e.Name, r.newPermMask(b.dir)); err != nil && !fsops.IsExist(err) {
+		if err := b.dir.Mkdir(e.Name, b.newMask); err != nil && !fsops.IsExist(err) {
 			r.problem(wire.ProblemGeneral, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
 			r.signal(rel, false)
 			return lines

@@ -118,7 +118,11 @@ func (r *Receiver) setDirAttrs() {
 				}
 			}
 			// A new directory has its parent's default ACL as its own.
-			perm := r.finalPerm(e, old, r.newPermMask(d))
+			var mask uint32 // finalPerm reads it for a new directory only
+			if old == nil {
+				mask = r.newPermMask(d)
+			}
+			perm := r.finalPerm(e, old, mask)
 			if old == nil && !r.opts.Perms {
 				perm |= st.Mode & 0o2000 // the setgid bit a new directory inherits stays
 			}
