@@ -88,12 +88,14 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("--syq-rail-addrs: %q is not an IP address", a)})
 		}
 	}
-	if inv.Rails > 1 && !inv.NoRails && opts.Compress != "" {
-		return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: errors.New("--syq-rails: several rails with -z are not built yet (file data on the extra rails would go uncompressed); use --syq-rails 1 or leave out -z")})
-	}
 	helperOpts, err := remoteOptions(inv)
 	if err != nil {
 		return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: err})
+	}
+	// Either side compressing (-z here, or -M -z for the helper) keeps
+	// the data on one rail: the extra rails would carry it uncompressed.
+	if inv.Rails > 1 && !inv.NoRails && (opts.Compress != "" || helperOpts.Compress != "") {
+		return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: errors.New("--syq-rails: several rails with -z are not built yet (file data on the extra rails would go uncompressed); use --syq-rails 1 or leave out -z")})
 	}
 	ver, err := helperVersion()
 	if err != nil {
@@ -189,7 +191,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	var extra []io.ReadWriteCloser
 	if setup.Rails > 0 {
 		n := inv.Rails
-		if n == 0 && compress != "" {
+		if n == 0 && (compress != "" || setup.Options.Compress != "") {
 			n = 1 // file data on more rails would go uncompressed
 		}
 		if rails := takeRails(ctx, sess, n, setup.MultiRail); len(rails) > 0 {
