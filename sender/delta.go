@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"syq/delta"
+	"syq/fsops"
 	"syq/wire"
 )
 
@@ -38,7 +39,7 @@ func (s *Sender) sendDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signat
 		s.readFailed(ref, i, err)
 		return s.send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true, Delta: true, Offset: w.Sent()})
 	}
-	var sum [wire.SumSize]byte
+	var sum [fsops.SumSize]byte
 	h.Sum(sum[:0])
 	return w.Finish(sum)
 }

@@ -195,9 +195,6 @@ func (c *compressor) seal() []byte {
 	if data {
 		c.backoff = backoffMin
 	}
-	if cap(c.block) > 2*blockMax {
-		c.block = nil // a huge frame passed; do not keep its buffer
-	}
 	return c.out
 }
 

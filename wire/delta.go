@@ -17,7 +17,6 @@ package wire
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -25,15 +24,13 @@ import (
 	"math"
 
 	"syq/delta"
+	"syq/fsops"
 )
 
 const (
 	opLiteral = 1
 	opCopy    = 2
 	opEnd     = 3
-
-	// SumSize is the length of a delta's end-to-end checksum.
-	SumSize = sha256.Size
 
 	sigBlockSize = 4 + delta.StrongSize
 	// sigFrameBlocks bounds the blocks of one sig frame.
@@ -225,7 +222,7 @@ func (w *DeltaWriter) Copy(first, count int64) error {
 }
 
 // Finish ends the delta with the checksum of the whole source.
-func (w *DeltaWriter) Finish(sum [SumSize]byte) error {
+func (w *DeltaWriter) Finish(sum [fsops.SumSize]byte) error {
 	w.buf = append(w.buf, opEnd)
 	w.buf = append(w.buf, sum[:]...)
 	return w.flush(true)
@@ -312,7 +309,7 @@ func (d *DeltaReader) Next() (delta.Op, error) {
 		}
 		return delta.Op{Block: int64(first), Count: int64(count)}, nil
 	case opEnd:
-		sum := make([]byte, SumSize)
+		sum := make([]byte, fsops.SumSize)
 		if _, err := io.ReadFull(d.r, sum); err != nil {
 			return delta.Op{}, d.short(err)
 		}

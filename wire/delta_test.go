@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"syq/fsops"
+
 	"bytes"
 	"errors"
 	"io"
@@ -138,7 +140,7 @@ func deltaBytes(t testing.TB, ops func(w *DeltaWriter) error) []byte {
 
 func TestDeltaOpsRoundTrip(t *testing.T) {
 	lit := bytes.Repeat([]byte("literal!"), 70000) // longer than one literal op and one chunk
-	sum := [SumSize]byte{1, 2, 3}
+	sum := [fsops.SumSize]byte{1, 2, 3}
 	enc := deltaBytes(t, func(w *DeltaWriter) error {
 		if err := w.Copy(3, 2); err != nil {
 			return err
@@ -177,7 +179,7 @@ func TestDeltaOpsRoundTrip(t *testing.T) {
 }
 
 func TestDeltaOpsRejected(t *testing.T) {
-	end := append([]byte{opEnd}, make([]byte, SumSize)...)
+	end := append([]byte{opEnd}, make([]byte, fsops.SumSize)...)
 	for _, c := range []struct {
 		name string
 		in   []byte
@@ -251,7 +253,7 @@ func FuzzDeltaOps(f *testing.F) {
 	f.Add(deltaBytes(f, func(w *DeltaWriter) error {
 		w.Copy(0, 2)
 		w.Literal([]byte("abc"))
-		return w.Finish([SumSize]byte{})
+		return w.Finish([fsops.SumSize]byte{})
 	}), int64(1403))
 	f.Add([]byte{opCopy, 5, 1, opEnd}, int64(700))
 	f.Fuzz(func(t *testing.T, in []byte, size int64) {
