@@ -144,7 +144,7 @@ func Sign(r io.Reader, length int64, blockLen int) (*Signature, error) {
 	s.Blocks = make([]Block, n)
 	// Read several blocks at a time: fewer, larger reads.
 	per := max(1, (1<<20)/blockLen)
-	buf := make([]byte, per*blockLen)
+	buf := make([]byte, min(int64(per*blockLen), length)) // a small basis needs no MiB
 	for i := int64(0); i < n; {
 		k := min(int64(per), n-i)
 		want := min(k*int64(blockLen), length-i*int64(blockLen))

@@ -211,6 +211,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			}
 			b.fuzzyBasis[index] = basis
 			b.setBasisStat(index, st)
+			it.basis = st.Size // the delta builds on it (%c)
 		}
 	}
 	if opts.Fuzzy > 0 {

@@ -21,13 +21,19 @@ import (
 // addSig computes the signature of job's basis and records it as the
 // k-th of sigs (parallel to the Wants' indexes); without a usable basis
 // the file goes whole and sigs is unchanged.
-func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta.Signature {
+// deltaOn reports whether this run sends changed files as deltas at
+// all: only over a network connection, and not with -W, -n or -S.
+func (r *Receiver) deltaOn() bool {
 	o := r.opts
+	return !o.WholeFile && !o.DryRun && !o.Sparse && !r.conn.PassesFiles()
+}
+
+func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta.Signature {
 	// Sparse files are written by the whole-file copy, which leaves
 	// holes; the tree is the same either way. A basis in a --*-dest
 	// directory is not used yet: those files go whole.
 	// --append writes only past the old end, from whole data.
-	if o.WholeFile || o.DryRun || o.Sparse || r.appends(job) || r.conn.PassesFiles() || job.batch.dir == nil {
+	if !r.deltaOn() || r.appends(job) || job.batch.dir == nil {
 		return sigs
 	}
 	job.basisPartial = r.partialBasis(job)
@@ -43,8 +49,8 @@ func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta
 	if err != nil || !st.IsReg() || st.Size == 0 {
 		return sigs
 	}
-	bl := delta.BlockSize(st.Size, o.BlockSize)
-	sig, err := delta.Sign(bufio.NewReaderSize(f, 1<<20), st.Size, bl)
+	bl := delta.BlockSize(st.Size, r.opts.BlockSize)
+	sig, err := delta.Sign(f, st.Size, bl) // Sign reads a MiB at a time itself
 	if err != nil {
 		if r.cfg.Debug {
 			r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("delta: no basis for %s: %v", job.rel, err))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zeebo/xxh3"
 
+	"syq/delta"
 	"syq/fsops"
 	"syq/wire"
 )
@@ -337,38 +338,15 @@ func wireBytes(n int64, sumLen int) int64 {
 // deltaFrom reports whether a transfer replacing a regular file of
 // basis bytes goes as a delta (see addSig).
 func (r *Receiver) deltaFrom(basis int64) bool {
-	o := r.opts
-	return basis > 0 && !o.WholeFile && !o.DryRun && !o.Sparse && o.Append == 0 && !r.conn.PassesFiles()
+	return basis > 0 && r.opts.Append == 0 && r.deltaOn()
 }
 
 // rsyncSigBytes is what rsync's block sums of a basis of n bytes take on
 // the wire: per block a 4-byte rolling sum and a strong sum cut to the
-// length rsync's sum_sizes_sqroot picks (blocks of the square root of
-// n, at least 700 bytes, in multiples of 8).
+// length rsync's sum_sizes_sqroot picks. The block length is rsync's
+// too (delta.BlockSize follows it below rsync's 128 KiB cap).
 func rsyncSigBytes(n int64, blockSize, sumLen int) int64 {
-	const minBlock, maxBlock = 700, 1 << 17
-	blen := int64(blockSize)
-	if blen <= 0 {
-		blen = minBlock
-		if n > minBlock*minBlock {
-			c := int64(1)
-			for l := n; l>>2 > 0; l >>= 2 {
-				c <<= 1
-			}
-			if c >= maxBlock {
-				blen = maxBlock
-			} else {
-				blen = 0
-				for ; c >= 8; c >>= 1 {
-					blen |= c
-					if n < blen*blen {
-						blen &^= c
-					}
-				}
-				blen = max(blen, minBlock)
-			}
-		}
-	}
+	blen := int64(min(delta.BlockSize(n, blockSize), 1<<17))
 	b := 10 // BLOCKSUM_BIAS
 	for l := n; l>>1 > 0; l >>= 1 {
 		b += 2

@@ -49,6 +49,8 @@ var fuzzyScenarios = []diffScenario{
 		b.dir("old/d1")
 		b.dir("old")
 	}, args: dtArgs("-ai", "-yy", "--compare-dest=../old", "--debug=FUZZY2", "src/", "dst/"), stdout: true, sorted: true},
+	// %c counts the block sums of the fuzzy basis (over ssh, a delta).
+	{name: "fuzzy-out-format-c", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-a", "-y", "--out-format=%n|%c", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "fuzzy-off", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "-y", "--no-fuzzy", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true},
 }
 
