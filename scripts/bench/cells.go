@@ -138,25 +138,20 @@ type cell struct {
 // run; tiny (under a minute) is what the CI smoke test runs.
 var scales = []string{"tiny", "small", "full"}
 
+// bySize picks a cell's figure for the scale.
+func bySize[T int | int64](scale string, full, small, tiny T) T {
+	switch scale {
+	case "full":
+		return full
+	case "tiny":
+		return tiny
+	}
+	return small
+}
+
 func cellsFor(scale string) []cell {
-	pick := func(full, small, tiny int) int {
-		switch scale {
-		case "full":
-			return full
-		case "tiny":
-			return tiny
-		}
-		return small
-	}
-	pickB := func(full, small, tiny int64) int64 {
-		switch scale {
-		case "full":
-			return full
-		case "tiny":
-			return tiny
-		}
-		return small
-	}
+	pick := func(full, small, tiny int) int { return bySize(scale, full, small, tiny) }
+	pickB := func(full, small, tiny int64) int64 { return bySize(scale, full, small, tiny) }
 	smallArms := []string{"syq", "rsync", "cp", "rclone", "rclone-t64", "tar"}
 	largeArms := []string{"syq", "rsync", "cp", "rclone", "rclone-mts8"}
 	sshArms := []string{"syq-ssh", "rsync-ssh", "rclone-sftp", "rclone-sftp-t64", "tar-ssh"}

@@ -86,19 +86,9 @@ func init() {
 }
 
 func wanCells(scale string) []cell {
-	full := scale == "full"
-	pick := func(f, s int) int {
-		if full {
-			return f
-		}
-		return s
-	}
-	pickB := func(f, s int64) int64 {
-		if full {
-			return f
-		}
-		return s
-	}
+	// The stand's cells have no tiny size: they run only when named.
+	pick := func(full, small int) int { return bySize(scale, full, small, small) }
+	pickB := func(full, small int64) int64 { return bySize(scale, full, small, small) }
 	wan := stand.Config{WAN: true, Rate: 1e9, RTT: 50 * time.Millisecond}
 	sshArms := []string{"syq-wan", "rsync-wan", "rclone-wan", "tar-wan", "scp-wan"}
 	nfsArms := []string{"syq-nfs", "rsync-nfs", "cp-nfs", "tar-nfs", "rclone-nfs", "rclone-t64-nfs"}
