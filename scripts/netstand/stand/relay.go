@@ -163,7 +163,7 @@ func (d *direction) read() {
 			return // closed (or the device went away)
 		}
 		now := d.now()
-		due := now
+		due, nextFree := now, free
 		if d.bytesPerNs > 0 {
 			wire := wireBytes(scratch[:n])
 			start := max(now, free)
@@ -171,8 +171,8 @@ func (d *direction) read() {
 				d.dropped.Add(1)
 				continue
 			}
-			free = start + int64(float64(wire)/d.bytesPerNs)
-			due = free
+			nextFree = start + int64(float64(wire)/d.bytesPerNs)
+			due = nextFree
 		}
 		if d.inFifo.Load()+int64(n) > d.maxFifo {
 			d.dropped.Add(1)
@@ -183,6 +183,7 @@ func (d *direction) read() {
 		select {
 		case d.fifo <- packet{buf: bp, n: n, due: due + d.delay}:
 			d.inFifo.Add(int64(n))
+			free = nextFree // a dropped packet takes no time on the link
 		default:
 			d.dropped.Add(1)
 			putBuf(bp)
