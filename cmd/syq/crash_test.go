@@ -20,15 +20,19 @@ func TestCrashConsistency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trials := []crash.Trial{
-		// A local copy takes milliseconds: the faults land wherever they
-		// land (often after the end); the remote ones hit a large file.
-		{Mode: crash.Local, Fault: crash.KillClient, Delay: 5 * time.Millisecond},
-		{Mode: crash.Local, Fault: crash.Term, AtTemp: true},
-		{Mode: crash.Local, Fault: crash.Replace, AtTemp: true},
-		{Mode: crash.PushSSH, Fault: crash.KillHelper, AtTemp: true},
-		{Mode: crash.PullSSH, Fault: crash.CutSSH, AtTemp: true},
-		{Mode: crash.PushRails, Fault: crash.Term, AtTemp: true},
+	// Local copies are held to 8 MB/s, so the 3.5 MiB of big files take
+	// about half a second and a fault 100 ms in lands inside the copy.
+	st.LocalArgs = []string{"--bwlimit=8m"}
+	trials := []struct {
+		crash.Trial
+		exit int // what the copy must end with (0: whatever the fault allows)
+	}{
+		{crash.Trial{Mode: crash.Local, Fault: crash.KillClient, Delay: 100 * time.Millisecond}, -1},
+		{crash.Trial{Mode: crash.Local, Fault: crash.Term, Delay: 100 * time.Millisecond}, 20},
+		{crash.Trial{Mode: crash.Local, Fault: crash.Replace, AtTemp: true}, 0},
+		{crash.Trial{Mode: crash.PushSSH, Fault: crash.KillHelper, AtTemp: true}, 0},
+		{crash.Trial{Mode: crash.PullSSH, Fault: crash.CutSSH, AtTemp: true}, 0},
+		{crash.Trial{Mode: crash.PushRails, Fault: crash.Term, AtTemp: true}, 20},
 	}
 	// The test binary is the helper (no bootstrap upload), found by its
 	// path.
@@ -38,12 +42,15 @@ func TestCrashConsistency(t *testing.T) {
 	st.RemoteArgs = []string{"--syq-no-bootstrap", "--rsync-path", st.Bin}
 	for i, tr := range trials {
 		t.Run(tr.Mode+"/"+tr.Fault, func(t *testing.T) {
-			res, err := st.Run(fx, filepath.Join(t.TempDir(), "trial"), tr, rand.New(rand.NewPCG(uint64(i), 2)))
+			res, err := st.Run(fx, filepath.Join(t.TempDir(), "trial"), tr.Trial, rand.New(rand.NewPCG(uint64(i), 2)))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, v := range res.Violations {
 				t.Error(v)
+			}
+			if tr.exit != 0 && (!res.Fired || res.Exit != tr.exit) {
+				t.Errorf("fault fired %v, exit %d; want it to land in the copy and the copy to exit %d", res.Fired, res.Exit, tr.exit)
 			}
 			t.Logf("fired %v, exit %d, %d temporary files left, copy %v", res.Fired, res.Exit, res.Temps, res.Copy)
 		})

@@ -159,6 +159,9 @@ type Stand struct {
 	// RemoteArgs go before the operands in the remote modes (e.g.
 	// --syq-no-bootstrap --rsync-path BIN).
 	RemoteArgs []string
+	// LocalArgs go before the operands in local mode (e.g. a --bwlimit
+	// that stretches the copy so a timed fault lands inside it).
+	LocalArgs []string
 	// Timeout bounds each syq run and each wait (default 60 s).
 	Timeout time.Duration
 }
@@ -409,7 +412,7 @@ func (s *Stand) args(mode, src, dst string) []string {
 	a := []string{"rsync", "-a"}
 	remote := "127.0.0.1:"
 	if mode == Local {
-		return append(a, src+"/", dst+"/")
+		return append(append(a, s.LocalArgs...), src+"/", dst+"/")
 	}
 	a = append(a, s.RemoteArgs...)
 	switch mode {
