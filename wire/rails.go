@@ -293,7 +293,11 @@ func (rs *railSet) sendFile(m *FileData, put0 func(head, data []byte) error) err
 		}
 		r := rs.pickLocked(f.size, false)
 		if r == nil {
+			// Every window is full: a write waiting on the peer, which
+			// --timeout ends if no ack comes (Stream.watch).
+			rs.s.blocked.Add(1)
 			rs.cond.Wait()
+			rs.s.blocked.Add(-1)
 			rs.mu.Unlock()
 			continue
 		}
@@ -362,6 +366,7 @@ func (rs *railSet) ack(next uint64) {
 	for i < len(rs.sent) && rs.sent[i].seq < next {
 		f := rs.sent[i]
 		f.done = true
+		rs.s.drained.Add(f.size) // the peer took it: progress for --timeout's watch
 		if f.rail >= 0 && !rs.rails[f.rail].dead {
 			rs.rails[f.rail].inflight -= f.size
 		}

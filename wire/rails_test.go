@@ -426,3 +426,47 @@ func TestRailsHostile(t *testing.T) {
 		})
 	}
 }
+
+// TestRailsTimeoutPeerNeverReads: over rails, a receiver that stays
+// alive (keepalives on rail 0) but never uses the data it is sent, so
+// never acks, ends the sender with exit 30 once every window is full,
+// as a peer that stops reading one stream does.
+func TestRailsTimeoutPeerNeverReads(t *testing.T) {
+	a, b := tcpPairs(t, 2)
+	const timeout = 300 * time.Millisecond
+	snd := NewStream(bufio.NewReader(a[0]), a[0], a[0], StreamConfig{Peer: "receiver", Rails: []io.ReadWriteCloser{a[1]}, Timeout: timeout})
+	rcv := NewStream(bufio.NewReader(b[0]), b[0], b[0], StreamConfig{Peer: "sender", Rails: []io.ReadWriteCloser{b[1]}})
+	defer snd.Close()
+	defer rcv.Close()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // the hostile receiver: talks on rail 0, never uses data
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; i < 1000; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			if rcv.Send(&keepaliveMsg{}) != nil {
+				return
+			}
+		}
+	}()
+	done := make(chan error, 1)
+	go func() { done <- sendFiles(snd, [][]byte{make([]byte, 256<<20)}) }()
+	recvTimeout(t, rcv)
+	recvTimeout(t, rcv)
+	rcv.Send(&Wants{Seq: 0, Indexes: []int32{0}})
+	recvTimeout(t, rcv) // Data; nobody opens the file
+	select {
+	case err := <-done:
+		var fe *FatalError
+		if !errors.As(err, &fe) || fe.Code != ExitTimeout {
+			t.Fatalf("sender ended with %v, want exit %d", err, ExitTimeout)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sender waited for acks forever")
+	}
+}
