@@ -232,14 +232,15 @@ func (w *DeltaWriter) Finish(sum [fsops.SumSize]byte) error {
 func (w *DeltaWriter) flush(end bool) error {
 	for len(w.buf) >= DataChunk || (end && len(w.buf) > 0) {
 		n := min(len(w.buf), DataChunk)
-		chunk := make([]byte, n)
-		copy(chunk, w.buf)
-		last := end && n == len(w.buf)
+		// The chunk goes out as it is (the stream owns it from here); a
+		// new buffer takes only what is left over.
+		chunk, rest := w.buf[:n:n], w.buf[n:]
+		last := end && len(rest) == 0
 		if err := w.send(&FileData{Seq: w.seq, Index: w.index, Offset: w.off, Bytes: chunk, End: last, Delta: true}); err != nil {
 			return err
 		}
 		w.off += int64(n)
-		w.buf = append(w.buf[:0], w.buf[n:]...)
+		w.buf = append(make([]byte, 0, DataChunk+len(rest)), rest...)
 	}
 	return nil
 }
