@@ -433,7 +433,7 @@ func TestRailsHostile(t *testing.T) {
 // as a peer that stops reading one stream does.
 func TestRailsTimeoutPeerNeverReads(t *testing.T) {
 	a, b := tcpPairs(t, 2)
-	const timeout = 300 * time.Millisecond
+	const timeout = time.Second // keepalives every 50 ms keep the receiver's side alive well within it
 	snd := NewStream(bufio.NewReader(a[0]), a[0], a[0], StreamConfig{Peer: "receiver", Rails: []io.ReadWriteCloser{a[1]}, Timeout: timeout})
 	rcv := NewStream(bufio.NewReader(b[0]), b[0], b[0], StreamConfig{Peer: "sender", Rails: []io.ReadWriteCloser{b[1]}})
 	defer snd.Close()
