@@ -115,24 +115,52 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel stri
 	level, dir, st := r.altLookup(b, e, false)
 	switch {
 	case level == 3 && r.opts.AltDestKind == wire.AltCompare:
-		return true, item{}, lines
+		// Nothing is made here; a hard-link group's other names stand
+		// on their own (rsync's leader is not "done").
+		if e.LinkLeader {
+			r.leaderSettled(e, nil)
+		}
+		return true, item{}, r.unchangedLine(lines, item{update: '.'}, rel, e)
 	case level == 3 && r.opts.AltDestKind == wire.AltLink:
 		if r.opts.DryRun || b.dir == nil {
-			return true, item{}, lines
+			if e.LinkLeader {
+				r.leaderSettled(e, &fileID{st.Dev, st.Ino}) // as it would be
+			}
+			return true, item{}, r.unchangedLine(lines, item{update: 'h'}, rel, e)
 		}
 		if err := r.linkAlt(b, dir, e.Name); err == nil {
 			b.changed.Store(true)
-			return true, item{}, lines
+			if e.LinkLeader {
+				r.leaderSettled(e, &fileID{st.Dev, st.Ino})
+			}
+			return true, item{}, r.unchangedLine(lines, item{update: 'h'}, rel, e)
 		}
 		// Not linkable (another file system, too many links): copy it.
 		fallthrough
 	case level >= 2:
-		// Shown only when attributes change, as rsync shows a local copy.
-		if flags := r.attrChanges(e, &st); flags.any() || r.showUnchanged() {
+		// rsync shows a local copy only when attributes change (or as
+		// unchanged entries are shown); -v names one whose attributes
+		// differ, -vv says the others are up to date.
+		flags := r.attrChanges(e, &st)
+		switch {
+		case r.itemizing():
+			if flags.any() || r.showUnchanged() {
+				lines = append(lines, r.itemLine(item{update: 'c', flags: flags}, rel, e))
+			}
+		case level == 2:
 			lines = append(lines, r.itemLine(item{update: 'c', flags: flags}, rel, e))
+		default:
+			lines = r.unchangedLine(lines, item{update: 'c'}, rel, e)
 		}
 		if !r.opts.DryRun && b.dir != nil {
 			r.copyAlt(b, e, rel, dir, &st)
+			if e.LinkLeader {
+				if now, err := b.dir.Lstat(e.Name); err == nil {
+					r.leaderSettled(e, &fileID{now.Dev, now.Ino})
+				}
+			}
+		} else if e.LinkLeader {
+			r.leaderSettled(e, &fileID{}) // made only in a real run
 		}
 		return true, item{}, lines
 	case level == 1:
@@ -191,6 +219,101 @@ func (r *Receiver) altDirItem(b *batchState, e *wire.Entry) (item, bool) {
 		return item{update: 'c', flags: r.attrChanges(e, &st)}, true
 	}
 	return item{}, false
+}
+
+// altLookupOther finds a symlink, device or special file of e's name and
+// type in the alternate directories: the first (level 1), the first with
+// the same target or device number (2), or the first whose preserved
+// attributes match too (3).
+func (r *Receiver) altLookupOther(b *batchState, e *wire.Entry) (level int, dir *fsops.Dir, st fsops.Stat) {
+	for _, d := range r.batchAlts(b) {
+		if d == nil {
+			continue
+		}
+		s, err := d.Lstat(e.Name)
+		if err != nil || s.Mode&fsops.TypeMask != e.Type() {
+			continue
+		}
+		if level == 0 {
+			level, dir, st = 1, d, s
+		}
+		switch e.Type() {
+		case wire.TypeLnk:
+			if target, err := d.Readlink(e.Name); err != nil || target != e.Link {
+				continue
+			}
+		case wire.TypeChr, wire.TypeBlk:
+			if s.Rdev != e.Rdev {
+				continue
+			}
+		}
+		if level == 1 {
+			level, dir, st = 2, d, s
+		}
+		if !r.attrChanges(e, &s).any() {
+			return 3, d, s
+		}
+	}
+	return level, dir, st
+}
+
+// altOther handles a symlink, device or special file missing from the
+// destination that an alternate directory has, as rsync does: an exact
+// match is skipped (--compare-dest), hard-linked (--link-dest) or made
+// quietly (--copy-dest); otherwise it is made and itemized against the
+// alternate. done says nothing more is to be made; it is the item to
+// show for what is made.
+func (r *Receiver) altOther(b *batchState, e *wire.Entry, display string, lines []string) (done bool, it item, out []string) {
+	level, dir, st := r.altLookupOther(b, e)
+	switch level {
+	case 0:
+		return false, newItem('c'), lines
+	case 3:
+		switch r.opts.AltDestKind {
+		case wire.AltCompare:
+			return true, item{}, r.unchangedLine(lines, item{update: '.'}, display, e)
+		case wire.AltLink:
+			if r.opts.DryRun || b.dir == nil {
+				return true, item{}, r.unchangedLine(lines, item{update: 'h'}, display, e)
+			}
+			if err := r.linkAlt(b, dir, e.Name); err == nil {
+				b.changed.Store(true)
+				return true, item{}, r.unchangedLine(lines, item{update: 'h'}, display, e)
+			}
+		}
+		// Made here, shown only as unchanged entries are.
+		return false, item{}, r.unchangedLine(lines, item{update: 'c'}, display, e)
+	}
+	it = item{update: 'c', flags: r.attrChanges(e, &st)}
+	if level == 1 && e.Type() != wire.TypeFifo && e.Type() != wire.TypeSock {
+		it.flags |= flagSum // another target or device number
+	}
+	return false, it, lines
+}
+
+// unchangedLine adds the line of an entry that matched an alternate
+// exactly: like an unchanged entry, shown only with -ii or -vv ("is
+// uptodate" without itemizing).
+func (r *Receiver) unchangedLine(lines []string, it item, display string, e *wire.Entry) []string {
+	switch {
+	case !r.showUnchanged():
+		return lines
+	case r.itemizing():
+		return append(lines, r.itemLine(it, display, e))
+	}
+	return append(lines, r.aheadLine(r.uptodate(display, e)))
+}
+
+// leaderSettled records that a hard-link group's leader is in its final
+// place at id before its data is transferred (up to date, or taken from
+// an alternate directory), or, id nil, that it is not made here at all.
+func (r *Receiver) leaderSettled(e *wire.Entry, id *fileID) {
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	if r.settled == nil {
+		r.settled = map[uint64]*fileID{}
+	}
+	r.settled[e.LinkGroup] = id
 }
 
 // linkAlt hard-links name of dir into the batch's directory, replacing

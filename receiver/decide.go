@@ -16,7 +16,8 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 	}
 	if r.root == nil { // dry run into a destination that does not exist
 		r.signal(".", false)
-		return append(lines, r.itemLine(newItem('c'), "./", e))
+		it, fromAlt := r.altRootItem(e)
+		return r.createdDirLine(lines, it, fromAlt, "./", e)
 	}
 	st, err := r.root.Stat()
 	if err != nil {
@@ -39,19 +40,23 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 	r.signal(".", true)
 	switch {
 	case r.rootCreated:
-		// A new destination shows as created, or against the first
-		// --*-dest directory when there is one.
-		it := newItem('c')
-		if len(r.alts) > 0 {
-			if ast, err := r.alts[0].Stat(); err == nil {
-				it = item{update: 'c', flags: r.attrChanges(e, &ast)}
-			}
-		}
-		lines = append(lines, r.itemLine(it, "./", e))
+		it, fromAlt := r.altRootItem(e)
+		lines = r.createdDirLine(lines, it, fromAlt, "./", e)
 	case flags.any() || r.showUnchanged():
 		lines = append(lines, r.itemLine(item{update: '.', flags: flags}, "./", e))
 	}
 	return lines
+}
+
+// altRootItem itemizes a new destination: as created, or against the
+// first --*-dest directory when there is one.
+func (r *Receiver) altRootItem(e *wire.Entry) (item, bool) {
+	if len(r.alts) > 0 {
+		if ast, err := r.alts[0].Stat(); err == nil {
+			return item{update: 'c', flags: r.attrChanges(e, &ast)}, true
+		}
+	}
+	return newItem('c'), false
 }
 
 // decideDir makes sure a directory exists (replacing a non-directory in
@@ -92,15 +97,15 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		r.skipDir(rel) // --existing creates no new directories
 		return r.skipNote(lines, `not creating new directory "`+r.display(rel)+`"`)
 	}
-	created := newItem('c')
-	if it, ok := r.altDirItem(b, e); ok {
-		created = it
+	created, fromAlt := r.altDirItem(b, e)
+	if !fromAlt {
+		created = newItem('c')
 	}
 	if r.opts.DryRun || b.dir == nil {
 		r.signal(rel, false)
 		r.countEntry(e)
 		r.countCreated(e)
-		return append(lines, r.itemLine(created, rel+"/", e))
+		return r.createdDirLine(lines, created, fromAlt, rel+"/", e)
 	}
 	if old != nil && r.backupOn() && (r.opts.BackupDir != "" || !strings.HasSuffix(e.Name, r.opts.BackupSuffix)) {
 		// A file, link or special file is in the way: with -b it is
@@ -129,7 +134,17 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 	r.signal(rel, true)
 	r.countEntry(e)
 	r.countCreated(e)
-	return append(lines, r.itemLine(created, rel+"/", e))
+	return r.createdDirLine(lines, created, fromAlt, rel+"/", e)
+}
+
+// createdDirLine adds the line of a directory made at the destination;
+// one like the --*-dest directory of its name (fromAlt, nothing in it
+// differs) is shown only as unchanged entries are, as rsync does.
+func (r *Receiver) createdDirLine(lines []string, it item, fromAlt bool, name string, e *wire.Entry) []string {
+	if fromAlt && !it.flags.any() {
+		return r.unchangedLine(lines, it, name, e)
+	}
+	return append(lines, r.itemLine(it, name, e))
 }
 
 // decideFile decides whether a regular file needs its data. An unchanged
@@ -151,16 +166,47 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		return false, r.skipNote(lines, r.display(rel)+" is under min-size")
 	}
 	if e.LinkGroup != 0 && !e.LinkLeader {
+		f := follower{rel: rel, group: e.LinkGroup, e: *e}
 		r.linkMu.Lock()
-		r.followers = append(r.followers, follower{rel: rel, group: e.LinkGroup, e: *e})
+		leader, settled := r.settled[e.LinkGroup]
 		r.linkMu.Unlock()
-		b.changed.Store(true) // the link is made in this directory at the end
-		return false, lines
+		switch {
+		case settled && leader != nil && old != nil && (fileID{old.Dev, old.Ino}) == *leader:
+			// Already a link to the leader, which needed nothing.
+			return false, r.unchangedLine(lines, item{update: 'h'}, rel, e)
+		case settled && leader != nil && (opts.DryRun || b.dir != nil):
+			// The leader is in place already: link this one now, so it
+			// shows in list order as rsync shows it.
+			b.changed.Store(true)
+			return false, r.linkFollower(f, lines)
+		case !settled || leader != nil:
+			r.linkMu.Lock()
+			r.followers = append(r.followers, f)
+			r.linkMu.Unlock()
+			b.changed.Store(true) // the link is made in this directory at the end
+			return false, lines
+		}
+		// The leader is not made here (--compare-dest): this name is
+		// decided on its own.
 	}
 	if e.LinkLeader {
 		r.linkMu.Lock()
 		r.leaders[e.LinkGroup] = rel
 		r.linkMu.Unlock()
+		if opts.DryRun {
+			// Nothing is written: the leader counts as done once
+			// decided, and its followers show in list order.
+			defer func() {
+				r.linkMu.Lock()
+				if _, ok := r.settled[e.LinkGroup]; !ok {
+					if r.settled == nil {
+						r.settled = map[uint64]*fileID{}
+					}
+					r.settled[e.LinkGroup] = &fileID{}
+				}
+				r.linkMu.Unlock()
+			}()
+		}
 	}
 	if old != nil && old.IsDir() {
 		var ok bool
@@ -175,6 +221,9 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 		if r.unchanged(b, e, old) {
 			r.synced(b, index)
+			if e.LinkLeader {
+				r.leaderSettled(e, &fileID{old.Dev, old.Ino})
+			}
 			r.dropPartial(b.dir, rel, e.Name) // stage.go: --partial-dir
 			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
 			if flags.any() && !opts.DryRun {
@@ -244,6 +293,21 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	return true, lines
 }
 
+// keepsType says whether entries of type t are made at the destination:
+// symlinks with -l, devices with --devices as root, special files with
+// --specials.
+func (r *Receiver) keepsType(t uint32) bool {
+	switch t {
+	case wire.TypeLnk:
+		return r.opts.Links
+	case wire.TypeChr, wire.TypeBlk:
+		return r.opts.Devices && r.asRoot
+	case wire.TypeFifo, wire.TypeSock:
+		return r.opts.Specials
+	}
+	return true
+}
+
 // decideOther handles symlinks, devices and special files: they are
 // created directly (under a temporary name, then renamed into place).
 func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel string, old *fsops.Stat, lines []string) []string {
@@ -255,8 +319,11 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 	if old != nil && opts.IgnoreExisting {
 		return r.skipNote(lines, r.display(rel)+" exists")
 	}
-	if (e.Type() == wire.TypeChr || e.Type() == wire.TypeBlk) && !r.asRoot {
-		// Only root makes devices (--no-super says to act as if not).
+	if !r.keepsType(e.Type()) {
+		// rsync lists every type and the receiver skips what it was not
+		// asked to keep, so what is there under that name stays (and
+		// --delete leaves it alone). Only root makes devices
+		// (--no-super says to act as if not).
 		r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", rel))
 		return lines
 	}
@@ -302,6 +369,13 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		old = nil
 	}
 	it := newItem('c')
+	if old == nil && len(r.alts) > 0 {
+		var done bool
+		if done, it, lines = r.altOther(b, e, display, lines); done {
+			r.synced(b, index)
+			return lines
+		}
+	}
 	if old != nil && old.Mode&fsops.TypeMask == e.Type() {
 		it = item{update: 'c', flags: r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)}
 		// A new target or device number shows as 'c'; without -t the
@@ -313,7 +387,9 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 			it.flags |= flagTime
 		}
 	}
-	lines = append(lines, r.itemLine(it, display, e))
+	if it.update != 0 { // else shown by altOther
+		lines = append(lines, r.itemLine(it, display, e))
+	}
 	if old == nil {
 		r.countCreated(e)
 	}

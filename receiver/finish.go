@@ -11,76 +11,129 @@ import (
 // linkFollowers makes the hard links of -H once every leader is written.
 func (r *Receiver) linkFollowers() {
 	for _, f := range r.followers {
-		leader, ok := r.leaders[f.group]
-		if !ok {
-			r.problem(wire.ProblemGeneral, "hard link %q has no transferred original", r.destPath(f.rel))
-			continue
+		for _, l := range r.linkFollower(f, nil) {
+			r.out.now(l, true)
 		}
-		display := f.rel + " => " + leader
-		if r.opts.DryRun {
-			r.out.now(r.itemLine(newItem('h'), display, &f.e), true)
-			continue
-		}
-		dstDir, err := r.root.OpenBeneath(parentRel(f.rel), r.followsDirLinks())
-		if err != nil {
-			r.problem(wire.ProblemGeneral, "link %q failed: %s", r.destPath(f.rel), fsops.ErrText(err))
-			continue
-		}
-		srcDir, err := r.root.OpenBeneath(parentRel(leader), r.followsDirLinks())
-		if err != nil {
-			dstDir.Close()
-			r.problem(wire.ProblemGeneral, "link %q failed: %s", r.destPath(f.rel), fsops.ErrText(err))
-			continue
-		}
-		name, lname := baseRel(f.rel), baseRel(leader)
-		ls, lerr := srcDir.Lstat(lname)
-		fs, ferr := dstDir.Lstat(name)
-		it := newItem('h')
-		if ferr == nil && fs.IsReg() {
-			// A file replaced by the link shows what differs from it.
-			it = item{update: 'h', flags: r.attrChanges(&f.e, &fs)}
-			if fs.Size != f.e.Size {
-				it.flags |= flagSize
-			}
-			if !r.opts.Times {
-				it.flags |= flagTime
-			}
-		}
-		line := r.itemLine(it, display, &f.e)
-		if lerr == nil && ferr == nil && ls.Ino == fs.Ino && ls.Dev == fs.Dev {
-			srcDir.Close()
-			dstDir.Close()
-			// Already linked: listed only as unchanged entries are.
-			switch {
-			case !r.showUnchanged():
-			case r.opts.Itemize || r.opts.OutFormat != "":
-				r.out.now(r.itemLine(item{update: 'h'}, f.rel, &f.e), true)
-			default:
-				r.out.now(r.display(f.rel)+" is uptodate", true)
-			}
-			continue
-		}
-		if ferr == nil && fs.IsDir() {
-			// A directory in the way goes as --delete would remove it;
-			// if it cannot, the rename below reports the failure.
-			r.deleteOne(dstDir, name, f.rel, fs, nil, nil)
-		}
-		tmp := fsops.TempName(name)
-		err = dstDir.Link(srcDir, lname, tmp)
-		if err == nil {
-			err = dstDir.Rename(tmp, dstDir, name)
-			if err != nil {
-				dstDir.Unlink(tmp)
-			}
-		}
-		if err != nil {
-			r.problem(wire.ProblemGeneral, "link %q => %s failed: %s", r.destPath(f.rel), leader, fsops.ErrText(err))
-		} else {
-			r.out.now(line, true)
-		}
-		srcDir.Close()
-		dstDir.Close()
 	}
+}
+
+// linkFollower links f to its group's leader, replacing what is there,
+// and adds its line to lines.
+func (r *Receiver) linkFollower(f follower, lines []string) []string {
+	r.linkMu.Lock()
+	leader, ok := r.leaders[f.group]
+	r.linkMu.Unlock()
+	if !ok {
+		r.problem(wire.ProblemGeneral, "hard link %q has no transferred original", r.destPath(f.rel))
+		return lines
+	}
+	display := f.rel + " => " + leader
+	if r.opts.DryRun {
+		it, quiet := newItem('h'), false
+		r.linkMu.Lock()
+		id := r.settled[f.group]
+		r.linkMu.Unlock()
+		if id != nil && len(r.alts) > 0 {
+			it, quiet = r.altFollowerItem(f, &fsops.Stat{Dev: id.dev, Ino: id.ino}, it)
+		}
+		return r.followerLine(lines, it, quiet, display, f)
+	}
+	dstDir, err := r.root.OpenBeneath(parentRel(f.rel), r.followsDirLinks())
+	if err != nil {
+		r.problem(wire.ProblemGeneral, "link %q failed: %s", r.destPath(f.rel), fsops.ErrText(err))
+		return lines
+	}
+	defer dstDir.Close()
+	srcDir, err := r.root.OpenBeneath(parentRel(leader), r.followsDirLinks())
+	if err != nil {
+		r.problem(wire.ProblemGeneral, "link %q failed: %s", r.destPath(f.rel), fsops.ErrText(err))
+		return lines
+	}
+	defer srcDir.Close()
+	name, lname := baseRel(f.rel), baseRel(leader)
+	ls, lerr := srcDir.Lstat(lname)
+	fs, ferr := dstDir.Lstat(name)
+	if lerr == nil && ferr == nil && ls.Ino == fs.Ino && ls.Dev == fs.Dev {
+		// Already linked: listed only as unchanged entries are.
+		return r.unchangedLine(lines, item{update: 'h'}, f.rel, &f.e)
+	}
+	it := newItem('h')
+	quiet := false
+	switch {
+	case ferr == nil && fs.IsReg():
+		// A file replaced by the link shows what differs from it.
+		it = item{update: 'h', flags: r.attrChanges(&f.e, &fs)}
+		if fs.Size != f.e.Size {
+			it.flags |= flagSize
+		}
+		if !r.opts.Times {
+			it.flags |= flagTime
+		}
+	case ferr != nil && len(r.alts) > 0 && lerr == nil:
+		// A new link that a --*-dest directory has shows against it.
+		it, quiet = r.altFollowerItem(f, &ls, it)
+	}
+	if ferr == nil && fs.IsDir() {
+		// A directory in the way goes as --delete would remove it;
+		// if it cannot, the rename below reports the failure.
+		r.deleteOne(dstDir, name, f.rel, fs, nil, nil)
+	}
+	tmp := fsops.TempName(name)
+	err = dstDir.Link(srcDir, lname, tmp)
+	if err == nil {
+		err = dstDir.Rename(tmp, dstDir, name)
+		if err != nil {
+			dstDir.Unlink(tmp)
+		}
+	}
+	if err != nil {
+		r.problem(wire.ProblemGeneral, "link %q => %s failed: %s", r.destPath(f.rel), leader, fsops.ErrText(err))
+		return lines
+	}
+	return r.followerLine(lines, it, quiet, display, f)
+}
+
+// followerLine adds the line of a hard link made to its leader (display
+// is "name => leader"); a quiet one is shown as unchanged entries are.
+func (r *Receiver) followerLine(lines []string, it item, quiet bool, display string, f follower) []string {
+	switch {
+	case quiet && r.itemizing():
+		return r.unchangedLine(lines, it, display, &f.e)
+	case quiet:
+		return r.unchangedLine(lines, it, f.rel, &f.e)
+	}
+	return append(lines, r.itemLine(it, display, &f.e))
+}
+
+// altFollowerItem itemizes a new hard link against the file of its name
+// in the --*-dest directories, as rsync does: with --link-dest, one that
+// is already the leader's inode is shown only as an unchanged entry
+// (quiet); otherwise the first whose data matches shows what differs.
+func (r *Receiver) altFollowerItem(f follower, leader *fsops.Stat, it item) (item, bool) {
+	for _, root := range r.alts {
+		d, err := root.OpenBeneath(parentRel(f.rel), true)
+		if err != nil {
+			continue
+		}
+		st, err := d.Lstat(baseRel(f.rel))
+		if err != nil {
+			d.Close()
+			continue
+		}
+		if r.opts.AltDestKind == wire.AltLink {
+			d.Close()
+			if st.Ino == leader.Ino && st.Dev == leader.Dev {
+				return item{update: 'h'}, true
+			}
+			continue
+		}
+		same := st.IsReg() && r.unchangedIn(d, &f.e, &st)
+		d.Close()
+		if same {
+			return item{update: 'h', flags: r.attrChanges(&f.e, &st)}, false
+		}
+	}
+	return it, false
 }
 
 // setDirAttrs sets directory metadata after everything inside them is
@@ -164,3 +217,6 @@ func baseRel(rel string) string {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// fileID names an inode.
+type fileID struct{ dev, ino uint64 }

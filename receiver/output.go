@@ -68,8 +68,14 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	name = r.display(name)
 	transferred := it.update == r.sentChar()
 	logged := r.cfg.Log != nil && r.opts.LogFileFormat != "" && (it.update != '.' || it.flags.any())
-	shown := r.opts.OutFormat != "" &&
-		(r.opts.Itemize || !(it.update == '.' && !e.IsDir() || r.opts.Progress && transferred)) // without %i, the lines are -v's
+	// Without %i the lines are -v's: what is transferred or created,
+	// directories whose attributes change, and at -vv the other files
+	// whose attributes were fixed.
+	fixed := it.update == '.' && !e.IsDir()
+	shown := r.opts.OutFormat != "" && (r.opts.Itemize ||
+		!(fixed && (r.opts.Info.Name < 2 || !it.flags.any()) ||
+			it.update == '.' && !it.flags.any() ||
+			r.opts.Progress && transferred))
 	if (logged || shown) && transferred && r.sumAfterWrite && e.IsReg() && !r.opts.DryRun {
 		// %C shows the checksum of what was written: the line waits
 		// for the data.
@@ -96,9 +102,16 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	}
 	if r.opts.OutFormat != "" {
 		if !shown {
+			if !r.opts.Itemize && fixed && !it.flags.any() && r.opts.Info.Name >= 2 {
+				return r.aheadLine(r.uptodate(name, e))
+			}
 			return ""
 		}
-		return r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum)
+		line := r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum)
+		if !r.opts.Itemize && fixed {
+			line = r.aheadLine(line)
+		}
+		return line
 	}
 	if r.opts.Itemize {
 		return r.itemString(it, e) + " " + name
@@ -114,19 +127,32 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 		case it.update == '.' && !e.IsDir():
 			// -vv: rsync names each file it looked at after setting its
 			// attributes, without a symlink's target.
+			if !it.flags.any() {
+				return r.aheadLine(r.uptodate(name, e))
+			}
 			if e.Type() == wire.TypeLnk {
 				name = strings.TrimSuffix(name, " -> "+r.display(e.Link))
 			}
-			if !it.flags.any() {
-				return name + " is uptodate"
-			}
-			return name
+			return r.aheadLine(name)
 		case it.update == '.' && !it.flags.any():
 			return "" // an unchanged directory
 		}
 		return name
 	}
 	return ""
+}
+
+// itemizing says whether lines are itemized (-i, or %i in
+// --out-format) rather than -v's names.
+func (r *Receiver) itemizing() bool { return !r.out.deferSent }
+
+// uptodate is -vv's note for an entry that needed nothing; name is as
+// displayed, a symlink's target left out.
+func (r *Receiver) uptodate(name string, e *wire.Entry) string {
+	if e.Type() == wire.TypeLnk {
+		name = strings.TrimSuffix(name, " -> "+r.display(e.Link))
+	}
+	return name + " is uptodate"
 }
 
 // showUnchanged says whether entries that need nothing are listed too
@@ -389,6 +415,14 @@ func (r *Receiver) formatDeletion(format, rel string, st *fsops.Stat) string {
 // rsync shows a subdirectory's own line just before its contents, not
 // among its parent's files; hold keeps such a line until the batch of
 // that directory is printed.
+//
+// Without itemizing, rsync's generator prints what needs no transfer ("x
+// is uptodate", a file whose attributes it fixed) the moment it decides,
+// while the names of what is transferred are printed by the sender when
+// it reaches them, after the generator has gone through the list it
+// had. In that mode (deferSent) the lines marked aheadLine print as
+// their batch comes up, and the others wait until the whole list has
+// been decided (release) or enough of them have piled up.
 type orderedOutput struct {
 	mu      sync.Mutex
 	w       io.Writer
@@ -401,7 +435,15 @@ type orderedOutput struct {
 	stalled  []string
 	resolved map[string]string
 	direct   map[string]bool // placeholders printed as soon as resolved (now)
+
+	deferSent bool
+	released  bool
 }
+
+// sentBacklog is how many deferred lines make the output catch up
+// before the whole list is decided, as rsync's sender does once the
+// generator's buffer to it fills.
+const sentBacklog = 1024
 
 type batchLines struct {
 	dir     string
@@ -419,6 +461,36 @@ const laterMark = "\x00later\x00"
 
 // laterLine is the placeholder of rel's line.
 func laterLine(rel string) string { return laterMark + rel }
+
+// aheadMark starts a line that rsync's generator would print itself (see
+// orderedOutput).
+const aheadMark = "\x00ahead\x00"
+
+func (r *Receiver) aheadLine(line string) string {
+	if !r.out.deferSent || line == "" || strings.HasPrefix(line, laterMark) {
+		return line
+	}
+	return aheadMark + line
+}
+
+// catchUp prints the deferred lines now, as rsync's sender does once the
+// generator has gone through the top of the list and waits for more.
+func (o *orderedOutput) catchUp() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.deferSent {
+		o.writeStalled(false)
+	}
+}
+
+// release says the whole list has been decided: deferred lines print
+// from now on.
+func (o *orderedOutput) release() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.released = true
+	o.advance()
+}
 
 // hold keeps the line of directory rel until its own batch is printed.
 func (o *orderedOutput) hold(rel, line string) {
@@ -454,6 +526,10 @@ func (o *orderedOutput) resolve(placeholder, line string) {
 
 // advance prints batches in order until one waits for a later line.
 func (o *orderedOutput) advance() {
+	if o.deferSent {
+		o.advanceDeferred()
+		return
+	}
 	for {
 		if !o.writeStalled(false) {
 			return
@@ -473,6 +549,38 @@ func (o *orderedOutput) advance() {
 	}
 }
 
+// advanceDeferred prints the lines rsync's generator would of every
+// batch now ready and queues the others behind the stalled ones.
+func (o *orderedOutput) advanceDeferred() {
+	for {
+		b, ok := o.waiting[o.next]
+		if !ok {
+			break
+		}
+		delete(o.waiting, o.next)
+		o.next++
+		o.write(b.deleted)
+		if l, ok := o.held[b.dir]; ok {
+			delete(o.held, b.dir)
+			b.lines = append([]string{l}, b.lines...)
+		}
+		for _, l := range b.lines {
+			if strings.HasPrefix(l, aheadMark) {
+				o.write([]string{l})
+			} else {
+				o.stalled = append(o.stalled, l)
+			}
+		}
+		if b.dir == "." {
+			// The top of the list: see catchUp.
+			o.writeStalled(false)
+		}
+	}
+	if o.released || len(o.stalled) >= sentBacklog {
+		o.writeStalled(false)
+	}
+}
+
 // writeStalled prints the stalled lines up to the first placeholder not
 // yet resolved (all of them, placeholders dropped, when force is set);
 // it reports whether none is left.
@@ -487,9 +595,7 @@ func (o *orderedOutput) writeStalled(force bool) bool {
 			delete(o.resolved, l)
 			l = v
 		}
-		if l != "" {
-			fmt.Fprintln(o.w, l)
-		}
+		o.emit(l)
 	}
 	o.stalled = nil
 	return true
@@ -497,9 +603,13 @@ func (o *orderedOutput) writeStalled(force bool) bool {
 
 func (o *orderedOutput) write(lines []string) {
 	for _, l := range lines {
-		if l != "" {
-			fmt.Fprintln(o.w, l)
-		}
+		o.emit(l)
+	}
+}
+
+func (o *orderedOutput) emit(line string) {
+	if line = strings.TrimPrefix(line, aheadMark); line != "" {
+		fmt.Fprintln(o.w, line)
 	}
 }
 
@@ -519,7 +629,7 @@ func (o *orderedOutput) now(line string, cond bool) {
 		}
 		return
 	}
-	fmt.Fprintln(o.w, line)
+	o.emit(line)
 }
 
 // flushAll prints whatever is left (batches after a gap, on failure).

@@ -128,8 +128,14 @@ type Receiver struct {
 	rulesMu sync.Mutex
 	rules   map[string]*filter.List // filter rules by destination directory
 
-	linkMu    sync.Mutex
-	leaders   map[uint64]string // hard-link group -> destination path of its leader
+	linkMu  sync.Mutex
+	leaders map[uint64]string // hard-link group -> destination path of its leader
+	// settled holds, per hard-link group, the destination inode of a
+	// leader that was in its final place when decided (up to date, or
+	// taken from a --*-dest directory), so its followers are linked when
+	// they come up rather than at the end; nil for a leader that is not
+	// made here (--compare-dest), whose followers stand on their own.
+	settled   map[uint64]*fileID
 	followers []follower
 
 	out *orderedOutput
@@ -210,6 +216,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		pacer:    wire.NewPacer(cfg.Opts.BwLimit),
 	}
 	r.umaskNow = r.umask
+	r.out.deferSent = !cfg.Opts.Itemize && !FormatHas(cfg.Opts.OutFormat, 'i')
 	r.sumAfterWrite = FormatHas(cfg.Opts.OutFormat, 'C') || cfg.Opts.LogFile && FormatHas(cfg.Opts.LogFileFormat, 'C')
 	ctx, r.cancel = context.WithCancel(ctx)
 	r.ctx = ctx
@@ -317,6 +324,7 @@ func (r *Receiver) run(ctx context.Context) error {
 		r.topNames[e.Name] = true
 	}
 	r.processBatch(ctx, top)
+	r.out.catchUp()
 
 	var loopErr error
 loop:
@@ -336,6 +344,10 @@ loop:
 		case *wire.ListEnd:
 			close(batches)
 			batches = nil
+			go func() {
+				batchWG.Wait()
+				r.out.release()
+			}()
 		case *wire.Data:
 			jobs, err := r.takePending(m)
 			if err != nil {

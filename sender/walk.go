@@ -523,10 +523,9 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 	case fsops.TypeDir:
 		e.Size = st.Size // shown by --list-only and %l, as rsync does
 	case fsops.TypeLnk:
-		if !opts.Links {
-			s.problem(wire.ProblemInfo, "skipping non-regular file %q", display)
-			return e, false, false
-		}
+		// Symlinks, devices and special files are listed even when the
+		// options do not keep them, as rsync does: the receiver skips
+		// them, and a destination entry of that name is not deleted.
 		target, err := dir.Readlink(srcName)
 		if err != nil {
 			s.problem(wire.ProblemGeneral, "readlink %q failed: %v", absPath(dir.Join(srcName)), fsops.ErrText(err))
@@ -535,16 +534,8 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 		e.Link = target
 		e.Size = int64(len(target))
 	case fsops.TypeChr, fsops.TypeBlk:
-		if !opts.Devices {
-			s.problem(wire.ProblemInfo, "skipping non-regular file %q", display)
-			return e, false, false
-		}
 		e.Rdev = st.Rdev
 	case fsops.TypeFifo, fsops.TypeSock:
-		if !opts.Specials {
-			s.problem(wire.ProblemInfo, "skipping non-regular file %q", display)
-			return e, false, false
-		}
 	default:
 		return e, false, false
 	}

@@ -62,3 +62,46 @@ func checkLinked(a, b string) func(t *testing.T, root string) {
 }
 
 func init() { diffScenarios = append(diffScenarios, altDestScenarios...) }
+
+// fxAltDestKinds: a source with a hard-link group, a symlink and a FIFO,
+// and a snapshot that holds the same entries (a copy made earlier), but
+// one file changed and one mode changed, so some entries match exactly
+// and some do not.
+func fxAltDestKinds(b *fixtureBuilder) {
+	for _, top := range []string{"src", "prev"} {
+		b.text(top+"/d/one", "linked content", fbMtAt(10))
+		b.hardlink(top+"/d/two", top+"/d/one")
+		b.text(top+"/d/other", "other content", fbMtAt(11), fbMode(0o600))
+		b.symlink(top+"/d/sym", "one", fbMtAt(12))
+		b.fifo(top+"/d/fifo", fbMtAt(13))
+		b.dir(top+"/d", fbMtAt(20))
+		b.dir(top+"/e", fbMtAt(21))
+		b.dir(top, fbMtAt(22))
+	}
+	b.text("src/e/new", "only in the source", fbMtAt(14))
+	b.text("prev/d/other", "other content", fbMtAt(11), fbMode(0o644))
+	b.symlink("prev/e/sym2", "elsewhere", fbMtAt(15))
+	b.symlink("src/e/sym2", "one", fbMtAt(15))
+}
+
+func init() {
+	for _, kind := range []string{"link", "copy", "compare"} {
+		for _, v := range []string{"-i", "-ii", "-v", "-vv"} {
+			diffScenarios = append(diffScenarios, diffScenario{
+				name: "alt-" + kind + "-dest-kinds" + v, fx: fxAltDestKinds,
+				args:   dtArgs("-aH", v, "--"+kind+"-dest=../prev", "src/", "dst/"),
+				stdout: true, sorted: v != "-vv",
+			})
+		}
+		diffScenarios = append(diffScenarios, diffScenario{
+			name: "alt-" + kind + "-dest-kinds-dry-run", fx: fxAltDestKinds,
+			args:   dtArgs("-aHni", "--"+kind+"-dest=../prev", "src/", "dst/"),
+			stdout: true, sorted: true,
+		})
+	}
+	diffScenarios = append(diffScenarios, diffScenario{
+		name: "alt-link-dest-symlink-linked", fx: fxAltDestKinds,
+		args:  dtArgs("-aH", "--link-dest=../prev", "src/", "dst/"),
+		check: checkLinked("dst/d/sym", "prev/d/sym"),
+	})
+}

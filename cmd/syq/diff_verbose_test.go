@@ -63,3 +63,52 @@ func init() {
 		diffScenario{name: "vv-dry-run", fx: fxPlain, args: dtArgs("-avvn", "src/", "dst/"), stdout: true, sorted: true},
 	)
 }
+
+// preVVChanged: preVV with one file's data changed too, so a run has
+// lines of both kinds: what rsync's generator prints as it decides ("is
+// uptodate", attribute fixes) and what its sender prints as it sends.
+func preVVChanged(b *fixtureBuilder) {
+	preVV(b)
+	b.text("dst/sub/c.txt", "older and shorter", fbMtAt(-50))
+}
+
+// fxNonRegular: a symlink and a FIFO whose names the destination holds
+// as other things, for runs that do not keep them (no -l, no -D).
+func fxNonRegular(b *fixtureBuilder) {
+	b.text("src/a/file", "data", fbMtAt(1))
+	b.symlink("src/a/link", "file")
+	b.fifo("src/b/fifo")
+	b.dir("src/a", fbMtAt(2))
+	b.dir("src/b", fbMtAt(3))
+	b.dir("src", fbMtAt(4))
+}
+
+func preNonRegular(b *fixtureBuilder) {
+	b.text("dst/a/link", "a file where the source has a symlink", fbMtAt(5))
+	b.text("dst/b/fifo", "a file where the source has a FIFO", fbMtAt(6))
+	b.text("dst/b/gone", "not in the source", fbMtAt(7))
+	b.dir("dst/a", fbMtAt(2))
+	b.dir("dst/b", fbMtAt(3))
+	b.dir("dst", fbMtAt(4))
+}
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// Without itemizing, rsync's generator prints its notes as it
+		// decides and the sender names what it sends afterwards: the
+		// order differs from the list's.
+		diffScenario{name: "vv-order", fx: func(*fixtureBuilder) {}, pre: preVVChanged, args: dtArgs("-avv", "src/", "dst/"), stdout: true},
+		diffScenario{name: "v-order-delete", fx: func(*fixtureBuilder) {}, pre: preVVChanged, args: dtArgs("-av", "--delete", "src/", "dst/"), stdout: true},
+		diffScenario{name: "ivv-order", fx: func(*fixtureBuilder) {}, pre: preVVChanged, args: dtArgs("-aivv", "src/", "dst/"), stdout: true},
+		// rsync lists symlinks, devices and special files whatever the
+		// options; a receiver that does not keep them skips them, and
+		// --delete leaves what has their names alone.
+		diffScenario{name: "nonregular-skipped-kept", fx: fxNonRegular, pre: preNonRegular, args: dtArgs("-rt", "--delete", "src/", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "nonregular-skipped-kept-v", fx: fxNonRegular, pre: preNonRegular, args: dtArgs("-rtv", "--delete", "src/", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "nonregular-skipped-list-only", fx: fxNonRegular, args: dtArgs("-r", "--list-only", "src/"), stdout: true},
+		// The same --delete-WHEN twice is fine; two different ones are not.
+		diffScenario{name: "delete-when-repeated", fx: fxPlain, pre: preAttrOnly, args: dtArgs("-a", "--delete-before", "--delete-before", "src/", "dst/")},
+		diffScenario{name: "delete-when-during-before", fx: fxPlain, args: dtArgs("-a", "--delete-during", "--delete-before", "src/", "dst/"), code: 1},
+		diffScenario{name: "delete-when-delay-after", fx: fxPlain, args: dtArgs("-a", "--delete-delay", "--delete-after", "src/", "dst/"), code: 1},
+	)
+}

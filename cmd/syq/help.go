@@ -61,7 +61,7 @@ func capabilitiesJSON() string {
 		Copyright: "(C) the syq authors", URL: "see README.md",
 		Capabilities: caps{
 			FileBits: 64, InumBits: 64, TimestampBits: 64, LongIntBits: 64,
-			Socketpairs: true, Symlinks: true, Symtimes: true, Hardlinks: true,
+			Socketpairs: true, Symlinks: true, Symtimes: true, Hardlinks: true, HardlinkSymlinks: true,
 			IPv6: true, Inplace: true, SecludedArgs: "no", StopAt: true, Atimes: true, Append: true,
 			Xattrs: true, Prealloc: true, ACLs: true,
 		},

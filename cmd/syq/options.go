@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"strconv"
 	"strings"
@@ -64,7 +65,7 @@ type Invocation struct {
 	From0           bool                                    // -0: rule files are NUL-separated
 	filterF         int                                     // how many -F were given
 	filters         *filter.List                            // compiled from Filters and CVSExclude
-	deleteWhens     int                                     // how many --delete-before/-after were given
+	deleteWhens     uint8                                   // which of --delete-before, -during/-delay, -after were given (bits)
 	deleteEarlyLate bool                                    // --delete-before or --delete-after
 	noIncRecurse    bool                                    // --no-inc-recursive
 	qsort           bool                                    // --qsort
@@ -430,15 +431,19 @@ func buildCLIOptions() []cliOpt {
 
 	// Deletion.
 	deleteOn := func(c *Invocation) { c.Opts.Delete = true }
-	add(optFlag("delete", 0, deleteOn), optFlag("del", 0, deleteOn), optFlag("delete-during", 0, deleteOn))
+	// rsync refuses two different times (a repeated one is fine).
+	const whenBefore, whenDuring, whenAfter = 1, 2, 4
+	deleteDuring := func(c *Invocation) { deleteOn(c); c.deleteWhens |= whenDuring }
+	add(optFlag("delete", 0, deleteOn), optFlag("del", 0, deleteDuring), optFlag("delete-during", 0, deleteDuring))
 	// syq deletes per directory as it goes, so every --delete-WHEN ends
 	// in the same tree; they differ only in when space is freed.
 	// The late ones keep what --fuzzy may use as a basis until the
 	// directory's files are written.
-	deleteWhen := func(c *Invocation) { c.Opts.Delete = true; c.deleteWhens++; c.deleteEarlyLate = true }
+	deleteWhen := func(c *Invocation, when uint8) { c.Opts.Delete = true; c.deleteWhens |= when; c.deleteEarlyLate = true }
 	deleteLate := func(c *Invocation) { c.Opts.Delete, c.Opts.DeleteLate = true, true }
-	add(optFlag("delete-before", 0, deleteWhen), optFlag("delete-after", 0, func(c *Invocation) { deleteWhen(c); deleteLate(c) }),
-		optFlag("delete-delay", 0, deleteLate))
+	add(optFlag("delete-before", 0, func(c *Invocation) { deleteWhen(c, whenBefore) }),
+		optFlag("delete-after", 0, func(c *Invocation) { deleteWhen(c, whenAfter); deleteLate(c) }),
+		optFlag("delete-delay", 0, func(c *Invocation) { deleteLate(c); c.deleteWhens |= whenDuring }))
 	add(optFlag("delete-excluded", 0, func(c *Invocation) { c.Opts.Delete, c.Opts.DeleteExcluded = true, true }))
 	add(optFlag("ignore-missing-args", 0, func(c *Invocation) { c.Opts.IgnoreMissingArgs = true }))
 	add(optFlag("delete-missing-args", 0, func(c *Invocation) { c.Opts.DeleteMissingArgs = true }))
@@ -969,7 +974,7 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if len(inv.Opts.AltDests) > 20 {
 		return nil, &UsageError{Msg: fmt.Sprintf("ERROR: at most 20 --%s-dest args may be specified", inv.Opts.AltDestKind)}
 	}
-	if inv.deleteWhens > 1 {
+	if bits.OnesCount8(inv.deleteWhens) > 1 {
 		return nil, &UsageError{Msg: "You may not combine multiple --delete-WHEN options."}
 	}
 	if inv.Opts.Delete && !inv.Opts.Recursive && !inv.Opts.Dirs {
