@@ -137,7 +137,21 @@ func (l *List) Excluded(side Side, path string, isDir bool) bool {
 		return false
 	}
 	m := matcher{l: l, side: side, path: path, isDir: isDir}
-	return m.check(l.rules) < 0
+	return m.check(l.rules, nil) < 0
+}
+
+// Decide is Excluded with the reason: verdict is -1 when a rule
+// excludes path, 1 when one includes it, 0 when none matches; rule names
+// the deciding rule as rsync's --debug=FILTER output does (the pattern,
+// "/" for a directory-only rule, the list it came from in brackets).
+func (l *List) Decide(side Side, path string, isDir bool) (verdict int, rule string) {
+	path = strings.TrimLeft(path, "/")
+	if path == "" || path == "." {
+		return 0, ""
+	}
+	m := matcher{l: l, side: side, path: path, isDir: isDir, explain: true}
+	verdict = m.check(l.rules, nil)
+	return verdict, m.why
 }
 
 // Encode returns the global rules as normalised rule texts, one rule each, in

@@ -21,6 +21,10 @@ type rule struct {
 
 	base string  // dir-merge: the file name looked for in each directory
 	cvs  []*rule // -C: the ignore list it stands for
+
+	// fromFile: the rule was read from a file, whose text rsync keeps
+	// out of its messages (the peer may have chosen the file).
+	fromFile bool
 }
 
 // setPattern records the pattern (or merge-file name) and what it needs to
@@ -65,26 +69,36 @@ type matcher struct {
 	side  Side
 	path  string
 	isDir bool
+
+	// With explain, check sets why to the deciding rule as rsync's
+	// filter debugging names it: the pattern, a slash for a
+	// directory-only rule, and the list it came from.
+	explain bool
+	why     string
 }
 
 // check returns -1 if the first matching rule in rules excludes, 1 if it
-// includes, and 0 if none matches.
-func (m *matcher) check(rules []*rule) int {
+// includes, and 0 if none matches. from is the rule that stands for
+// rules (a per-directory merge or -C), nil for the global list.
+func (m *matcher) check(rules []*rule, from *rule) int {
 	for _, r := range rules {
 		if !r.applies(m.side) {
 			continue
 		}
 		switch {
 		case r.flags&fDirMerge != 0:
-			if v := m.check(m.l.state[r]); v != 0 {
+			if v := m.check(m.l.state[r], r); v != 0 {
 				return v
 			}
 		case r.flags&fCVS != 0:
-			if v := m.check(r.cvs); v != 0 {
+			if v := m.check(r.cvs, r); v != 0 {
 				return v
 			}
 		case r.flags&fXattr != 0:
 		case r.matches(m.path, m.isDir, m.l.root):
+			if m.explain {
+				m.explainMatch(r, from)
+			}
 			if r.flags&fInclude != 0 {
 				return 1
 			}
@@ -92,6 +106,26 @@ func (m *matcher) check(rules []*rule) int {
 		}
 	}
 	return 0
+}
+
+// explainMatch sets why for the deciding rule r, found in the list that
+// from stands for.
+func (m *matcher) explainMatch(r, from *rule) {
+	switch {
+	case r.fromFile:
+		m.why = "<rule from a file read earlier>"
+	case r.flags&fDirOnly != 0:
+		m.why = r.text + "/"
+	default:
+		m.why = r.text
+	}
+	switch {
+	case from == nil:
+	case from.flags&fDirMerge != 0:
+		m.why += " [per-dir " + from.base + "]"
+	default:
+		m.why += " [global CVS]"
+	}
 }
 
 // matches reports whether r matches name, a non-empty path relative to root.

@@ -190,6 +190,7 @@ func (cfg *config) parse(s *sink, text string, tmpl flags, ctx context) error {
 
 // add places one parsed rule into s, reading merge files as they come.
 func (cfg *config) add(s *sink, r *rule, pat string, ctx *context) error {
+	r.fromFile = ctx.file != ""
 	switch {
 	case r.flags&fClear != 0:
 		s.clear()

@@ -458,10 +458,41 @@ func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[
 			extra = append(extra, n)
 		}
 	}
+	sort.Strings(extra)
+	if rules := r.rulesFor(fb.Dir); rules != nil && r.opts.DebugFilter > 0 {
+		// rsync's generator filters every name it lists for deletion
+		// and says so, whether or not the sender has it.
+		for n := range have {
+			if st, err := b.dir.Lstat(n); keep[n] && err == nil {
+				r.protected(rules, filter.Receiver, joinRel(fb.Dir, n), st.IsDir())
+			}
+		}
+	}
 	if len(extra) > 0 {
 		b.changed.Store(true)
 	}
 	return r.deleteNames(b.dir, fb.Dir, extra, lines, r.rulesFor(fb.Dir), filter.Receiver)
+}
+
+// protected says whether the filter rules keep rel from deletion; with
+// --debug=FILTER (-vv) it says which rule protected or risked it, as
+// rsync's generator does.
+func (r *Receiver) protected(rules *filter.List, side filter.Side, rel string, isDir bool) bool {
+	if r.opts.DebugFilter == 0 {
+		return rules.Excluded(side, rel, isDir)
+	}
+	verdict, rule := rules.Decide(side, rel, isDir)
+	if verdict != 0 {
+		action, kind := "risking", "file"
+		if verdict < 0 {
+			action = "protecting"
+		}
+		if isDir {
+			kind = "directory"
+		}
+		r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("[generator] %s %s %s because of pattern %s", action, kind, rel, rule))
+	}
+	return verdict < 0
 }
 
 // deleteNames removes extraneous entries of one directory, in rsync's
@@ -483,8 +514,8 @@ func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, li
 			}
 			continue
 		}
-		if rules != nil && rules.Excluded(side, joinRel(dirRel, n), st.IsDir()) {
-			continue // protected by the filter rules
+		if rules != nil && r.protected(rules, side, joinRel(dirRel, n), st.IsDir()) {
+			continue
 		}
 		victims = append(victims, victim{n, st})
 	}

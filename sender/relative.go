@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	"syq/filter"
 	"syq/fsops"
 	"syq/wire"
 )
@@ -190,7 +189,7 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 			continue
 		}
 		crel := joinRel(rel, name)
-		if s.cfg.Filter != nil && s.cfg.Filter.WithRoot(absPath(strings.TrimSuffix(c.srcPath, crel))).Excluded(filter.Sender, crel, st.IsDir()) {
+		if s.cfg.Filter != nil && s.excluded(s.cfg.Filter.WithRoot(absPath(strings.TrimSuffix(c.srcPath, crel))), crel, st.IsDir()) {
 			continue
 		}
 		skipped := c.final && st.IsDir() && !opts.Recursive && !opts.Dirs

@@ -252,7 +252,7 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 				rules = s.cfg.Filter.WithRoot(absPath(op))
 			} else {
 				rules = s.cfg.Filter.WithRoot(absPath(parentOf(op)))
-				if rules.Excluded(filter.Sender, name, st.IsDir()) {
+				if s.excluded(rules, name, st.IsDir()) {
 					continue
 				}
 			}
@@ -379,7 +379,7 @@ func (s *Sender) list(j *dirJob) {
 				}
 				continue // -xx: not even the mount point itself
 			}
-			if rules != nil && rules.Excluded(filter.Sender, joinRel(j.rel, name), st.IsDir()) {
+			if rules != nil && s.excluded(rules, joinRel(j.rel, name), st.IsDir()) {
 				if through != nil {
 					through.Close()
 				}
@@ -485,6 +485,27 @@ func (s *Sender) enterRules(parent *filter.List, dir string) (*filter.List, erro
 		return nil, nil
 	}
 	return parent.EnterPaths(dir, fsops.ReadFile)
+}
+
+// excluded applies the sender's rules to rel, a path from the transfer
+// root; with --debug=FILTER (-vv) it says which rule hid or showed it,
+// as rsync does.
+func (s *Sender) excluded(rules *filter.List, rel string, isDir bool) bool {
+	if s.cfg.Opts.DebugFilter == 0 {
+		return rules.Excluded(filter.Sender, rel, isDir)
+	}
+	verdict, rule := rules.Decide(filter.Sender, rel, isDir)
+	if verdict != 0 {
+		action, kind := "showing", "file"
+		if verdict < 0 {
+			action = "hiding"
+		}
+		if isDir {
+			kind = "directory"
+		}
+		s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("[sender] %s %s %s because of pattern %s", action, kind, rel, rule))
+	}
+	return verdict < 0
 }
 
 // entryFor turns a stat into a file-list entry, or reports why the file is

@@ -74,11 +74,14 @@ type Options struct {
 	Fuzzy int
 	// DebugFuzzy is --debug=FUZZY's level: the fuzzy choices are shown.
 	DebugFuzzy int
-	BlockSize  int  // -B: the delta block length (0: chosen per file)
-	Inplace    bool // --inplace
-	Partial    bool // --partial
-	Sparse     bool // -S
-	Fsync      bool // --fsync
+	// DebugFilter is --debug=FILTER's level (-vv gives 1): the rule
+	// that hid, showed or protected a name is shown.
+	DebugFilter int
+	BlockSize   int  // -B: the delta block length (0: chosen per file)
+	Inplace     bool // --inplace
+	Partial     bool // --partial
+	Sparse      bool // -S
+	Fsync       bool // --fsync
 	// Preallocate (--preallocate) reserves each new file's blocks before
 	// writing it.
 	Preallocate bool

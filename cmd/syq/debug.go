@@ -13,10 +13,13 @@ filter flist fuzzy genr hash hlink iconv io nstr own proto recv send time all no
 // checkDebug reads --debug as rsync does (comma-separated names, each
 // with an optional level; "none" and level 0 silence) and refuses names
 // rsync does not know. Of rsync's debug output syq prints only FUZZY's,
-// the --fuzzy choices (scripts check them); the rest traces rsync's
+// the --fuzzy choices (scripts check them), and FILTER's, the rule that
+// hid, showed or protected a name; the rest traces rsync's
 // internals, not a result, and SYQ_DEBUG=1 shows syq's own decisions
 // instead.
 func checkDebug(inv *Invocation) error {
+	// -vv turns on rsync's FILTER1 and -vvv FILTER2.
+	inv.Opts.DebugFilter = min(max(inv.Opts.Verbose-1, 0), 2)
 	for _, v := range inv.debugFlags {
 		for _, w := range strings.Split(v, ",") {
 			if w == "" {
@@ -35,10 +38,14 @@ func checkDebug(inv *Invocation) error {
 				level, _ = strconv.Atoi(digits)
 			}
 			switch name {
-			case "fuzzy", "all":
+			case "fuzzy":
 				inv.Opts.DebugFuzzy = level
+			case "filter":
+				inv.Opts.DebugFilter = level
+			case "all":
+				inv.Opts.DebugFuzzy, inv.Opts.DebugFilter = level, level
 			case "none":
-				inv.Opts.DebugFuzzy = 0
+				inv.Opts.DebugFuzzy, inv.Opts.DebugFilter = 0, 0
 			}
 		}
 	}
@@ -51,6 +58,7 @@ const debugHelpText = `Use OPT or OPT1 for level 1 output, OPT2 for level 2, etc
 syq takes rsync's --debug names (ACL BACKUP BIND CHDIR CONNECT CMD DEL
 DELTASUM DUP EXIT FILTER FLIST FUZZY GENR HASH HLINK ICONV IO NSTR OWN PROTO
 RECV SEND TIME, ALL, NONE). Of rsync's debug output it prints only FUZZY's
-(the --fuzzy basis choices, levels 1-2); the rest traces rsync's own
+(the --fuzzy basis choices, levels 1-2) and FILTER's (the rule that hid,
+showed or protected a name); the rest traces rsync's own
 internals. SYQ_DEBUG=1 shows syq's decisions instead.
 `

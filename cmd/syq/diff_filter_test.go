@@ -105,3 +105,34 @@ var filterScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, filterScenarios...) }
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// -vv (rsync's --debug=FILTER1) names the rule that hid or
+		// showed each name on the sender and protected or risked it on
+		// the receiver.
+		diffScenario{name: "f-debug-vv", fx: fxFilterDebug, pre: preFilterDebug, args: dtArgs("-avv", "--delete", "--exclude=*.o", "--include=*.txt", "--include=*/", "--exclude=keep/", "--exclude=*", "src/", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "f-debug-flag", fx: fxFilterDebug, pre: preFilterDebug, args: dtArgs("-a", "--debug=FILTER", "--delete", "-F", "--exclude=*.o", "src/", "dst/"), stdout: true, sorted: true},
+	)
+}
+
+func fxFilterDebug(b *fixtureBuilder) {
+	b.text("src/a.txt", "a")
+	b.text("src/b.o", "b")
+	b.text("src/c.bin", "c")
+	b.text("src/d/e.txt", "e")
+	b.text("src/d/.rsync-filter", "- *.bin\n")
+	b.text("src/d/f.bin", "f")
+	b.dir("src/d")
+	b.dir("src")
+}
+
+func preFilterDebug(b *fixtureBuilder) {
+	b.text("dst/x.o", "x")
+	b.text("dst/d/y.o", "y")
+	b.text("dst/d/inc.txt", "inc")
+	b.text("dst/d/g.bin", "g")
+	b.dir("dst/keep")
+	b.dir("dst/d")
+	b.dir("dst")
+}
