@@ -265,7 +265,9 @@ func (r *Receiver) run(ctx context.Context) error {
 	defer r.closeAltDests()
 	if r.opts.Verbose > 1 && !r.opts.Quiet {
 		// rsync's generator says how it will send changed files.
-		if r.opts.WholeFile || r.conn.PassesFiles() {
+		// --append sends only what is missing, which rsync counts as
+		// delta transmission even locally.
+		if (r.opts.WholeFile || r.conn.PassesFiles()) && r.opts.Append == 0 {
 			r.out.now("delta-transmission disabled for local transfer or --whole-file", true)
 		} else {
 			r.out.now("delta-transmission enabled", true)

@@ -28,8 +28,10 @@ type pruneState struct {
 
 // findPruned lists the trees under jobs without sending anything and
 // records which directories -m leaves out. The transfer root itself (".")
-// is never left out; an operand directory may be.
-func (s *Sender) findPruned(jobs []*dirJob) {
+// is never left out; an operand directory may be. Without -r (-d), a
+// directory whose contents are not listed holds nothing and goes too,
+// as it does in rsync.
+func (s *Sender) findPruned(top []wire.Entry, jobs []*dirJob) {
 	s.prune.probing.Store(true)
 	defer s.prune.probing.Store(false)
 	pruned := map[string]bool{}
@@ -65,9 +67,16 @@ func (s *Sender) findPruned(jobs []*dirJob) {
 		}
 		return kept
 	}
+	listed := make(map[string]bool, len(jobs))
 	for _, j := range jobs {
+		listed[j.rel] = true
 		if !keep(j) && j.rel != "." && !protectedDir(j) {
 			pruned[j.rel] = true
+		}
+	}
+	for i := range top {
+		if e := &top[i]; e.IsDir() && e.Name != "." && !listed[e.Name] {
+			pruned[e.Name] = true
 		}
 	}
 	s.prune.dirs = pruned

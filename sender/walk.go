@@ -70,8 +70,8 @@ func (s *Sender) walk(ctx context.Context) error {
 	} else {
 		top, roots, jobs = s.walkOperands()
 	}
-	if s.cfg.Opts.PruneEmptyDirs && s.cfg.Opts.Recursive {
-		s.findPruned(jobs) // prune.go
+	if s.cfg.Opts.PruneEmptyDirs && (s.cfg.Opts.Recursive || s.cfg.Opts.Dirs) {
+		s.findPruned(top.entries, jobs) // prune.go
 		top.entries, top.from, jobs = s.dropPruned(top.entries, top.from, jobs, "")
 	}
 	defer func() {

@@ -24,6 +24,9 @@ func prePrune(b *fixtureBuilder) {
 
 var pruneScenarios = []diffScenario{
 	{name: "m-prune", fx: fxPrune, args: dtArgs("-aim", "src/", "dst/"), stdout: true, sorted: true},
+	// Without -r a directory's contents are not listed: -m leaves it out.
+	{name: "m-prune-dirs", fx: fxPrune, cmp: dtNoTimes, args: dtArgs("-dim", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "m-prune-dirs-operand", fx: fxPrune, cmp: dtNoTimes, args: dtArgs("-dm", "src", "dst/")},
 	{name: "m-prune-no-slash", fx: fxPrune, args: dtArgs("-am", "src", "dst/"), cmp: dtSkipRoot},
 	{name: "m-prune-operand", fx: fxPrune, args: dtArgs("-am", "src/empty", "src/full", "dst/"), cmp: dtSkipRoot},
 	{name: "m-prune-exclude", fx: fxPrune, args: dtArgs("-am", "--exclude=*.log", "src/", "dst/")},

@@ -112,3 +112,9 @@ func init() {
 		diffScenario{name: "delete-when-delay-after", fx: fxPlain, args: dtArgs("-a", "--delete-delay", "--delete-after", "src/", "dst/"), code: 1},
 	)
 }
+
+func init() {
+	// --append sends only what is missing: rsync's -vv calls that delta
+	// transmission, even locally.
+	diffScenarios = append(diffScenarios, diffScenario{name: "vv-append-delta-line", fx: fxPlain, args: dtArgs("-avv", "--append", "src/", "dst/"), stdout: true, sorted: true})
+}
