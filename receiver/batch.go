@@ -439,7 +439,7 @@ func (r *Receiver) failChildren(fb *wire.FileBatch) {
 func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[string]bool, lines []string) []string {
 	if fb.IOError && !r.opts.IgnoreErrors {
 		r.ioSkipOnce.Do(func() {
-			r.cfg.Report(wire.ProblemWarning, "IO error encountered -- skipping file deletion")
+			r.cfg.Report(wire.ProblemInfo, "IO error encountered -- skipping file deletion")
 		})
 		return lines
 	}

@@ -124,7 +124,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 	}
 	if err := b.dir.Mkdir(e.Name, 0o700); err != nil {
 		r.problem(wire.ProblemGeneral, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
-		r.cfg.Report(wire.ProblemInfo, "*** Skipping any contents from this failed directory ***")
+		r.cfg.Report(wire.ProblemWarning, "*** Skipping any contents from this failed directory ***")
 		r.signal(rel, false)
 		return lines
 	}

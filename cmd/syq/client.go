@@ -36,7 +36,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	defer logf.close()
 	// Problems and the exit line go to the log too.
 	errOut := logf.tee(stderr)
-	probs := &problems{stdout: stdout, stderr: errOut, unlogged: stderr}
+	probs := &problems{stdout: stdout, stderr: errOut, unlogged: stderr, quiet: inv.Opts.Quiet}
 	// --timeout also bounds the start: a helper that never answers its
 	// handshake is stopped. The timer is disarmed once the Stream (which
 	// has its own timeout) runs.

@@ -118,3 +118,16 @@ func init() {
 	// transmission, even locally.
 	diffScenarios = append(diffScenarios, diffScenario{name: "vv-append-delta-line", fx: fxPlain, args: dtArgs("-avv", "--append", "src/", "dst/"), stdout: true, sorted: true})
 }
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// -q silences rsync's notes ("skipping directory"), not errors.
+		diffScenario{name: "q-skipping-directory", fx: fxPlain, cmp: dtNoTimes, args: dtArgs("-q", "src/", "dst/"), stdout: true, silent: true},
+		// A read error stops deletions with a note on stdout.
+		diffScenario{name: "io-error-skips-deletion", fx: func(b *fixtureBuilder) {
+			fxPlain(b)
+			b.symlink("src/bad", "../../../nowhere")
+		}, pre: func(b *fixtureBuilder) { b.text("dst/extra", "x") }, cmp: dtNoTimes,
+			args: dtArgs("-r", "--copy-unsafe-links", "--delete", "src/", "dst/"), code: 23, stdout: true},
+	)
+}

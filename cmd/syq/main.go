@@ -145,6 +145,7 @@ type problems struct {
 	stdout, stderr              io.Writer
 	unlogged                    io.Writer // stderr without the --log-file, if that differs
 	general, vanished, delLimit bool
+	quiet                       bool // -q: notes (rsync's FINFO) are not shown
 }
 
 func (p *problems) report(side string) func(int, string) {
@@ -165,7 +166,9 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 		defer p.mu.Unlock()
 		switch class {
 		case wire.ProblemInfo:
-			fmt.Fprintln(p.stdout, msg)
+			if !p.quiet {
+				fmt.Fprintln(p.stdout, msg)
+			}
 			return
 		case wire.ProblemGeneral:
 			p.general = true
@@ -236,7 +239,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	// Problems and the exit line go to the log too; the progress line
 	// does not.
 	errOut := logf.tee(stderr)
-	probs := &problems{stdout: stdout, stderr: errOut}
+	probs := &problems{stdout: stdout, stderr: errOut, quiet: opts.Quiet}
 	start := time.Now()
 	if b := fileListBanner(inv, opts, "sending"); b != "" {
 		fmt.Fprintln(stdout, b)

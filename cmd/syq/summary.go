@@ -160,7 +160,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, b)
 	}
 	start := time.Now()
-	probs := &problems{stdout: stdout, stderr: stderr}
+	probs := &problems{stdout: stdout, stderr: stderr, quiet: opts.Quiet}
 	sconn, rconn := wire.Pipe(64)
 	var sendErr error
 	var wg sync.WaitGroup
