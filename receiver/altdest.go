@@ -111,10 +111,24 @@ func (r *Receiver) sameAttrs(e *wire.Entry, st *fsops.Stat) bool {
 // decideAlt handles a regular file missing from the destination. done
 // says it needs nothing more; otherwise the file is transferred and it
 // is the item to show (itemized against the alternate file, if any).
-func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel string, lines []string) (done bool, it item, out []string) {
+//
+// old is the out-of-date destination file, if any: only an exact match
+// counts then, and --compare-dest removes the file (its up-to-date
+// version is in the other directory), as rsync does.
+func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel string, old *fsops.Stat, lines []string) (done bool, it item, out []string) {
 	level, dir, st := r.altLookup(b, e, false)
+	if old != nil && level < 3 {
+		return false, item{}, lines
+	}
 	switch {
 	case level == 3 && r.opts.AltDestKind == wire.AltCompare:
+		if old != nil && !r.opts.DryRun && b.dir != nil {
+			if err := b.dir.Unlink(e.Name); err != nil && !fsops.IsNotExist(err) {
+				r.problem(wire.ProblemGeneral, "unlink %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+				return true, item{}, lines
+			}
+			b.changed.Store(true)
+		}
 		// Nothing is made here; a hard-link group's other names stand
 		// on their own (rsync's leader is not "done").
 		if e.LinkLeader {

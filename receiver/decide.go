@@ -240,12 +240,13 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 	}
 	it := newItem(r.sentChar())
-	if (old == nil || old.IsReg()) && len(r.alts) > 0 {
+	if len(r.alts) > 0 && (old == nil || old.IsReg() && opts.AltDestKind != wire.AltCopy) {
 		// A missing or out-of-date file: rsync looks in the --*-dest
-		// directories first.
+		// directories first (for an out-of-date one, only --compare-dest
+		// and --link-dest, and only for an exact match).
 		var done bool
 		var altItem item
-		if done, altItem, lines = r.decideAlt(b, e, index, rel, lines); done {
+		if done, altItem, lines = r.decideAlt(b, e, index, rel, old, lines); done {
 			r.synced(b, index)
 			return false, lines
 		}

@@ -105,3 +105,23 @@ func init() {
 		check: checkLinked("dst/d/sym", "prev/d/sym"),
 	})
 }
+
+// preOutdated: the destination holds out-of-date versions of files the
+// snapshot has exactly (and one it has only in data).
+func preOutdated(b *fixtureBuilder) {
+	b.text("dst/same", "stale", fbMode(0o600))
+	b.text("dst/moded", "stale too")
+	b.dir("dst")
+}
+
+func init() {
+	for _, kind := range []string{"link", "copy", "compare"} {
+		for _, v := range []string{"-i", "-ii", "-vv"} {
+			diffScenarios = append(diffScenarios, diffScenario{
+				name: "alt-" + kind + "-dest-outdated" + v, fx: fxAltDest, pre: preOutdated,
+				args:   dtArgs("-a", v, "--"+kind+"-dest=../prev", "src/", "dst/"),
+				stdout: true, sorted: true,
+			})
+		}
+	}
+}
