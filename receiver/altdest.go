@@ -156,6 +156,9 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel stri
 		// unchanged entries are shown); -v names one whose attributes
 		// differ, -vv says the others are up to date.
 		flags := r.attrChanges(e, &st)
+		if !r.opts.Times {
+			flags |= flagTime // the copy gets the time of now
+		}
 		switch {
 		case r.itemizing():
 			if flags.any() || r.showUnchanged() {
@@ -184,6 +187,9 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel stri
 		}
 		if r.opts.Checksum {
 			it.flags |= flagSum
+		}
+		if !r.opts.Times {
+			it.flags |= flagTime // as against a destination file
 		}
 		b.setBasisStat(index, st) // rsync's basis: its permissions serve without -p
 		return false, it, lines

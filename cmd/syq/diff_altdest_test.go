@@ -125,3 +125,9 @@ func init() {
 		}
 	}
 }
+
+func init() {
+	// Without -t a file sent against an alternate shows 'T', as against
+	// a destination file.
+	diffScenarios = append(diffScenarios, diffScenario{name: "alt-copy-dest-no-times", fx: fxAltDest, cmp: dtNoTimes, args: dtArgs("-ri", "--copy-dest=../prev", "src/", "dst/"), stdout: true, sorted: true})
+}
