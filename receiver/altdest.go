@@ -49,7 +49,7 @@ func (r *Receiver) altLookup(b *batchState, e *wire.Entry, wantDir bool) (level 
 		if d == nil {
 			continue
 		}
-		s, err := d.Lstat(e.Name)
+		s, err := r.lstat(d, e.Name)
 		if err != nil {
 			continue
 		}
@@ -71,7 +71,7 @@ func (r *Receiver) altLookup(b *batchState, e *wire.Entry, wantDir bool) (level 
 		if level == 1 {
 			level, dir, st = 2, d, s
 		}
-		if r.sameAttrs(e, &s) {
+		if r.sameAttrs(e, &s) && r.xattrFlags(d, e.Name, e) == 0 {
 			return 3, d, s
 		}
 	}
@@ -100,7 +100,7 @@ func (r *Receiver) sameAttrs(e *wire.Entry, st *fsops.Stat) bool {
 	switch {
 	case r.opts.Perms && st.Mode&0o7777 != e.Mode&0o7777:
 		return false
-	case r.opts.Owner && r.asRoot && st.Uid != e.Uid:
+	case r.opts.Owner && (r.asRoot || r.fake) && st.Uid != e.Uid:
 		return false
 	case r.opts.Group && st.Gid != e.Gid:
 		return false
@@ -128,7 +128,7 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel stri
 		fallthrough
 	case level >= 2:
 		// Shown only when attributes change, as rsync shows a local copy.
-		if flags := r.attrChanges(e, &st); flags.any() || r.showUnchanged() {
+		if flags := r.attrChanges(e, &st) | r.xattrFlags(dir, e.Name, e); flags.any() || r.showUnchanged() {
 			lines = append(lines, r.itemLine(item{update: 'c', flags: flags}, rel, e))
 		}
 		if !r.opts.DryRun && b.dir != nil {

@@ -90,6 +90,7 @@ type Receiver struct {
 	umask       uint32 // the user's umask, applied to new files without -p
 	umaskNow    uint32 // the process umask while receiving (0 with -p)
 	asRoot      bool
+	fake        bool // --fake-super (fakesuper.go)
 	// rootRecorded: the destination's own attributes are queued for the
 	// end (decideRootDir).
 	rootRecorded bool
@@ -204,6 +205,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		leaders:  map[uint64]string{},
 		umask:    fsops.Umask(),
 		asRoot:   asRoot(cfg),
+		fake:     cfg.Opts.FakeSuper,
 		euid:     uint32(fsops.Geteuid()),
 		egid:     uint32(fsops.Getegid()),
 		out:      newOrderedOutput(cfg.Out),
@@ -593,6 +595,8 @@ func (c *statsCounter) snapshot() wire.Stats {
 // remote side but not --no-super.
 func asRoot(cfg Config) bool {
 	switch {
+	case cfg.Opts.FakeSuper:
+		return false // it records what root would set instead
 	case cfg.Opts.Super > 0:
 		return true
 	case cfg.Opts.Super < 0 && !cfg.Pushed:

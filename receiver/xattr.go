@@ -1,6 +1,7 @@
 package receiver
 
 import (
+	"slices"
 	"strings"
 
 	"syq/fsops"
@@ -14,7 +15,7 @@ import (
 // Attributes outside this set are left alone.
 func (r *Receiver) ownsXattr(name string) bool {
 	if fsops.IsACLXattr(name) {
-		return r.opts.ACLs
+		return r.opts.ACLs && !r.fake // --fake-super records them instead
 	}
 	if r.opts.Xattrs == 0 {
 		return false
@@ -44,6 +45,9 @@ func (r *Receiver) wantXattrs(e *wire.Entry) []fsops.Xattr {
 	}
 	var out []fsops.Xattr
 	for _, x := range e.Xattrs {
+		if r.fake && !fsops.IsACLXattr(x.Name) {
+			x.Name = fakeXattrName(x.Name)
+		}
 		if !r.ownsXattr(x.Name) {
 			continue
 		}
@@ -56,6 +60,10 @@ func (r *Receiver) wantXattrs(e *wire.Entry) []fsops.Xattr {
 			x.Value = fsops.MapACLIDs(x.Value, mapID)
 		}
 		out = append(out, fsops.Xattr(x))
+	}
+	if r.fake {
+		// Escaped names sort elsewhere.
+		slices.SortFunc(out, func(a, b fsops.Xattr) int { return strings.Compare(a.Name, b.Name) })
 	}
 	return out
 }
@@ -76,7 +84,9 @@ func (r *Receiver) xattrFlags(dir *fsops.Dir, name string, e *wire.Entry) itemFl
 	if r.opts.Xattrs > 0 && !fsops.SameXattrs(withoutACLs(have), withoutACLs(want)) {
 		f |= flagXattr
 	}
-	if r.opts.ACLs && e.Type() != wire.TypeLnk {
+	if r.fake {
+		f |= r.fakeACLFlags(dir, name, e)
+	} else if r.opts.ACLs && e.Type() != wire.TypeLnk {
 		if !fsops.SameACL(fsops.ACLAccess, xattrValue(have, fsops.ACLAccess), xattrValue(want, fsops.ACLAccess)) {
 			f |= flagACL | flagACLAccess
 		}

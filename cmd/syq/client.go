@@ -383,7 +383,9 @@ func takeRails(ctx context.Context, sess *remote.Session, n int, multi bool) []n
 // then the -M options applied on top, as rsync's remote side sees them.
 func remoteOptions(inv *Invocation) (wire.Options, error) {
 	if len(inv.RemoteOptions) == 0 {
-		return inv.Opts, nil
+		o := inv.Opts
+		o.FakeSuper = false // see below
+		return o, nil
 	}
 	hits, operands, _, err := cliScan(inv.RemoteOptions, false)
 	if err != nil {
@@ -393,11 +395,17 @@ func remoteOptions(inv *Invocation) (wire.Options, error) {
 		return wire.Options{}, fmt.Errorf("--remote-option takes options, not %q", operands[0])
 	}
 	remote := *inv
+	// rsync does not pass --fake-super to its remote side: it is the
+	// local side's, and -M--fake-super the way to give it to the remote.
+	remote.Opts.FakeSuper = false
 	if err := cliApply(&remote, hits); err != nil {
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
 	}
 	if err := settleCompress(&remote); err != nil {
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
+	}
+	if remote.Opts.FakeSuper && remote.Opts.Xattrs > 1 {
+		return wire.Options{}, errors.New("--remote-option: --fake-super conflicts with -XX")
 	}
 	return remote.Opts, nil
 }

@@ -271,7 +271,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	tune.Adapt(ctx, func() (int64, int64) { return live.Bytes.Load(), live.Files.Load() })
 	stats, recvErr := receiver.Run(ctx, receiver.Config{
-		Opts: opts, Dest: inv.Dest,
+		Opts: localReceiverOpts(inv), Dest: inv.Dest,
 		DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 		Out: out, Report: probs.report("receiver"),
 		Debug:  os.Getenv("SYQ_DEBUG") != "",
@@ -430,4 +430,20 @@ func debugf(format string, args ...any) {
 	if os.Getenv("SYQ_DEBUG") != "" {
 		fmt.Fprintf(os.Stderr, "syq debug: "+format+"\n", args...)
 	}
+}
+
+// localReceiverOpts are the options of a local copy's receiving half:
+// rsync's forked receiver is its "remote" side, so -M--fake-super (which
+// only the receiving half takes) applies to it; the other -M options
+// are not built for a local copy and leave it as the command line says.
+func localReceiverOpts(inv *Invocation) *wire.Options {
+	if inv.Opts.FakeSuper || len(inv.RemoteOptions) == 0 {
+		return &inv.Opts
+	}
+	if m, err := remoteOptions(inv); err == nil && m.FakeSuper {
+		o := inv.Opts
+		o.FakeSuper = true
+		return &o
+	}
+	return &inv.Opts
 }
