@@ -238,18 +238,12 @@ func FakeACL(b []byte, access bool, mode uint32) (fake []byte, ok bool) {
 		}
 	}
 	if access {
-		group := mode >> 3 & 7
+		// What the permission bits say is left out (as rsync's sender
+		// does); the mask stays, as rsync's receiver puts back one its
+		// sender left out.
 		obj[0], obj[3] = aclNoEntry, aclNoEntry
-		switch {
-		case obj[2] == aclNoEntry:
+		if obj[2] == aclNoEntry || obj[1] == mode>>3&7 {
 			obj[1] = aclNoEntry
-		default:
-			if obj[1] == group {
-				obj[1] = aclNoEntry
-			}
-			if len(names) > 0 && obj[2] == group {
-				obj[2] = aclNoEntry
-			}
 		}
 		if obj == [4]uint32{aclNoEntry, aclNoEntry, aclNoEntry, aclNoEntry} && len(names) == 0 {
 			return nil, true

@@ -89,7 +89,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 				tweaked = true
 			}
 		}
-		if flags.any() && !tweaked {
+		if (flags.any() || r.fake) && !tweaked {
 			r.recordDir(rel, e, false)
 		}
 		r.dirInfo(rel, e, flags.any() || tweaked)
@@ -194,7 +194,9 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			r.synced(b, index)
 			r.dropPartial(b.dir, rel, e.Name) // stage.go: --partial-dir
 			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
-			if flags.any() && !opts.DryRun {
+			// --fake-super: rsync sets the real mode and records of an
+			// unchanged entry too.
+			if (flags.any() || r.fake) && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
 				flags = flags.afterFix()
 			}
@@ -305,7 +307,9 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		if same {
 			r.synced(b, index)
 			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
-			if flags.any() && !opts.DryRun {
+			// --fake-super: rsync sets the real mode and records of an
+			// unchanged entry too.
+			if (flags.any() || r.fake) && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
 				flags = flags.afterFix()
 			}

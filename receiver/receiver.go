@@ -591,15 +591,15 @@ func (c *statsCounter) snapshot() wire.Stats {
 
 // asRoot says whether the receiver does what only root may (owners,
 // devices, every xattr namespace): as root, or with --super; --no-super
-// turns it off for a local receiver only, as rsync passes --super to its
-// remote side but not --no-super.
+// turns it off (rsync passes --super to its remote side but not
+// --no-super, so a remote receiver sees that only from -M).
 func asRoot(cfg Config) bool {
 	switch {
 	case cfg.Opts.FakeSuper:
 		return false // it records what root would set instead
 	case cfg.Opts.Super > 0:
 		return true
-	case cfg.Opts.Super < 0 && !cfg.Pushed:
+	case cfg.Opts.Super < 0:
 		return false
 	}
 	return fsops.Geteuid() == 0

@@ -11,7 +11,7 @@ import (
 // ownsXattr says which extended attributes of the destination -X and
 // -A manage: with -A the two ACL attributes; with -X, as root all but
 // the kernel's system.* ones, otherwise the user.* ones only (the kernel
-// refuses the rest); rsync's own "rsync.%" records only with -XX.
+// refuses the rest); under --fake-super not its own records.
 // Attributes outside this set are left alone.
 func (r *Receiver) ownsXattr(name string) bool {
 	if fsops.IsACLXattr(name) {
@@ -27,7 +27,15 @@ func (r *Receiver) ownsXattr(name string) bool {
 	} else if !strings.HasPrefix(name, "user.") {
 		return false
 	}
-	return r.opts.Xattrs > 1 || !wire.RsyncXattrRecord(name)
+	// The records --fake-super keeps are its own (fakesuper.go); other
+	// "rsync.%" ones a receiver manages like any attribute, removing
+	// them when the sender (which sends them only with -XX) has none.
+	return !r.fake || !isFakeRecord(name)
+}
+
+// isFakeRecord says whether an attribute is one of --fake-super's records.
+func isFakeRecord(name string) bool {
+	return name == fsops.FakeStatXattr || name == fsops.FakeACLAccess || name == fsops.FakeACLDefault
 }
 
 // setsXattrs says whether the receiver sets extended attributes (-X)
@@ -48,8 +56,8 @@ func (r *Receiver) wantXattrs(e *wire.Entry) []fsops.Xattr {
 		if r.fake && !fsops.IsACLXattr(x.Name) {
 			x.Name = fakeXattrName(x.Name)
 		}
-		if !r.ownsXattr(x.Name) {
-			continue
+		if !r.ownsXattr(x.Name) || r.opts.Xattrs < 2 && wire.RsyncXattrRecord(x.Name) {
+			continue // rsync takes "rsync.%" records only with -XX
 		}
 		switch {
 		case x.Name == fsops.ACLAccess:

@@ -433,17 +433,19 @@ func debugf(format string, args ...any) {
 }
 
 // localReceiverOpts are the options of a local copy's receiving half:
-// rsync's forked receiver is its "remote" side, so -M--fake-super (which
-// only the receiving half takes) applies to it; the other -M options
-// are not built for a local copy and leave it as the command line says.
+// rsync's forked receiver is its "remote" side, which starts from the
+// command line's options and applies -M's on top; syq takes from -M
+// there only --super, --no-super and --fake-super (the other -M options
+// are not built for a local copy, which runs as the command line says).
 func localReceiverOpts(inv *Invocation) *wire.Options {
-	if inv.Opts.FakeSuper || len(inv.RemoteOptions) == 0 {
+	if len(inv.RemoteOptions) == 0 {
 		return &inv.Opts
 	}
-	if m, err := remoteOptions(inv); err == nil && m.FakeSuper {
-		o := inv.Opts
-		o.FakeSuper = true
-		return &o
+	m, err := withRemoteOptions(inv, inv.Opts)
+	if err != nil || m.FakeSuper == inv.Opts.FakeSuper && m.Super == inv.Opts.Super {
+		return &inv.Opts
 	}
-	return &inv.Opts
+	o := inv.Opts
+	o.FakeSuper, o.Super = m.FakeSuper, m.Super
+	return &o
 }
