@@ -53,11 +53,23 @@ func ParseFakeStat(v []byte) (f FakeStat, ok bool) {
 // none: it is what it says) and, if there is one, puts what it records
 // into st. It reports whether there was one.
 func (d *Dir) ApplyFakeStat(name string, st *Stat) (bool, error) {
+	return applyFakeStat(st, func() ([]byte, bool, error) { return d.GetXattr(name, FakeStatXattr) }, d.Join(name))
+}
+
+// ApplyFakeStatPath is ApplyFakeStat for a path.
+func ApplyFakeStatPath(path string, st *Stat) (bool, error) {
+	return applyFakeStat(st, func() ([]byte, bool, error) {
+		v, err := grow(func(buf []byte) (int, error) { return unix.Lgetxattr(path, FakeStatXattr, buf) })
+		return getResult(v, err, "lgetxattr "+FakeStatXattr, path)
+	}, path)
+}
+
+func applyFakeStat(st *Stat, get func() ([]byte, bool, error), path string) (bool, error) {
 	t := st.Mode & TypeMask
 	if t == TypeChr || t == TypeBlk || t == TypeFifo || t == TypeSock {
 		return false, nil
 	}
-	v, ok, err := d.GetXattr(name, FakeStatXattr)
+	v, ok, err := get()
 	if !ok {
 		if err != nil && t == TypeLnk && err.(*os.PathError).Err == unix.EPERM {
 			// Linux keeps no user.* attributes on a symlink: rsync reads
@@ -69,7 +81,7 @@ func (d *Dir) ApplyFakeStat(name string, st *Stat) (bool, error) {
 	}
 	f, ok := ParseFakeStat(v)
 	if !ok {
-		return false, &os.PathError{Op: "read " + FakeStatXattr, Path: d.Join(name), Err: fmt.Errorf("corrupt value %q", v)}
+		return false, &os.PathError{Op: "read " + FakeStatXattr, Path: path, Err: fmt.Errorf("corrupt value %q", v)}
 	}
 	st.Mode, st.Rdev, st.Uid, st.Gid = f.Mode, f.Rdev, f.Uid, f.Gid
 	return true, nil
