@@ -304,8 +304,9 @@ func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error 
 		}
 	}
 	if r.fake {
-		r.setFake(fileTarget(f), job.rel, e, r.finalPerm(e, job.permBasis(), job.batch.newMask), job.permBasis())
-		cur = r.finalPerm(e, job.permBasis(), job.batch.newMask) // the mode is set
+		perm := r.finalPerm(e, job.permBasis(), job.batch.newMask)
+		r.setFake(fileTarget(f), job.rel, e, perm, job.permBasis())
+		cur = perm // setFake set the real mode; nothing below changes it
 	}
 	uid, gid := r.owner(e)
 	if uid >= 0 && uint32(uid) == r.euid {
