@@ -199,3 +199,112 @@ func (d *Dir) DefaultACL() ([]byte, bool) {
 	b, err := grow(func(buf []byte) (int, error) { return unix.Fgetxattr(d.fd, ACLDefault, buf) })
 	return b, err == nil && len(b) > 0
 }
+
+// rsync's --fake-super ACL record (FakeACLAccess, FakeACLDefault): four
+// little-endian words, the owner, owning group, mask and other
+// permissions (aclNoEntry where there is none), then one pair of words
+// per named user or group: its id, and its permissions with
+// aclNameIsUser set for a user.
+const (
+	aclNoEntry    = 0x80
+	aclNameIsUser = 1 << 31
+)
+
+// FakeACL turns an ACL value into rsync's --fake-super record of it.
+// An access ACL leaves out what mode's permission bits say, as rsync
+// does; none is nil: an access ACL with nothing beyond the permission
+// bits. ok is false for a value that is no ACL.
+func FakeACL(b []byte, access bool, mode uint32) (fake []byte, ok bool) {
+	es, ok := parseACL(b)
+	if !ok {
+		return nil, false
+	}
+	obj := [4]uint32{aclNoEntry, aclNoEntry, aclNoEntry, aclNoEntry} // user, group, mask, other
+	var names []uint32
+	for _, e := range es {
+		switch e.tag {
+		case aclUserObj:
+			obj[0] = uint32(e.perm & 7)
+		case aclGroupObj:
+			obj[1] = uint32(e.perm & 7)
+		case aclMask:
+			obj[2] = uint32(e.perm & 7)
+		case aclOther:
+			obj[3] = uint32(e.perm & 7)
+		case aclUser:
+			names = append(names, e.id, uint32(e.perm&7)|aclNameIsUser)
+		case aclGroup:
+			names = append(names, e.id, uint32(e.perm&7))
+		}
+	}
+	if access {
+		// What the permission bits say is left out (as rsync's sender
+		// does); the mask stays, as rsync's receiver puts back one its
+		// sender left out.
+		obj[0], obj[3] = aclNoEntry, aclNoEntry
+		if obj[2] == aclNoEntry || obj[1] == mode>>3&7 {
+			obj[1] = aclNoEntry
+		}
+		if obj == [4]uint32{aclNoEntry, aclNoEntry, aclNoEntry, aclNoEntry} && len(names) == 0 {
+			return nil, true
+		}
+	}
+	out := make([]byte, 0, 16+4*len(names))
+	for _, w := range obj {
+		out = binary.LittleEndian.AppendUint32(out, w)
+	}
+	for _, w := range names {
+		out = binary.LittleEndian.AppendUint32(out, w)
+	}
+	return out, true
+}
+
+// ACLFromFake turns rsync's --fake-super record of an ACL back into the
+// ACL's value, filling in from mode what an access ACL's record leaves
+// out; nil is no ACL (an access ACL of only the permission bits, or an
+// empty default ACL). ok is false for a record of the wrong length.
+func ACLFromFake(fake []byte, access bool, mode uint32) (b []byte, ok bool) {
+	if len(fake) < 16 || (len(fake)-16)%8 != 0 {
+		return nil, false
+	}
+	var obj [4]uint32
+	for i := range obj {
+		obj[i] = binary.LittleEndian.Uint32(fake[4*i:])
+	}
+	var users, groups []aclEntry
+	for p := fake[16:]; len(p) > 0; p = p[8:] {
+		id, acc := binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(p[4:])
+		if acc&aclNameIsUser != 0 {
+			users = append(users, aclEntry{tag: aclUser, perm: uint16(acc & 7), id: id})
+		} else {
+			groups = append(groups, aclEntry{tag: aclGroup, perm: uint16(acc & 7), id: id})
+		}
+	}
+	named := len(users)+len(groups) > 0
+	if access {
+		fill := [4]uint32{mode >> 6 & 7, mode >> 3 & 7, aclNoEntry, mode & 7}
+		if named {
+			fill[2] = mode >> 3 & 7
+		}
+		for i := range obj {
+			if obj[i] == aclNoEntry {
+				obj[i] = fill[i]
+			}
+		}
+		if !named && obj[2] == aclNoEntry {
+			return nil, true
+		}
+	} else if obj[0] == aclNoEntry {
+		return nil, true
+	}
+	const undefinedID = 0xffffffff
+	es := []aclEntry{{tag: aclUserObj, perm: uint16(obj[0] & 7), id: undefinedID}}
+	es = append(es, users...)
+	es = append(es, aclEntry{tag: aclGroupObj, perm: uint16(obj[1] & 7), id: undefinedID})
+	es = append(es, groups...)
+	if obj[2] != aclNoEntry {
+		es = append(es, aclEntry{tag: aclMask, perm: uint16(obj[2] & 7), id: undefinedID})
+	}
+	es = append(es, aclEntry{tag: aclOther, perm: uint16(obj[3] & 7), id: undefinedID})
+	return encodeACL(es), true
+}

@@ -49,7 +49,7 @@ func (r *Receiver) altLookup(b *batchState, e *wire.Entry, wantDir bool) (level 
 		if d == nil {
 			continue
 		}
-		s, err := d.Lstat(e.Name)
+		s, err := r.lstat(d, e.Name)
 		if err != nil {
 			continue
 		}
@@ -71,7 +71,7 @@ func (r *Receiver) altLookup(b *batchState, e *wire.Entry, wantDir bool) (level 
 		if level == 1 {
 			level, dir, st = 2, d, s
 		}
-		if r.sameAttrs(e, &s) {
+		if r.sameAttrs(e, &s) && r.xattrFlags(d, e.Name, e) == 0 {
 			return 3, d, s
 		}
 	}
@@ -100,7 +100,7 @@ func (r *Receiver) sameAttrs(e *wire.Entry, st *fsops.Stat) bool {
 	switch {
 	case r.opts.Perms && st.Mode&0o7777 != e.Mode&0o7777:
 		return false
-	case r.opts.Owner && r.asRoot && st.Uid != e.Uid:
+	case r.opts.Owner && (r.asRoot || r.fake) && st.Uid != e.Uid:
 		return false
 	case r.opts.Group && st.Gid != e.Gid:
 		return false
@@ -155,7 +155,7 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel stri
 		// rsync shows a local copy only when attributes change (or as
 		// unchanged entries are shown); -v names one whose attributes
 		// differ, -vv says the others are up to date.
-		flags := r.attrChanges(e, &st)
+		flags := r.attrChanges(e, &st) | r.xattrFlags(dir, e.Name, e)
 		if !r.opts.Times {
 			flags |= flagTime // the copy gets the time of now
 		}

@@ -311,7 +311,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		e := &fb.Entries[i]
 		var old *fsops.Stat
 		if have[e.Name] && b.dir != nil {
-			st, err := b.dir.Lstat(e.Name)
+			st, err := r.lstat(b.dir, e.Name)
 			if err == nil {
 				old = &st
 			} else if !fsops.IsNotExist(err) {

@@ -25,6 +25,11 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 		r.signal(".", true)
 		return lines
 	}
+	if r.fake {
+		if _, err := r.root.ApplyFakeStat(".", &st); err != nil {
+			r.problem(wire.ProblemGeneral, "failed to read xattr %s: %s", fsops.FakeStatXattr, fsops.ErrText(err))
+		}
+	}
 	flags := r.attrChanges(e, &st) | r.xattrFlags(r.root, ".", e)
 	switch {
 	case r.rootCreated:
@@ -53,6 +58,9 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 func (r *Receiver) altRootItem(e *wire.Entry) (item, bool) {
 	if len(r.alts) > 0 {
 		if ast, err := r.alts[0].Stat(); err == nil {
+			if r.fake {
+				r.alts[0].ApplyFakeStat(".", &ast) // as for any other entry (lstat)
+			}
 			return item{update: 'c', flags: r.attrChanges(e, &ast)}, true
 		}
 	}
@@ -82,7 +90,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 				tweaked = true
 			}
 		}
-		if flags.any() && !tweaked {
+		if (flags.any() || r.fake) && !tweaked {
 			r.recordDir(rel, e, false)
 		}
 		r.dirInfo(rel, e, flags.any() || tweaked)
@@ -226,7 +234,9 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			}
 			r.dropPartial(b.dir, rel, e.Name) // stage.go: --partial-dir
 			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
-			if flags.any() && !opts.DryRun {
+			// --fake-super: rsync sets the real mode and records of an
+			// unchanged entry too.
+			if (flags.any() || r.fake) && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
 				flags = flags.afterFix()
 			}
@@ -302,7 +312,7 @@ func (r *Receiver) keepsType(t uint32) bool {
 	case wire.TypeLnk:
 		return r.opts.Links
 	case wire.TypeChr, wire.TypeBlk:
-		return r.opts.Devices && r.asRoot
+		return r.opts.Devices && (r.asRoot || r.fake) // --fake-super records them
 	case wire.TypeFifo, wire.TypeSock:
 		return r.opts.Specials
 	}
@@ -343,7 +353,11 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		switch e.Type() {
 		case wire.TypeLnk:
 			if b.dir != nil {
-				target, err := b.dir.Readlink(e.Name)
+				readlink := b.dir.Readlink
+				if r.fake {
+					readlink = b.dir.ReadFakeLink
+				}
+				target, err := readlink(e.Name)
 				same = err == nil && target == e.Link
 			}
 		case wire.TypeChr, wire.TypeBlk:
@@ -352,7 +366,9 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		if same {
 			r.synced(b, index)
 			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
-			if flags.any() && !opts.DryRun {
+			// --fake-super: rsync sets the real mode and records of an
+			// unchanged entry too.
+			if (flags.any() || r.fake) && !opts.DryRun {
 				r.fixAttrs(b.dir, e.Name, rel, e, old)
 				flags = flags.afterFix()
 			}
@@ -446,9 +462,14 @@ func kindName(e *wire.Entry) string {
 func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string, old *fsops.Stat) bool {
 	tmp := fsops.TempName(e.Name)
 	var err error
-	if e.Type() == wire.TypeLnk {
+	switch {
+	case r.fake && e.Type() == wire.TypeLnk:
+		err = dir.WriteFakeLink(tmp, e.Link)
+	case r.fake:
+		err = dir.CreateEmpty(tmp, 0o600)
+	case e.Type() == wire.TypeLnk:
 		err = dir.Symlink(e.Link, tmp)
-	} else {
+	default:
 		err = dir.Mknod(tmp, e.Type()|0o600, e.Rdev)
 	}
 	if err != nil {
@@ -462,7 +483,9 @@ func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string, old 
 	r.fixAttrs(dir, tmp, rel, e, nil)
 	if old != nil && !r.opts.Perms && e.Type() != wire.TypeLnk && old.Mode&fsops.TypeMask == e.Type() {
 		// Without -p a replaced device or FIFO keeps its permissions.
-		if err := dir.Chmod(tmp, r.finalPerm(e, old, 0)); err != nil {
+		if r.fake {
+			r.setFake(dirTarget(dir, tmp), rel, e, r.finalPerm(e, old, 0), old)
+		} else if err := dir.Chmod(tmp, r.finalPerm(e, old, 0)); err != nil {
 			r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(rel), fsops.ErrText(err))
 		}
 	}
@@ -547,6 +570,9 @@ func (r *Receiver) newPermMask(dir *fsops.Dir) uint32 {
 // owner returns the uid and gid to set (-1 for "leave it").
 func (r *Receiver) owner(e *wire.Entry) (int, int) {
 	uid, gid := -1, -1
+	if r.fake {
+		return uid, gid // recorded by setFake instead
+	}
 	if r.opts.Owner && r.asRoot {
 		uid = int(e.Uid)
 	}
@@ -569,7 +595,7 @@ func (r *Receiver) attrChanges(e *wire.Entry, old *fsops.Stat) itemFlags {
 		r.opts.Executability && !r.opts.Perms && e.IsReg() && old.IsReg() && r.finalPerm(e, old, 0) != old.Mode&0o7777 {
 		f |= flagPerm
 	}
-	if r.opts.Owner && r.asRoot && old.Uid != e.Uid {
+	if r.opts.Owner && (r.asRoot || r.fake) && old.Uid != e.Uid {
 		f |= flagOwner
 	}
 	if r.opts.Group && old.Gid != e.Gid && r.mayChgrp(e.Gid) {
@@ -598,6 +624,13 @@ func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old
 	// Attributes first: a mode without write permission would stop
 	// anyone but root from setting them.
 	r.setXattrs(dir, name, rel, e)
+	if r.fake {
+		var newMask uint32
+		if old == nil {
+			newMask = r.newPermMask(dir)
+		}
+		r.setFake(dirTarget(dir, name), rel, e, r.finalPerm(e, old, newMask), old)
+	}
 	uid, gid := r.owner(e)
 	if uid >= 0 || gid >= 0 {
 		if old == nil || uid >= 0 && uint32(uid) != old.Uid || gid >= 0 && uint32(gid) != old.Gid {
@@ -606,7 +639,7 @@ func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old
 			}
 		}
 	}
-	if e.Type() != wire.TypeLnk {
+	if e.Type() != wire.TypeLnk && !r.fake {
 		var newMask uint32
 		if old == nil {
 			newMask = r.newPermMask(dir)

@@ -164,6 +164,23 @@ func (r *Receiver) setDirAttrs() {
 			}
 			e := &da.e
 			r.setXattrs(d, ".", da.rel, e) // before a mode that forbids it
+			if r.fake {
+				if old != nil {
+					d.ApplyFakeStat(".", old) // read (and reported) when the batch was decided
+				}
+				var mask uint32
+				if old == nil {
+					mask = r.newPermMask(d)
+				}
+				r.setFake(selfTarget(d), da.rel, e, r.finalPerm(e, old, mask), old)
+				if r.opts.Times && !r.opts.OmitDirTimes {
+					if err := r.setDirMtime(d, da.rel, e); err != nil {
+						r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
+					}
+				}
+				d.Close()
+				continue
+			}
 			uid, gid := r.owner(e)
 			if uid >= 0 && uint32(uid) != st.Uid || gid >= 0 && uint32(gid) != st.Gid {
 				if err := d.Fchown(uid, gid); err != nil {

@@ -183,7 +183,7 @@ func (m *idMapper) mapID(id uint32, group bool) uint32 {
 // otherwise only a group this process is in. rsync skips other groups
 // without a word (its FLAG_SKIP_GROUP), and so does the -i 'g' flag.
 func (r *Receiver) mayChgrp(gid uint32) bool {
-	if r.asRoot {
+	if r.asRoot || r.fake {
 		return true
 	}
 	r.groupsOnce.Do(func() { r.groups = fsops.Groups() })

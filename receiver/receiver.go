@@ -90,6 +90,7 @@ type Receiver struct {
 	umask       uint32 // the user's umask, applied to new files without -p
 	umaskNow    uint32 // the process umask while receiving (0 with -p)
 	asRoot      bool
+	fake        bool // --fake-super (fakesuper.go)
 	// rootRecorded: the destination's own attributes are queued for the
 	// end (decideRootDir).
 	rootRecorded bool
@@ -210,6 +211,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		leaders:  map[uint64]string{},
 		umask:    fsops.Umask(),
 		asRoot:   asRoot(cfg),
+		fake:     cfg.Opts.FakeSuper,
 		euid:     uint32(fsops.Geteuid()),
 		egid:     uint32(fsops.Getegid()),
 		out:      newOrderedOutput(cfg.Out),
@@ -603,13 +605,15 @@ func (c *statsCounter) snapshot() wire.Stats {
 
 // asRoot says whether the receiver does what only root may (owners,
 // devices, every xattr namespace): as root, or with --super; --no-super
-// turns it off for a local receiver only, as rsync passes --super to its
-// remote side but not --no-super.
+// turns it off (rsync passes --super to its remote side but not
+// --no-super, so a remote receiver sees that only from -M).
 func asRoot(cfg Config) bool {
 	switch {
+	case cfg.Opts.FakeSuper:
+		return false // it records what root would set instead
 	case cfg.Opts.Super > 0:
 		return true
-	case cfg.Opts.Super < 0 && !cfg.Pushed:
+	case cfg.Opts.Super < 0:
 		return false
 	}
 	return fsops.Geteuid() == 0

@@ -303,6 +303,11 @@ func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error 
 			r.problem(wire.ProblemGeneral, "rsync_xal_set: lsetxattr(%q) failed: %s", r.destPath(job.rel), fsops.ErrText(err))
 		}
 	}
+	if r.fake {
+		perm := r.finalPerm(e, job.permBasis(), job.batch.newMask)
+		r.setFake(fileTarget(f), job.rel, e, perm, job.permBasis())
+		cur = perm // setFake set the real mode; nothing below changes it
+	}
 	uid, gid := r.owner(e)
 	if uid >= 0 && uint32(uid) == r.euid {
 		uid = -1 // a new file is ours already

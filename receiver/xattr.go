@@ -1,6 +1,7 @@
 package receiver
 
 import (
+	"slices"
 	"strings"
 
 	"syq/fsops"
@@ -10,11 +11,11 @@ import (
 // ownsXattr says which extended attributes of the destination -X and
 // -A manage: with -A the two ACL attributes; with -X, as root all but
 // the kernel's system.* ones, otherwise the user.* ones only (the kernel
-// refuses the rest); rsync's own "rsync.%" records only with -XX.
+// refuses the rest); under --fake-super not its own records.
 // Attributes outside this set are left alone.
 func (r *Receiver) ownsXattr(name string) bool {
 	if fsops.IsACLXattr(name) {
-		return r.opts.ACLs
+		return r.opts.ACLs && !r.fake // --fake-super records them instead
 	}
 	if r.opts.Xattrs == 0 {
 		return false
@@ -26,7 +27,15 @@ func (r *Receiver) ownsXattr(name string) bool {
 	} else if !strings.HasPrefix(name, "user.") {
 		return false
 	}
-	return r.opts.Xattrs > 1 || !wire.RsyncXattrRecord(name)
+	// The records --fake-super keeps are its own (fakesuper.go); other
+	// "rsync.%" ones a receiver manages like any attribute, removing
+	// them when the sender (which sends them only with -XX) has none.
+	return !r.fake || !isFakeRecord(name)
+}
+
+// isFakeRecord says whether an attribute is one of --fake-super's records.
+func isFakeRecord(name string) bool {
+	return name == fsops.FakeStatXattr || name == fsops.FakeACLAccess || name == fsops.FakeACLDefault
 }
 
 // setsXattrs says whether the receiver sets extended attributes (-X)
@@ -44,8 +53,11 @@ func (r *Receiver) wantXattrs(e *wire.Entry) []fsops.Xattr {
 	}
 	var out []fsops.Xattr
 	for _, x := range e.Xattrs {
-		if !r.ownsXattr(x.Name) {
-			continue
+		if r.fake && !fsops.IsACLXattr(x.Name) {
+			x.Name = fakeXattrName(x.Name)
+		}
+		if !r.ownsXattr(x.Name) || r.opts.Xattrs < 2 && wire.RsyncXattrRecord(x.Name) {
+			continue // rsync takes "rsync.%" records only with -XX
 		}
 		switch {
 		case x.Name == fsops.ACLAccess:
@@ -56,6 +68,10 @@ func (r *Receiver) wantXattrs(e *wire.Entry) []fsops.Xattr {
 			x.Value = fsops.MapACLIDs(x.Value, mapID)
 		}
 		out = append(out, fsops.Xattr(x))
+	}
+	if r.fake {
+		// Escaped names sort elsewhere.
+		slices.SortFunc(out, func(a, b fsops.Xattr) int { return strings.Compare(a.Name, b.Name) })
 	}
 	return out
 }
@@ -76,7 +92,9 @@ func (r *Receiver) xattrFlags(dir *fsops.Dir, name string, e *wire.Entry) itemFl
 	if r.opts.Xattrs > 0 && !fsops.SameXattrs(withoutACLs(have), withoutACLs(want)) {
 		f |= flagXattr
 	}
-	if r.opts.ACLs && e.Type() != wire.TypeLnk {
+	if r.fake {
+		f |= r.fakeACLFlags(dir, name, e)
+	} else if r.opts.ACLs && e.Type() != wire.TypeLnk {
 		if !fsops.SameACL(fsops.ACLAccess, xattrValue(have, fsops.ACLAccess), xattrValue(want, fsops.ACLAccess)) {
 			f |= flagACL | flagACLAccess
 		}

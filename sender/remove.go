@@ -58,6 +58,9 @@ func (s *Sender) removeSource(m *wire.Synced) {
 	if err != nil {
 		return
 	}
+	if s.cfg.Opts.FakeSuper {
+		fsops.ApplyFakeStatPath(path, &st) // listed so; an error shows as a change
+	}
 	if changedSince(st, e) {
 		s.problem(wire.ProblemGeneral, "ERROR: Skipping sender remove for changed file: %s", path)
 		return

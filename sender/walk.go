@@ -516,6 +516,13 @@ func (s *Sender) excluded(rules *filter.List, rel string, isDir bool) bool {
 // not be read (which, like rsync's io_error, stops deletions).
 func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, display string) (e wire.Entry, ok, failed bool) {
 	opts := s.cfg.Opts
+	realType := st.Mode & fsops.TypeMask
+	if opts.FakeSuper {
+		// What a fake-super receiver recorded is the entry's metadata.
+		if _, err := dir.ApplyFakeStat(srcName, &st); err != nil {
+			s.problem(wire.ProblemGeneral, "failed to read xattr %s for %q: %s", fsops.FakeStatXattr, absPath(dir.Join(srcName)), fsops.ErrText(err))
+		}
+	}
 	e = wire.Entry{
 		Name: name, Mode: st.Mode, MtimeSec: st.MtimeSec, MtimeNsec: st.MtimeNsec,
 		Uid: st.Uid, Gid: st.Gid,
@@ -547,7 +554,11 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 		// Symlinks, devices and special files are listed even when the
 		// options do not keep them, as rsync does: the receiver skips
 		// them, and a destination entry of that name is not deleted.
-		target, err := dir.Readlink(srcName)
+		readlink := dir.Readlink
+		if realType == fsops.TypeReg {
+			readlink = dir.ReadFakeLink // --fake-super's stand-in
+		}
+		target, err := readlink(srcName)
 		if err != nil {
 			s.problem(wire.ProblemGeneral, "readlink %q failed: %v", absPath(dir.Join(srcName)), fsops.ErrText(err))
 			return e, false, false
@@ -574,10 +585,52 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 			return e, false, true
 		}
 		for _, x := range xs {
+			if opts.FakeSuper {
+				// A name a fake-super receiver escaped goes out as it was.
+				x.Name = strings.TrimPrefix(x.Name, fsops.FakeEscape)
+			}
 			e.Xattrs = append(e.Xattrs, wire.Xattr(x))
+		}
+		if opts.FakeSuper && opts.ACLs && e.Type() != wire.TypeLnk {
+			if !s.fakeACLs(dir, srcName, &e) {
+				return e, false, true
+			}
+		}
+		if opts.FakeSuper {
+			sort.Slice(e.Xattrs, func(i, j int) bool { return e.Xattrs[i].Name < e.Xattrs[j].Name })
 		}
 	}
 	return e, true, false
+}
+
+// fakeACLs adds to e the ACLs a fake-super receiver recorded for name,
+// under the names the real ones travel by.
+func (s *Sender) fakeACLs(dir *fsops.Dir, name string, e *wire.Entry) bool {
+	for _, a := range [...]struct {
+		record, name string
+		access       bool
+	}{{fsops.FakeACLAccess, fsops.ACLAccess, true}, {fsops.FakeACLDefault, fsops.ACLDefault, false}} {
+		if !a.access && !e.IsDir() {
+			continue
+		}
+		rec, ok, err := dir.GetXattr(name, a.record)
+		if err != nil {
+			s.problem(wire.ProblemGeneral, "get_xattr_acl: %s", fsops.ErrText(err))
+			return false
+		}
+		if !ok {
+			continue
+		}
+		v, ok := fsops.ACLFromFake(rec, a.access, e.Mode)
+		if !ok {
+			s.problem(wire.ProblemGeneral, "corrupt %s xattr attached to %q", a.record, absPath(dir.Join(name)))
+			return false
+		}
+		if v != nil {
+			e.Xattrs = append(e.Xattrs, wire.Xattr{Name: a.name, Value: v})
+		}
+	}
+	return true
 }
 
 // sendsXattr says which extended attributes -X sends: all but the
@@ -585,7 +638,8 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 // -XX, as rsync; -A sends the two that hold the ACLs.
 func (s *Sender) sendsXattr(name string) bool {
 	if fsops.IsACLXattr(name) {
-		return s.cfg.Opts.ACLs
+		// A fake-super sender's ACLs are the ones recorded (fakeACLs).
+		return s.cfg.Opts.ACLs && !s.cfg.Opts.FakeSuper
 	}
 	if s.cfg.Opts.Xattrs == 0 || strings.HasPrefix(name, "system.") {
 		return false

@@ -52,6 +52,14 @@ type Options struct {
 	// whoever runs it) or --no-super (-1: it acts as an ordinary user
 	// even as root); 0 decides by the effective uid.
 	Super int
+	// FakeSuper (--fake-super) is for the side that reads it: a receiver
+	// keeps what only root could set (owner, group, the full mode,
+	// device numbers, ACLs) in "user.rsync.%..." extended attributes
+	// instead, and makes devices and specials as plain files; a sender
+	// reads those records back as the entry's metadata. Locally both
+	// halves have it; -M--fake-super gives it to the remote (or, in a
+	// local copy, the receiving) side only.
+	FakeSuper bool
 
 	// How the receiver decides what to transfer.
 	Checksum        bool // -c

@@ -382,8 +382,21 @@ func takeRails(ctx context.Context, sess *remote.Session, n int, multi bool) []n
 // remoteOptions are the options the helper runs with: the command line's,
 // then the -M options applied on top, as rsync's remote side sees them.
 func remoteOptions(inv *Invocation) (wire.Options, error) {
+	// rsync does not pass --fake-super to its remote side: it is the
+	// local side's, and -M--fake-super the way to give it to the remote.
+	// Nor --no-super: only -M--no-super reaches it.
+	base := inv.Opts
+	base.FakeSuper = false
+	if base.Super < 0 {
+		base.Super = 0
+	}
+	return withRemoteOptions(inv, base)
+}
+
+// withRemoteOptions is base with the -M options applied on top.
+func withRemoteOptions(inv *Invocation, base wire.Options) (wire.Options, error) {
 	if len(inv.RemoteOptions) == 0 {
-		return inv.Opts, nil
+		return base, nil
 	}
 	hits, operands, _, err := cliScan(inv.RemoteOptions, false)
 	if err != nil {
@@ -393,11 +406,15 @@ func remoteOptions(inv *Invocation) (wire.Options, error) {
 		return wire.Options{}, fmt.Errorf("--remote-option takes options, not %q", operands[0])
 	}
 	remote := *inv
+	remote.Opts = base
 	if err := cliApply(&remote, hits); err != nil {
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
 	}
 	if err := settleCompress(&remote); err != nil {
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
+	}
+	if remote.Opts.FakeSuper && remote.Opts.Xattrs > 1 {
+		return wire.Options{}, errors.New("--remote-option: --fake-super conflicts with -XX")
 	}
 	return remote.Opts, nil
 }

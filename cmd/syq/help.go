@@ -125,6 +125,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -D                      both --devices and --specials
      --super             receiver attempts super-user activities
                          (--no-super: acts as an ordinary user even as root)
+     --fake-super        store/recover privileged attrs using xattrs
      --numeric-ids       keep numeric uid/gid, do not map by name
      --usermap=STRING    custom username mapping
      --groupmap=STRING   custom groupname mapping

@@ -274,7 +274,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	tune.Adapt(ctx, func() (int64, int64) { return live.Bytes.Load(), live.Files.Load() })
 	stats, recvErr := receiver.Run(ctx, receiver.Config{
-		Opts: opts, Dest: inv.Dest,
+		Opts: localReceiverOpts(inv), Dest: inv.Dest,
 		DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 		Out: out, Report: probs.report("receiver"),
 		Debug:  os.Getenv("SYQ_DEBUG") != "",
@@ -433,4 +433,22 @@ func debugf(format string, args ...any) {
 	if os.Getenv("SYQ_DEBUG") != "" {
 		fmt.Fprintf(os.Stderr, "syq debug: "+format+"\n", args...)
 	}
+}
+
+// localReceiverOpts are the options of a local copy's receiving half:
+// rsync's forked receiver is its "remote" side, which starts from the
+// command line's options and applies -M's on top; syq takes from -M
+// there only --super, --no-super and --fake-super (the other -M options
+// are not built for a local copy, which runs as the command line says).
+func localReceiverOpts(inv *Invocation) *wire.Options {
+	if len(inv.RemoteOptions) == 0 {
+		return &inv.Opts
+	}
+	m, err := withRemoteOptions(inv, inv.Opts)
+	if err != nil || m.FakeSuper == inv.Opts.FakeSuper && m.Super == inv.Opts.Super {
+		return &inv.Opts
+	}
+	o := inv.Opts
+	o.FakeSuper, o.Super = m.FakeSuper, m.Super
+	return &o
 }

@@ -356,9 +356,10 @@ func buildCLIOptions() []cliOpt {
 	add(optBool(func(o *wire.Options) *bool { return &o.OmitDirTimes }, "omit-dir-times", 'O', "no-omit-dir-times", "no-O")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.OmitLinkTimes }, "omit-link-times", 'J', "no-omit-link-times", "no-J")...)
 	// --no-super is not a no-op: run as root it stops -o/-g/-D taking effect.
-	add(optFlag("super", 0, func(c *Invocation) { c.Opts.Super = 1 }))
-	add(optFlag("no-super", 0, func(c *Invocation) { c.Opts.Super = -1 }))
-	add(optTodos("fake-super")...)
+	// The three are one setting in rsync: the last one given wins.
+	add(optFlag("super", 0, func(c *Invocation) { c.Opts.Super, c.Opts.FakeSuper = 1, false }))
+	add(optFlag("no-super", 0, func(c *Invocation) { c.Opts.Super, c.Opts.FakeSuper = -1, false }))
+	add(optFlag("fake-super", 0, func(c *Invocation) { c.Opts.Super, c.Opts.FakeSuper = 0, true }))
 	add(optFlag("numeric-ids", 0, func(c *Invocation) { c.Opts.NumericIDs = true }))
 	add(optFlag("no-numeric-ids", 0, func(c *Invocation) { c.Opts.NumericIDs = false }))
 	add(optText("usermap", 0, func(c *Invocation, s string) { c.setIDMap(0, "usermap", s) }))
@@ -951,6 +952,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	if err := settleBackup(inv); err != nil {
 		return nil, err
+	}
+	if inv.Opts.FakeSuper && inv.Opts.Xattrs > 1 {
+		return nil, &UsageError{Msg: "--fake-super conflicts with -XX"}
 	}
 	if inv.idMapErr != "" {
 		return nil, &UsageError{Msg: inv.idMapErr}

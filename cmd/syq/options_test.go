@@ -139,6 +139,11 @@ func TestParseOrder(t *testing.T) {
 		{[]string{"-P", "--no-partial"}, partial, false},
 		{[]string{"-vvv", "--no-v"}, func(o wire.Options) bool { return o.Verbose == 0 }, true},
 		{[]string{"--no-v", "-v"}, func(o wire.Options) bool { return o.Verbose == 1 }, true},
+		// --super, --no-super and --fake-super are one setting: the last wins.
+		{[]string{"--fake-super"}, func(o wire.Options) bool { return o.FakeSuper && o.Super == 0 }, true},
+		{[]string{"--fake-super", "--super"}, func(o wire.Options) bool { return !o.FakeSuper && o.Super == 1 }, true},
+		{[]string{"--super", "--fake-super"}, func(o wire.Options) bool { return o.FakeSuper && o.Super == 0 }, true},
+		{[]string{"--fake-super", "--no-super"}, func(o wire.Options) bool { return !o.FakeSuper && o.Super == -1 }, true},
 	}
 	for _, tc := range tests {
 		args := append(append([]string(nil), tc.args...), "s", "d")
@@ -285,6 +290,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--no-stats", "s", "d"}, "--no-stats: unknown option"},
 		{[]string{"--no-zt", "s", "d"}, "--no-zt: unknown option"},
 		{[]string{"--syq-foo", "s", "d"}, "--syq-foo: unknown option"},
+		{[]string{"--fake-super", "-XX", "s", "d"}, "--fake-super conflicts with -XX"},
 		{[]string{"--foo", "--help"}, "--foo: unknown option"},
 		{[]string{"-V", "--foo"}, "--foo: unknown option"},
 		// missing arguments
@@ -346,7 +352,6 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"-6"}, "--ipv6"},
 		{[]string{"--info=flist2"}, "--info=flist2"},
 		{[]string{"--stderr=all"}, "--stderr"},
-		{[]string{"--fake-super"}, "--fake-super"},
 		{[]string{"--no-msgs2stderr"}, "--no-msgs2stderr"},
 		{[]string{"--daemon"}, "--daemon"},
 		{[]string{"--server"}, "--server"},

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"syq/fsops"
+)
+
+// Differential scenarios for --fake-super: the harness compares every
+// entry's user.* attributes, so the "user.rsync.%stat", "%aacl" and
+// "%dacl" records must come out byte for byte as rsync writes them, and
+// the placeholders (devices, specials and symlinks as plain files) with
+// the same type, mode and content.
+
+// fxFake: what a fake-super receiver has to record: foreign owners,
+// set-id bits, a directory its owner may not enter, a device, specials,
+// a symlink, and attributes outside the user namespace.
+func fxFake(b *fixtureBuilder) {
+	b.dir("src")
+	b.file("src/a", 300, fbOwner(5000, 5002), fbMode(0o4755), fbXattr("user.one", "1"), fbXattr("trusted.t", "escaped"))
+	b.file("src/plain", 20)
+	b.file("src/sub/c", 40, fbMode(0o400), fbOwner(5001, 5003))
+	b.dir("src/sub", fbMode(0o555), fbOwner(5001, 5003), fbXattr("user.dir", "d"))
+	b.symlink("src/ln", "a")
+	b.fifo("src/fifo")
+	b.chr("src/chr", 41, 67, fbOwner(5000, 5000))
+}
+
+// fxFakeUnpriv: fxFake for an ordinary user (who owns it all and may
+// read it): the set-id bits, a directory and a file its owner may not
+// write, a device and specials are what only the records can keep.
+func fxFakeUnpriv(b *fixtureBuilder) {
+	b.dir("src")
+	b.file("src/a", 300, fbMode(0o4755), fbXattr("user.one", "1"))
+	b.file("src/sub/c", 40, fbMode(0o444))
+	b.dir("src/sub", fbMode(0o555), fbXattr("user.dir", "d"))
+	b.symlink("src/ln", "a")
+	b.fifo("src/fifo")
+	b.chr("src/chr", 41, 67)
+}
+
+// fxFakeRecords: a source that a fake-super receiver wrote: plain files
+// carrying the records, which a fake-super sender reads back.
+func fxFakeRecords(b *fixtureBuilder) {
+	b.dir("src")
+	b.file("src/dev", 0, fbMode(0o600), fbXattr(fsops.FakeStatXattr, "20644 42,69 5000:5002"))
+	b.file("src/fifo", 0, fbMode(0o600), fbXattr(fsops.FakeStatXattr, "10600 0,0 0:0"))
+	b.file("src/suid", 10, fbMode(0o755), fbXattr(fsops.FakeStatXattr, "104755 0,0 5001:5003"), fbXattr("user.rsync.trusted.t", "unescaped"))
+	b.file("src/same", 10, fbMode(0o644))
+	b.dir("src/d", fbMode(0o700), fbXattr(fsops.FakeStatXattr, "40500 0,0 5001:5003"))
+	// An access ACL with a named user; the default ACL of a directory.
+	acc := []byte{0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0}
+	acc = binary.LittleEndian.AppendUint32(acc, 5000)
+	acc = binary.LittleEndian.AppendUint32(acc, 7|1<<31)
+	b.file("src/acl", 10, fbMode(0o664), fbXattr(fsops.FakeACLAccess, string(acc)))
+}
+
+// fxFakeACLs: real ACLs for -M--fake-super to record.
+func fxFakeACLs(b *fixtureBuilder) {
+	b.dir("src")
+	b.file("src/f", 30, fbMode(0o664), fbACL(fsops.ACLAccess, "u::6,u:5000:7,g::4,m::6,o::4"))
+	b.file("src/plain", 30)
+	b.file("src/d/g", 30)
+	b.dir("src/d", fbACL(fsops.ACLDefault, "u::7,u:5001:5,g::5,g:5002:1,m::7,o::0"))
+}
+
+// preFake: dst holds the files of fxFake with stale records: a wrong
+// owner on one, a record on another that the real metadata now says all
+// of, a directory record to replace and an extra attribute.
+func preFake(b *fixtureBuilder) {
+	for _, rel := range []string{"a", "plain"} {
+		r := b.byRel["src/"+rel]
+		b.data("dst/"+rel, readFixture(b, "src/"+rel), fbMt(r.mtime), fbMode(0o644))
+	}
+	b.byRel["dst/a"].xattrs = []fsops.Xattr{{Name: fsops.FakeStatXattr, Value: []byte("104755 0,0 1:1")}, {Name: "user.extra", Value: []byte("goes")}}
+	b.byRel["dst/plain"].xattrs = []fsops.Xattr{{Name: fsops.FakeStatXattr, Value: []byte(fmt.Sprintf("100600 0,0 %d:%d", 0, 0))}}
+	b.dir("dst/sub", fbMode(0o755), fbXattr(fsops.FakeStatXattr, "40777 0,0 0:0"))
+	b.dir("dst", fbMt(b.byRel["src"].mtime))
+}
+
+var fakeScenarios = []diffScenario{
+	{name: "fake-super-new", fx: fxFake, args: dtArgs("-aiX", "--fake-super", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fake-super-receiver-only", fx: fxFake, args: dtArgs("-aiX", "-M--fake-super", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fake-super-update", fx: fxFake, pre: preFake, args: dtArgs("-aiX", "--fake-super", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fake-super-chmod-none", fx: fxFake, args: dtArgs("-aiX", "--fake-super", "--chmod=a=", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fake-super-read-back", fx: fxFakeRecords, args: dtArgs("-aiAX", "--fake-super", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fake-super-sender-only", fx: fxFakeRecords, args: dtArgs("-aiX", "--fake-super", "-M--no-super", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fake-super-acls", fx: fxFakeACLs, args: dtArgs("-aiA", "-M--fake-super", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fake-super-unpriv", fx: fxFakeUnpriv, args: dtArgs("-aiX", "--fake-super", "src/", "dst/"), unpriv: true, stdout: true, sorted: true},
+	// Without --fake-super the records are attributes like any other: a
+	// receiver removes those the sender (sending them only with -XX)
+	// does not have.
+	{name: "fake-super-records-plain-X", fx: fxFake, pre: preFake, args: dtArgs("-aiX", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fake-super-xx", fx: fxFake, args: dtArgs("-aXX", "--fake-super", "src/", "dst/"), code: 1},
+}
+
+func init() { diffScenarios = append(diffScenarios, fakeScenarios...) }
