@@ -20,7 +20,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"debug/elf"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -505,32 +505,81 @@ func contentID(path string) (string, error) {
 	return hex.EncodeToString(sum[:])[:12], nil
 }
 
-// goBuildID reads the Go build ID note of an ELF executable; "" when
-// there is none.
+// goBuildID reads the Go build ID note of an ELF executable from its
+// first 64 KiB, where the linker puts it; "" when there is none. (The
+// header is read by hand: debug/elf would add debug/dwarf's start-up
+// work to every run.)
 func goBuildID(path string) string {
-	f, err := elf.Open(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	sec := f.Section(".note.go.buildid")
-	if sec == nil || sec.Size > 4096 {
+	buf := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, buf)
+	buf = buf[:n]
+	if len(buf) < 64 || string(buf[:4]) != "\x7fELF" {
 		return ""
 	}
-	note, err := sec.Data()
-	if err != nil || len(note) < 16 {
+	var bo binary.ByteOrder
+	switch buf[5] {
+	case 1:
+		bo = binary.LittleEndian
+	case 2:
+		bo = binary.BigEndian
+	default:
 		return ""
 	}
-	// An ELF note: name size, description size, type, then the name
-	// ("Go" padded to 4 bytes) and the description (the build ID).
-	bo := f.ByteOrder
-	nameSize, descSize := bo.Uint32(note[0:]), bo.Uint32(note[4:])
-	if nameSize != 4 || string(note[12:16]) != "Go\x00\x00" || uint64(descSize) > uint64(len(note)-16) {
-		return ""
+	// The program headers: where they are, how big, how many.
+	var phoff, phentsize, phnum uint64
+	is64 := buf[4] == 2
+	if is64 {
+		phoff, phentsize, phnum = bo.Uint64(buf[32:]), uint64(bo.Uint16(buf[54:])), uint64(bo.Uint16(buf[56:]))
+	} else {
+		phoff, phentsize, phnum = uint64(bo.Uint32(buf[28:])), uint64(bo.Uint16(buf[42:])), uint64(bo.Uint16(buf[44:]))
 	}
-	id := string(note[16 : 16+descSize])
-	if !strings.Contains(id, "/") { // actionID/contentID, at least
-		return ""
+	for i := uint64(0); i < phnum && i < 64; i++ {
+		ph := phoff + i*phentsize
+		if ph+56 > uint64(len(buf)) {
+			return ""
+		}
+		if bo.Uint32(buf[ph:]) != 4 { // PT_NOTE
+			continue
+		}
+		var off, size uint64
+		if is64 {
+			off, size = bo.Uint64(buf[ph+8:]), bo.Uint64(buf[ph+32:])
+		} else {
+			off, size = uint64(bo.Uint32(buf[ph+4:])), uint64(bo.Uint32(buf[ph+16:]))
+		}
+		if off > uint64(len(buf)) || size > uint64(len(buf))-off {
+			continue
+		}
+		if id := goNote(buf[off:off+size], bo); id != "" {
+			return id
+		}
 	}
-	return id
+	return ""
+}
+
+// goNote finds the Go build ID (name "Go", type 4) among the notes of a
+// PT_NOTE segment.
+func goNote(notes []byte, bo binary.ByteOrder) string {
+	for len(notes) >= 12 {
+		nameSize, descSize, typ := bo.Uint32(notes), bo.Uint32(notes[4:]), bo.Uint32(notes[8:])
+		nameEnd := 12 + (uint64(nameSize)+3)&^3
+		descEnd := nameEnd + (uint64(descSize)+3)&^3
+		if descEnd > uint64(len(notes)) {
+			return ""
+		}
+		if typ == 4 && nameSize == 4 && string(notes[12:16]) == "Go\x00\x00" {
+			id := string(notes[nameEnd : nameEnd+uint64(descSize)])
+			if strings.Contains(id, "/") { // actionID/contentID, at least
+				return id
+			}
+			return ""
+		}
+		notes = notes[descEnd:]
+	}
+	return ""
 }
