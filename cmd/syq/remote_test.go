@@ -86,7 +86,7 @@ func TestBootstrapInstallsOnceThenReuses(t *testing.T) {
 	debug := []string{"SYQ_DEBUG=1"}
 
 	r := runSyq(t, debug, "-a", "-e", rsh, src, "lh:"+dst+"/one/")
-	if r.code != 0 || !strings.Contains(r.stderr, "uploading") || !strings.Contains(r.stderr, "helper installed") {
+	if r.code != 0 || !strings.Contains(r.stderr, "uploading") || !strings.Contains(r.stderr, "helper installed") || !strings.Contains(r.stderr, "handshake sent ahead") {
 		t.Fatalf("first copy: code %d, stderr:\n%s", r.code, r.stderr)
 	}
 	sameTree(t, src, dst+"/one/")
