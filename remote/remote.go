@@ -7,7 +7,9 @@
 // script runs on the remote side: it execs the helper when the per-user
 // cache (~/.cache/syq/VERSION/syq) or --rsync-path already holds this
 // very build; otherwise it asks for the binary, receives it on the same
-// ssh stdin, checks its size and SHA-256, installs it atomically (each
+// ssh stdin followed by its SHA-256 (computed while it is sent, so a
+// start that finds the helper never reads the whole binary), checks its
+// size and checksum, installs it atomically (each
 // client writes its own temporary file and renames it) and execs it. A
 // copy therefore costs one ssh session whether or not the helper was
 // there. The script speaks in lines starting with "SYQ-BOOT" before the
@@ -18,6 +20,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -47,7 +50,17 @@ type Config struct {
 	Stderr io.Writer
 	// Debug, if set, receives one line per decision (SYQ_DEBUG).
 	Debug func(format string, args ...any)
+	// Early, if set, is written to the helper's input as soon as the
+	// script says it runs a helper of this very build (found or just
+	// installed), before the helper's Magic arrives: the client's half
+	// of the handshake, sent without waiting a round trip for the
+	// helper's Hello. At most MaxEarly bytes, so the write never waits
+	// for the remote side to read.
+	Early []byte
 }
+
+// MaxEarly bounds Config.Early: well under a pipe's buffer.
+const MaxEarly = 32 << 10
 
 // Session is a running helper.
 type Session struct {
@@ -56,6 +69,8 @@ type Session struct {
 	stdout io.ReadCloser
 	// Reader is the helper's output, positioned after Magic.
 	Reader *bufio.Reader
+	// EarlySent: Config.Early went to the helper.
+	EarlySent bool
 
 	closeOnce sync.Once
 	waitOnce  sync.Once
@@ -177,6 +192,17 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 	defer stopWatch()
 	found := false
 	var bootErr error
+	sendEarly := func() {
+		if len(cfg.Early) == 0 || len(cfg.Early) > MaxEarly {
+			return
+		}
+		// A helper that dies before reading it makes the write fail;
+		// the missing Magic then says what happened.
+		if _, err := stdin.Write(cfg.Early); err == nil {
+			s.EarlySent = true
+			cfg.Debug("remote: handshake sent ahead of the helper's (%d bytes)", len(cfg.Early))
+		}
+	}
 	err = wire.SkipToMagic(s.Reader, func(line string) error {
 		rest, ok := strings.CutPrefix(line, "SYQ-BOOT ")
 		if !ok {
@@ -188,6 +214,7 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 		case "found":
 			found = true
 			cfg.Debug("remote: helper present at %s (no upload)", arg)
+			sendEarly()
 		case "send":
 			if bin == nil {
 				bootErr = errors.New("the remote side asked for the helper binary, but bootstrap is off")
@@ -200,6 +227,7 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 			}
 		case "installed":
 			cfg.Debug("remote: helper installed at %s", arg)
+			sendEarly()
 		case "missing":
 			bootErr = fmt.Errorf("the remote helper %s is not syq %s; install syq there (or leave out --syq-no-bootstrap so syq installs itself)", arg, cfg.Version)
 			return bootErr
@@ -363,15 +391,16 @@ func bootScript(cfg Config, bin *binaryInfo, force bool) string {
 mkdir -p "$D" 2>/dev/null && T="$D/.syq.$$.tmp" && : > "$T" 2>/dev/null || { echo "SYQ-BOOT nowrite $D"; exit 1; }
 echo "SYQ-BOOT send $H"
 head -c %d > "$T"
+S=$(head -c 64)
 N=$(wc -c < "$T")
 [ "$N" -eq %d ] || { rm -f "$T"; echo "SYQ-BOOT failed only $N of %d bytes arrived (is the disk full?)"; exit 1; }
 if command -v sha256sum >/dev/null 2>&1; then
-  [ "$(sha256sum < "$T" | cut -c1-64)" = %s ] || { rm -f "$T"; echo "SYQ-BOOT failed checksum mismatch"; exit 1; }
+  [ "$(sha256sum < "$T" | cut -c1-64)" = "$S" ] || { rm -f "$T"; echo "SYQ-BOOT failed checksum mismatch"; exit 1; }
 fi
 chmod 755 "$T" && mv -f "$T" "$H" || { rm -f "$T"; echo "SYQ-BOOT failed cannot install $H"; exit 1; }
 echo "SYQ-BOOT installed $H"
 exec %s"$H" %s
-`, unameFor(runtime.GOOS, runtime.GOARCH), bin.size, bin.size, bin.size, bin.sum, prefix, ServerFlag)
+`, unameFor(runtime.GOOS, runtime.GOARCH), bin.size, bin.size, bin.size, prefix, ServerFlag)
 	return b.String()
 }
 
@@ -397,54 +426,160 @@ func unameFor(goos, goarch string) string {
 type binaryInfo struct {
 	path string
 	size int64
-	sum  string
 }
 
-var (
-	describeOnce sync.Once
-	described    *binaryInfo
-	describeErr  error
-)
-
+// describeBinary stats the executable; its checksum is computed only
+// while it is uploaded (send), so a helper that is already installed
+// costs no read of the whole binary.
 func describeBinary(path string) (*binaryInfo, error) {
-	describeOnce.Do(func() {
-		f, err := os.Open(path)
-		if err != nil {
-			describeErr = fmt.Errorf("cannot read this executable to install it remotely: %w", err)
-			return
-		}
-		defer f.Close()
-		h := sha256.New()
-		n, err := io.Copy(h, f)
-		if err != nil {
-			describeErr = fmt.Errorf("cannot read this executable to install it remotely: %w", err)
-			return
-		}
-		described = &binaryInfo{path: path, size: n, sum: hex.EncodeToString(h.Sum(nil))}
-	})
-	return described, describeErr
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read this executable to install it remotely: %w", err)
+	}
+	return &binaryInfo{path: path, size: fi.Size()}, nil
 }
 
-// send writes exactly the binary's bytes, as the script's head -c reads.
+// send writes exactly the binary's bytes, as the script's head -c reads,
+// then their SHA-256 in hex (64 bytes), which the script checks.
 func (b *binaryInfo) send(w io.Writer) error {
 	f, err := os.Open(b.path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	n, err := io.Copy(w, io.LimitReader(f, b.size))
+	h := sha256.New()
+	n, err := io.Copy(w, io.TeeReader(io.LimitReader(f, b.size), h))
 	if err == nil && n != b.size {
 		err = fmt.Errorf("%s changed while being sent (%d of %d bytes)", b.path, n, b.size)
 	}
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, hex.EncodeToString(h.Sum(nil)))
 	return err
 }
 
 // BuildID names this executable's content: the cache directory of a
 // helper is VERSION-BUILDID, so a helper found there is this very build.
+// It is derived from the Go build ID the linker records in an ELF note
+// (its content part is a hash of the linked binary), which costs a few
+// small reads; an executable without one (another format, or built
+// with -buildid=) is hashed whole. path is always this executable, so
+// the answer is computed once.
 func BuildID(path string) (string, error) {
-	b, err := describeBinary(path)
-	if err != nil {
-		return "", err
+	buildIDMu.Lock()
+	defer buildIDMu.Unlock()
+	if buildIDPath != path || buildIDVal == "" {
+		v, err := contentID(path)
+		if err != nil {
+			return "", err
+		}
+		buildIDPath, buildIDVal = path, v
 	}
-	return b.sum[:12], nil
+	return buildIDVal, nil
+}
+
+var (
+	buildIDMu   sync.Mutex
+	buildIDPath string
+	buildIDVal  string
+)
+
+// contentID is BuildID without the memo.
+func contentID(path string) (string, error) {
+	var sum [sha256.Size]byte
+	if id := goBuildID(path); id != "" {
+		sum = sha256.Sum256([]byte("go-buildid " + id))
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", fmt.Errorf("cannot read this executable: %w", err)
+		}
+		defer f.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return "", fmt.Errorf("cannot read this executable: %w", err)
+		}
+		h.Sum(sum[:0])
+	}
+	return hex.EncodeToString(sum[:])[:12], nil
+}
+
+// goBuildID reads the Go build ID note of an ELF executable from its
+// first 64 KiB, where the linker puts it; "" when there is none. (The
+// header is read by hand: debug/elf would add debug/dwarf's start-up
+// work to every run.)
+func goBuildID(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, buf)
+	buf = buf[:n]
+	if len(buf) < 64 || string(buf[:4]) != "\x7fELF" {
+		return ""
+	}
+	var bo binary.ByteOrder
+	switch buf[5] {
+	case 1:
+		bo = binary.LittleEndian
+	case 2:
+		bo = binary.BigEndian
+	default:
+		return ""
+	}
+	// The program headers: where they are, how big, how many.
+	var phoff, phentsize, phnum uint64
+	is64 := buf[4] == 2
+	if is64 {
+		phoff, phentsize, phnum = bo.Uint64(buf[32:]), uint64(bo.Uint16(buf[54:])), uint64(bo.Uint16(buf[56:]))
+	} else {
+		phoff, phentsize, phnum = uint64(bo.Uint32(buf[28:])), uint64(bo.Uint16(buf[42:])), uint64(bo.Uint16(buf[44:]))
+	}
+	for i := uint64(0); i < phnum && i < 64; i++ {
+		ph := phoff + i*phentsize
+		if ph+56 > uint64(len(buf)) {
+			return ""
+		}
+		if bo.Uint32(buf[ph:]) != 4 { // PT_NOTE
+			continue
+		}
+		var off, size uint64
+		if is64 {
+			off, size = bo.Uint64(buf[ph+8:]), bo.Uint64(buf[ph+32:])
+		} else {
+			off, size = uint64(bo.Uint32(buf[ph+4:])), uint64(bo.Uint32(buf[ph+16:]))
+		}
+		if off > uint64(len(buf)) || size > uint64(len(buf))-off {
+			continue
+		}
+		if id := goNote(buf[off:off+size], bo); id != "" {
+			return id
+		}
+	}
+	return ""
+}
+
+// goNote finds the Go build ID (name "Go", type 4) among the notes of a
+// PT_NOTE segment.
+func goNote(notes []byte, bo binary.ByteOrder) string {
+	for len(notes) >= 12 {
+		nameSize, descSize, typ := bo.Uint32(notes), bo.Uint32(notes[4:]), bo.Uint32(notes[8:])
+		nameEnd := 12 + (uint64(nameSize)+3)&^3
+		descEnd := nameEnd + (uint64(descSize)+3)&^3
+		if descEnd > uint64(len(notes)) {
+			return ""
+		}
+		if typ == 4 && nameSize == 4 && string(notes[12:16]) == "Go\x00\x00" {
+			id := string(notes[nameEnd : nameEnd+uint64(descSize)])
+			if strings.Contains(id, "/") { // actionID/contentID, at least
+				return id
+			}
+			return ""
+		}
+		notes = notes[descEnd:]
+	}
+	return ""
 }

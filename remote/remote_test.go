@@ -1,8 +1,14 @@
 package remote
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -70,7 +76,7 @@ func TestUnameFor(t *testing.T) {
 
 // TestBootScriptIsValidShell: every variant of the script parses.
 func TestBootScriptIsValidShell(t *testing.T) {
-	bin := &binaryInfo{path: "/bin/true", size: 10, sum: strings.Repeat("a", 64)}
+	bin := &binaryInfo{path: "/bin/true", size: 10}
 	for _, cfg := range []Config{
 		{Version: "1.0-abc", Bootstrap: true},
 		{Version: "1.0-abc", Bootstrap: false},
@@ -83,5 +89,94 @@ func TestBootScriptIsValidShell(t *testing.T) {
 				t.Errorf("%+v force=%v: sh -n: %v %s\n%s", cfg, force, err, out, script)
 			}
 		}
+	}
+}
+
+// TestBootScriptChecksUpload runs the script's install path with sh: the
+// binary followed by its SHA-256 is installed and run; a wrong checksum
+// or a short upload installs nothing.
+func TestBootScriptChecksUpload(t *testing.T) {
+	helper := []byte("#!/bin/sh\necho \"HELPER-RAN $1\"\n")
+	good := sha256.Sum256(helper)
+	cases := []struct {
+		name  string
+		input []byte
+		want  string
+		ok    bool
+	}{
+		{"good", append(append([]byte{}, helper...), hex.EncodeToString(good[:])...), "HELPER-RAN " + ServerFlag, true},
+		{"bad-sum", append(append([]byte{}, helper...), strings.Repeat("0", 64)...), "SYQ-BOOT failed checksum mismatch", false},
+		{"short", helper[:10], "SYQ-BOOT failed only 10 of", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := t.TempDir()
+			bin := &binaryInfo{path: "unused", size: int64(len(helper))}
+			script := bootScript(Config{Version: "1.0-abc", Bootstrap: true}, bin, false)
+			cmd := exec.Command("sh", "-c", script)
+			cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
+			cmd.Stdin = bytes.NewReader(tc.input)
+			out, _ := cmd.CombinedOutput()
+			if !strings.Contains(string(out), tc.want) {
+				t.Fatalf("output lacks %q:\n%s", tc.want, out)
+			}
+			installed := filepath.Join(cache, "syq", "1.0-abc", "syq")
+			got, err := os.ReadFile(installed)
+			if tc.ok != (err == nil) || tc.ok && !bytes.Equal(got, helper) {
+				t.Errorf("installed helper: %q, %v (want installed: %v)", got, err, tc.ok)
+			}
+			if tmps, _ := filepath.Glob(filepath.Join(cache, "syq", "1.0-abc", ".syq.*")); len(tmps) != 0 {
+				t.Errorf("temporary files left: %q", tmps)
+			}
+		})
+	}
+}
+
+// TestBinarySendAppendsChecksum: send writes the bytes, then their
+// SHA-256 in hex, as the script reads them.
+func TestBinarySendAppendsChecksum(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bin")
+	data := bytes.Repeat([]byte("syq"), 5000)
+	os.WriteFile(path, data, 0o755)
+	bin, err := describeBinary(path)
+	if err != nil || bin.size != int64(len(data)) {
+		t.Fatalf("describeBinary: %+v, %v", bin, err)
+	}
+	var out bytes.Buffer
+	if err := bin.send(&out); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	if want := append(append([]byte{}, data...), hex.EncodeToString(sum[:])...); !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("sent %d bytes, want %d (data + hex SHA-256)", out.Len(), len(want))
+	}
+}
+
+// TestBuildID: a Go executable is named by its build ID note (no read of
+// the whole file), anything else by the SHA-256 of its content.
+func TestBuildID(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := goBuildID(exe)
+	if runtime.GOOS == "linux" && id == "" {
+		t.Fatalf("no Go build ID note in %s", exe)
+	}
+	if id != "" {
+		want := sha256.Sum256([]byte("go-buildid " + id))
+		if got, err := contentID(exe); err != nil || got != hex.EncodeToString(want[:])[:12] {
+			t.Errorf("contentID(test binary) = %q, %v; want the hash of its build ID %q", got, err, id)
+		}
+	}
+	script := filepath.Join(t.TempDir(), "helper")
+	data := []byte("#!/bin/sh\nexit 0\n")
+	os.WriteFile(script, data, 0o755)
+	sum := sha256.Sum256(data)
+	if got, err := contentID(script); err != nil || got != hex.EncodeToString(sum[:])[:12] {
+		t.Errorf("contentID(non-ELF) = %q, %v; want its SHA-256 prefix", got, err)
+	}
+	if _, err := contentID(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("contentID of a missing file succeeded")
 	}
 }

@@ -7,6 +7,11 @@ package wire
 //	client → helper   Hello frame, Setup frame
 //	helper → client   Ready frame, or a Fatal frame saying why not
 //
+// The helper reads only after writing its Hello, so a client that knows
+// the helper's Hello in advance (the bootstrap found its own build) may
+// send its frames first and check the Hello when it comes: one round
+// trip fewer.
+//
 // The helper speaks first and starts with Magic, so whatever a login
 // shell prints first (a banner, a greeting in .bashrc) is skipped and
 // shown, not parsed as protocol.
@@ -119,21 +124,31 @@ func WriteHello(w io.Writer, h *Hello) error {
 
 // WriteClientHello writes the client's Hello and Setup.
 func WriteClientHello(w io.Writer, h *Hello, s *Setup) error {
-	hb, err := json.Marshal(h)
+	out, err := EncodeClientHello(h, s)
 	if err != nil {
 		return err
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// EncodeClientHello is what WriteClientHello writes. The encoding is
+// deterministic, so the client can send it before the helper's Hello
+// arrives and compare it with what that Hello asks for.
+func EncodeClientHello(h *Hello, s *Setup) ([]byte, error) {
+	hb, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
 	}
 	opts, err := optionsJSON(&s.Options)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sb, err := json.Marshal(&setupJSON{Role: s.Role, Args: s.Args, Options: opts, Debug: s.Debug, Rails: s.Rails, Multi: s.MultiRail, Addrs: s.RailAddrs})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out := append(jsonFrame(frameHello, hb), jsonFrame(frameSetup, sb)...)
-	_, err = w.Write(out)
-	return err
+	return append(jsonFrame(frameHello, hb), jsonFrame(frameSetup, sb)...), nil
 }
 
 // optionsJSON encodes only the options that differ from their zero

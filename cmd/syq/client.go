@@ -5,6 +5,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -103,32 +104,15 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	exe, _ := os.Executable()
 	debug := os.Getenv("SYQ_DEBUG") != ""
-	sess, err := remote.Start(startCtx, remote.Config{
-		Rsh: inv.Rsh, User: end.User, Host: end.Host, RsyncPath: inv.RsyncPath,
-		Bootstrap: !inv.NoBootstrap, Version: ver, Binary: exe,
-		Stderr: stderr, Debug: debugf,
-	})
-	if err != nil {
-		return fail(err)
-	}
-	defer sess.Close()
-	started.Store(sess)
 
 	// The listing and the local half see the same options the helper gets.
 	listing := !end.Push && opts.ListOnly
-	if end.Push {
-		logf.line("building file list") // rsync's sender logs it
-	} else {
-		logf.line("receiving file list")
-	}
 	showTargets := opts.Links
 	if listing {
 		if !opts.Recursive {
 			opts.Dirs = true
 		}
 		opts.Links, opts.Devices, opts.Specials = true, true, true
-	}
-	if listing {
 		helperOpts.Dirs, helperOpts.Links, helperOpts.Devices, helperOpts.Specials = opts.Dirs, true, true, true
 	}
 	if inv.filters != nil {
@@ -141,14 +125,57 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			helperOpts.FilterRules = inv.filters.EncodeAll() // sender/prune.go
 		}
 	}
-	setup := &wire.Setup{Options: helperOpts, Debug: debug}
+	base := wire.Setup{Options: helperOpts, Debug: debug}
 	peerSide := "sender"
 	if end.Push {
-		setup.Role, setup.Args, peerSide = "receiver", []string{inv.Dest}, "receiver"
+		base.Role, base.Args, peerSide = "receiver", []string{inv.Dest}, "receiver"
 	} else {
-		setup.Role, setup.Args = "sender", inv.Sources
+		base.Role, base.Args = "sender", inv.Sources
 	}
+	// setupFor fits the Setup to what the helper can do; the second
+	// result is how this side compresses what it sends.
+	setupFor := func(peer *wire.Hello) (*wire.Setup, string) {
+		setup := base
+		if !peer.Has(wire.CapDelta) {
+			setup.Options.WholeFile = true
+		}
+		if !inv.NoRails && peer.Has(wire.CapRails) {
+			setup.Rails = 1
+			setup.MultiRail = peer.Has(wire.CapMultiRail)
+			setup.RailAddrs = inv.RailAddrs
+		}
+		compress := opts.Compress
+		if !peer.Has(wire.CapZstd) {
+			// A helper without compression gets plain frames both ways.
+			compress, setup.Options.Compress, setup.Options.SkipCompress = "", "", nil
+		}
+		return &setup, compress
+	}
+	// A helper the bootstrap finds (or installs) is this very build, so
+	// its Hello is known before it comes: the client's Hello and Setup
+	// go out as soon as the script runs the helper, instead of a round
+	// trip later. What the real Hello asks for is checked against them.
 	local := wire.LocalHello(programName())
+	firstWords, err := wire.EncodeClientHello(local, setupOnly(setupFor(local)))
+	if err != nil {
+		return fail(&wire.FatalError{Code: wire.ExitStartClient, Err: err})
+	}
+	sess, err := remote.Start(startCtx, remote.Config{
+		Rsh: inv.Rsh, User: end.User, Host: end.Host, RsyncPath: inv.RsyncPath,
+		Bootstrap: !inv.NoBootstrap, Version: ver, Binary: exe,
+		Stderr: stderr, Debug: debugf, Early: firstWords,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer sess.Close()
+	started.Store(sess)
+
+	if end.Push {
+		logf.line("building file list") // rsync's sender logs it
+	} else {
+		logf.line("receiving file list")
+	}
 	peer, err := wire.ReadHello(sess.Reader)
 	if err != nil {
 		return fail(err)
@@ -157,27 +184,27 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	debugf("remote: helper is %s", peer.Program)
+	setup, compress := setupFor(peer)
 	if !peer.Has(wire.CapDelta) {
-		opts.WholeFile, setup.Options.WholeFile = true, true
+		opts.WholeFile = true
 	}
-	if !inv.NoRails && peer.Has(wire.CapRails) {
-		setup.Rails = 1
-		setup.MultiRail = peer.Has(wire.CapMultiRail)
-		setup.RailAddrs = inv.RailAddrs
-	}
-	compress := opts.Compress
-	if !peer.Has(wire.CapZstd) {
-		// A helper without compression gets plain frames both ways.
-		if compress != "" || setup.Options.Compress != "" {
-			debugf("remote: the helper cannot compress; the transfer is not compressed")
-		}
-		compress, setup.Options.Compress, setup.Options.SkipCompress = "", "", nil
+	if opts.Compress != "" && compress == "" || helperOpts.Compress != "" && setup.Options.Compress == "" {
+		debugf("remote: the helper cannot compress; the transfer is not compressed")
 	}
 	if compress != "" || setup.Options.Compress != "" {
 		debugf("remote: zstd compression, level %q sending, %q receiving", compress, setup.Options.Compress)
 	}
-	if err := wire.WriteClientHello(sess, local, setup); err != nil {
-		return fail(&wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("writing to the remote helper: %w", err)})
+	hello, err := wire.EncodeClientHello(local, setup)
+	if err != nil {
+		return fail(&wire.FatalError{Code: wire.ExitStartClient, Err: err})
+	}
+	switch {
+	case !sess.EarlySent:
+		if _, err := sess.Write(hello); err != nil {
+			return fail(&wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("writing to the remote helper: %w", err)})
+		}
+	case !bytes.Equal(hello, firstWords):
+		return fail(&wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("the remote helper (%s, capabilities %v) is not the build it was installed as; remove it so syq installs itself again", peer.Program, peer.Caps)})
 	}
 	if err := wire.ReadReady(sess.Reader); err != nil {
 		return fail(err)
@@ -443,3 +470,6 @@ func asFatal(err error) *wire.FatalError {
 	}
 	return &wire.FatalError{Code: wire.ExitStreamIO, Err: err}
 }
+
+// setupOnly drops the second result of setupFor.
+func setupOnly(s *wire.Setup, _ string) *wire.Setup { return s }

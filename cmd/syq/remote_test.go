@@ -86,7 +86,7 @@ func TestBootstrapInstallsOnceThenReuses(t *testing.T) {
 	debug := []string{"SYQ_DEBUG=1"}
 
 	r := runSyq(t, debug, "-a", "-e", rsh, src, "lh:"+dst+"/one/")
-	if r.code != 0 || !strings.Contains(r.stderr, "uploading") || !strings.Contains(r.stderr, "helper installed") {
+	if r.code != 0 || !strings.Contains(r.stderr, "uploading") || !strings.Contains(r.stderr, "helper installed") || !strings.Contains(r.stderr, "handshake sent ahead") {
 		t.Fatalf("first copy: code %d, stderr:\n%s", r.code, r.stderr)
 	}
 	sameTree(t, src, dst+"/one/")
@@ -99,7 +99,7 @@ func TestBootstrapInstallsOnceThenReuses(t *testing.T) {
 	}
 
 	r = runSyq(t, debug, "-a", "-e", rsh, "lh:"+src, dst+"/two/")
-	if r.code != 0 || strings.Contains(r.stderr, "uploading") || !strings.Contains(r.stderr, "no upload") {
+	if r.code != 0 || strings.Contains(r.stderr, "uploading") || !strings.Contains(r.stderr, "no upload") || !strings.Contains(r.stderr, "handshake sent ahead") {
 		t.Fatalf("second copy: code %d, stderr:\n%s", r.code, r.stderr)
 	}
 	sameTree(t, src, dst+"/two/")
@@ -186,6 +186,41 @@ func TestRsyncPathHelper(t *testing.T) {
 			t.Fatalf("--rsync-path %q: code %d, stderr:\n%s", rp, r.code, r.stderr)
 		}
 		sameTree(t, src, to)
+	}
+}
+
+// TestEarlyHandshakeMismatch: the client sends its Hello and Setup as
+// soon as the script runs a helper of its own build; a helper that then
+// introduces itself with other capabilities (a cached file that is not
+// the build its name says) is refused with a protocol error, not used
+// with options it did not agree to.
+func TestEarlyHandshakeMismatch(t *testing.T) {
+	rsh := localShell(t, "XDG_CACHE_HOME=/dev/null/never-used")
+	src := smallTree(t)
+	dst := t.TempDir()
+	out, err := exec.Command(testBinary(t), "--syq-helper-version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same version string, but a Hello without "delta" or "rails".
+	dir := t.TempDir()
+	hello := `{"program":"syq impostor","version":1,"min_version":1,"caps":["zstd"]}`
+	frame := append([]byte("\x00syq-wire\x00\n\x01\x00\x00\x00"), byte(len(hello)))
+	if err := os.WriteFile(filepath.Join(dir, "answer"), append(frame, hello...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := filepath.Join(dir, "fake-syq")
+	script := "#!/bin/sh\nif [ \"$1\" = --syq-helper-version ]; then echo '" + strings.TrimSpace(string(out)) + "'; exit 0; fi\n" +
+		"cat '" + filepath.Join(dir, "answer") + "'\ncat > /dev/null\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runSyq(t, []string{"SYQ_DEBUG=1"}, "-a", "--syq-no-bootstrap", "-e", rsh, "--rsync-path", fake, src, "lh:"+dst+"/x/")
+	if r.code != 2 || !strings.Contains(r.stderr, "handshake sent ahead") || !strings.Contains(r.stderr, "is not the build it was installed as") {
+		t.Errorf("exit code %d (want 2); stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(dst + "/x"); err == nil {
+		t.Error("the destination was created")
 	}
 }
 

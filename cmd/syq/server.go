@@ -78,8 +78,12 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	if err := wire.WriteReady(w); err != nil {
 		return wire.ExitStreamIO
 	}
-	if err := w.Flush(); err != nil {
-		return wire.ExitStreamIO
+	// With rails asked for, Ready goes out with the rail offer, in one
+	// write (offerRails flushes).
+	if setup.Rails == 0 {
+		if err := w.Flush(); err != nil {
+			return wire.ExitStreamIO
+		}
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
