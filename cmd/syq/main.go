@@ -132,6 +132,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
 		return fe.Code
 	}
+	for _, l := range nstrLines(inv) {
+		fmt.Fprintln(stdout, l)
+	}
 	if inv.Remote != nil {
 		return transferRemote(inv, stdout, stderr)
 	}
