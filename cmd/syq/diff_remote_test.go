@@ -128,3 +128,36 @@ func TestDiffRemote(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffRemoteFilesFrom: a --files-from list on the remote host
+// (HOST:FILE) is read there, by the remote sender (pull) or by the
+// remote receiver, which sends it to the local sender (push).
+func TestDiffRemoteFilesFrom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("remote differential suite skipped in -short mode")
+	}
+	srv := sshtest.Start(t)
+	setupDiff(t)
+	cache := filepath.Join(diffBase, "helper-cache")
+	os.MkdirAll(cache, 0o755)
+	rsh := srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+cache, "-o", "KexAlgorithms=curve25519-sha256")
+	for k, mode := range []string{"push", "pull", "push-missing", "pull-missing"} {
+		t.Run(mode, func(t *testing.T) {
+			s := diffScenario{name: "remote-files-from-" + mode, fx: fxFilesFromRoot, stdout: true, sorted: true}
+			list := "list"
+			if strings.HasSuffix(mode, "-missing") {
+				// rsync's client ends with exit 12 when its server
+				// cannot open the list.
+				list, s.code, s.stdout = "nothere", 12, false
+			}
+			s.remote = func(root string) []string {
+				args := []string{"-e", rsh, "-ai", "--files-from=127.0.0.1:" + filepath.Join(root, list)}
+				if strings.HasPrefix(mode, "push") {
+					return append(args, root, "127.0.0.1:"+filepath.Join(root, "dst")+"/")
+				}
+				return append(args, "127.0.0.1:"+root, "dst/")
+			}
+			runDiffScenario(t, 3000+k, s)
+		})
+	}
+}
