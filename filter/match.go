@@ -21,6 +21,9 @@ type rule struct {
 
 	base string  // dir-merge: the file name looked for in each directory
 	cvs  []*rule // -C: the ignore list it stands for
+	// fromFile, on a dir-merge rule: it was read from a file, so the
+	// files it names are not named in messages (context.hideName).
+	fromFile bool
 }
 
 // setPattern records the pattern (or merge-file name) and what it needs to

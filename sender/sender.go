@@ -133,6 +133,11 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 
 	walkErr := s.walk(ctx)
 	if walkErr != nil {
+		var fe *wire.FatalError
+		if f, ok := s.conn.(interface{ Fatal(*wire.FatalError) error }); ok && errors.As(walkErr, &fe) {
+			// The peer learns why, before the connection goes.
+			f.Fatal(fe)
+		}
 		cancel()
 		s.conn.Close()
 	}

@@ -25,8 +25,12 @@ var remoteSkip = map[string]string{
 	"leading-dash-operand": "operand parsing of the remote rsync", "double-dash-operands": "operand parsing of the remote rsync",
 	// rsync passes --qsort to its server, which refuses it (exit 12);
 	// syq accepts it either way.
-	"qsort":          "rsync's server refuses its own --qsort",
-	"v-banner-qsort": "rsync's server refuses its own --qsort",
+	"qsort": "rsync's server refuses its own --qsort",
+	// A bad filter rule read by rsync's remote sender ends its pulling
+	// client with exit 12 (the server is gone), not the local 1.
+	"filter-bad-perdir-rule":  "rsync's pulling client exits 12",
+	"filter-bad-perdir-named": "rsync's pulling client exits 12",
+	"v-banner-qsort":          "rsync's server refuses its own --qsort",
 	// -vv makes rsync print the ssh command it runs, which names rsync's
 	// server where syq runs its helper.
 	"vv-uptodate":   "rsync -vv prints its remote-shell command",

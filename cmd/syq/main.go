@@ -296,6 +296,9 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	code := probs.exitCode()
 	fe := fatal(recvErr, sendErr)
+	if se := fatal(sendErr); se != nil && se.Code == wire.ExitSyntax {
+		fe = se // the cause (a filter rule); the receiver only saw the sender go
+	}
 	tune.Finish(fe == nil && code == 0, live.Bytes.Load(), live.Files.Load(), elapsed)
 	if fe != nil {
 		fmt.Fprintf(errOut, "syq: %v\n", fe.Err)
