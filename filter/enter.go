@@ -36,7 +36,7 @@ func (e *enter) visit(rules []*rule) error {
 		} else if r.flags&fNoInherit == 0 {
 			inherited = old
 		}
-		ctx := context{perDir: true, dir: e.dir, read: e.read}
+		ctx := context{perDir: true, dir: e.dir, read: e.read, hideName: r.fromFile}
 		local, cleared, err := e.parse(r, path.Join(e.dir, r.base), ctx)
 		if err != nil {
 			return err
@@ -72,7 +72,7 @@ func (e *enter) scanParents(r *rule) ([]*rule, error) {
 	}
 	var inherited []*rule
 	for dir := from; dir != cur; {
-		ctx := context{perDir: true, scan: true, absDir: dir, read: e.read}
+		ctx := context{perDir: true, scan: true, absDir: dir, read: e.read, hideName: r.fromFile}
 		local, cleared, err := e.parse(r, path.Join(dir, r.base), ctx)
 		if err != nil {
 			return nil, err
@@ -95,10 +95,17 @@ func (e *enter) parse(r *rule, name string, ctx context) (rules []*rule, cleared
 		return nil, false, nil
 	}
 	if err != nil {
+		if ctx.hideName {
+			return nil, false, fmt.Errorf("failed to open merge file %s", ctx.ruleText(name))
+		}
 		return nil, false, fmt.Errorf("filter: reading %s: %w", name, err)
 	}
 	s := sink{active: e.active}
-	if err := e.l.cfg.parseFile(&s, name, data, r.flags, ctx); err != nil {
+	shown := name // messages name the file by its full path, as rsync's
+	if e.l.root != "" && !path.IsAbs(name) {
+		shown = path.Join(e.l.root, name)
+	}
+	if err := e.l.cfg.parseFile(&s, shown, data, r.flags, ctx); err != nil {
 		return nil, false, err
 	}
 	return s.rules, s.cleared, nil

@@ -160,7 +160,7 @@ func TestEnterErrors(t *testing.T) {
 	}
 	_, err = l.Enter("d", func(string) ([]byte, error) { return []byte("- ok\n\nsecret text\n"), nil })
 	var se *SyntaxError
-	if !errors.As(err, &se) || se.File != "d/.f" || se.Line != 3 || strings.Contains(err.Error(), "secret") {
+	if !errors.As(err, &se) || se.Rule != "<rule from d/.f line 3>" || strings.Contains(err.Error(), "secret") {
 		t.Errorf("syntax error: %v", err)
 	}
 	// A word-split file splits "- foo" into two rules, the first empty,

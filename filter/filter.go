@@ -207,21 +207,22 @@ func (l *List) hasDirMerge() bool {
 
 // SyntaxError reports a rule that rsync would refuse.
 type SyntaxError struct {
-	Msg  string // what is wrong
-	Rule string // the offending rule text
-	File string // file the rule was read from, "" for a command-line rule
-	Line int    // 1-based line in File, 0 if the file is split into words
+	Msg string // what is wrong
+	// Rule is the offending rule as messages show it: its text when it
+	// was an argument, else "<rule from WHERE>" (a file's contents are
+	// never echoed: the peer chooses which files get merged, so it could
+	// read any file line by line through error messages).
+	Rule string
 }
 
-// Error leaves out the rule text when it came from a file, as rsync does:
-// the peer chooses which files get merged, so echoing their contents would let
-// it read any file line by line through error messages.
+// Error words the error as rsync does.
 func (e *SyntaxError) Error() string {
-	if e.File == "" {
-		return fmt.Sprintf("filter: %s: %s", e.Msg, e.Rule)
+	if m, ok := strings.CutPrefix(e.Msg, "invalid modifier"); ok {
+		return fmt.Sprintf("invalid modifier%s in filter rule: %s", m, e.Rule)
 	}
-	if e.Line > 0 {
-		return fmt.Sprintf("filter: %s in %s line %d", e.Msg, e.File, e.Line)
+	msg := e.Msg
+	if msg == "unknown filter rule" {
+		msg = "Unknown filter rule"
 	}
-	return fmt.Sprintf("filter: %s in %s", e.Msg, e.File)
+	return fmt.Sprintf("%s: %s", msg, e.Rule)
 }

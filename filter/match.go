@@ -22,8 +22,10 @@ type rule struct {
 	base string  // dir-merge: the file name looked for in each directory
 	cvs  []*rule // -C: the ignore list it stands for
 
-	// fromFile: the rule was read from a file, whose text rsync keeps
-	// out of its messages (the peer may have chosen the file).
+	// fromFile: the rule's text came from a file's contents, which
+	// rsync keeps out of its messages (the peer may have chosen the
+	// file), together with the names of files such a rule names
+	// (context.hideName).
 	fromFile bool
 }
 

@@ -160,15 +160,52 @@ type context struct {
 	absDir string // or, in a scan of the root's parents, absolute
 	scan   bool   // reading a parent directory of the transfer root
 	read   ReadFunc
+	// hideName: file's own name came out of a file's contents (a merge
+	// rule read from a file), so no message may show it; namedAt is
+	// then where that rule was, if it is still known (not for a
+	// per-directory file, read long after the file that named it).
+	hideName bool
+	namedAt  string
+}
+
+// fromFile reports whether the rule text being parsed is a file's
+// contents rather than an argument.
+func (c *context) fromFile() bool { return c.file != "" || c.hideName }
+
+// where is rsync's description of where the rule text being parsed came
+// from, for messages that must not show the text itself: "FILE line N",
+// or, for a file whose name came from a file, "a file named at ..." or
+// "a file read earlier".
+func (c *context) where() string {
+	switch {
+	case !c.hideName && c.line > 0:
+		return fmt.Sprintf("%s line %d", c.file, c.line)
+	case !c.hideName:
+		return c.file
+	case c.namedAt != "":
+		return "a file named at " + c.namedAt
+	}
+	return "a file read earlier"
+}
+
+// ruleText is text (a rule, or a name a rule gave) as a message may show
+// it: as it is when it is an argument, else only where it came from, as
+// rsync does, since the peer chooses which files get merged and any text
+// of theirs in a message is a line it can read back.
+func (c *context) ruleText(text string) string {
+	if !c.fromFile() {
+		return text
+	}
+	return "<rule from " + c.where() + ">"
 }
 
 // syntaxError reports rule; detail quotes the rule, so it is left out for
 // rules read from files.
 func (c *context) syntaxError(rule, msg, detail string) error {
-	if c.file == "" {
+	if !c.fromFile() {
 		msg += detail
 	}
-	return &SyntaxError{Msg: msg, Rule: rule, File: c.file, Line: c.line}
+	return &SyntaxError{Msg: msg, Rule: c.ruleText(rule)}
 }
 
 // parse adds the rules in text, one rule unless tmpl splits on white space.
@@ -190,7 +227,7 @@ func (cfg *config) parse(s *sink, text string, tmpl flags, ctx context) error {
 
 // add places one parsed rule into s, reading merge files as they come.
 func (cfg *config) add(s *sink, r *rule, pat string, ctx *context) error {
-	r.fromFile = ctx.file != ""
+	r.fromFile = ctx.fromFile()
 	switch {
 	case r.flags&fClear != 0:
 		s.clear()
@@ -267,9 +304,17 @@ func (cfg *config) merge(s *sink, r *rule, name string, ctx *context) error {
 	}
 	data, err := read(name)
 	if err != nil {
-		return fmt.Errorf("filter: failed to open merge file %s: %w", name, err)
+		if ctx.fromFile() {
+			// Neither the name nor the error (which says whether the
+			// path exists) may be shown.
+			return fmt.Errorf("failed to open merge file %s", ctx.ruleText(name))
+		}
+		return fmt.Errorf("failed to open merge file %s: %w", name, err)
 	}
 	sub := context{file: name, depth: ctx.depth + 1, read: ctx.read, dir: ctx.dir, absDir: ctx.absDir, scan: ctx.scan}
+	if ctx.fromFile() {
+		sub.hideName, sub.namedAt = true, ctx.where()
+	}
 	return cfg.parseFile(s, name, data, r.flags, sub)
 }
 

@@ -5,6 +5,7 @@ package receiver
 // path below that directory.
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 
@@ -46,11 +47,63 @@ func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
 		r.deleteOne(bdir, bname, "", st, nil, nil)
 	}
 	if err := dir.Rename(name, bdir, bname); err != nil {
-		r.problem(wire.ProblemGeneral, "rename %q -> %q failed: %s", r.destPath(rel), filepath.Join(bdir.Path(), bname), fsops.ErrText(err))
-		return false
+		if !fsops.IsCrossDevice(err) {
+			r.problem(wire.ProblemGeneral, "rename %q -> %q failed: %s", r.destPath(rel), filepath.Join(bdir.Path(), bname), fsops.ErrText(err))
+			return false
+		}
+		// The --backup-dir is on another file system: as rsync does,
+		// recreate the entry there (copy, symlink or mknod) and then
+		// remove the original.
+		if err := r.backupAcross(dir, name, bdir, bname, err); err != nil {
+			r.problem(wire.ProblemGeneral, "keep_backup failed: %q -> %q: %s", r.destPath(rel), filepath.Join(bdir.Path(), bname), fsops.ErrText(err))
+			return false
+		}
+		if err := dir.Unlink(name); err != nil && !fsops.IsNotExist(err) {
+			r.problem(wire.ProblemGeneral, "delete_file: unlink %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+			return false
+		}
 	}
 	r.backedUp(rel)
 	return true
+}
+
+// backupAcross recreates the entry name of dir as bname in bdir when a
+// rename cannot move it there (EXDEV): a regular file is copied, a
+// symlink or special file made anew, with the original's permissions
+// and (with -t, as rsync's set_file_attrs) its modification time; a
+// symlink's time is left alone. A directory is not copied: its
+// rename's error (renameErr) stands.
+func (r *Receiver) backupAcross(dir *fsops.Dir, name string, bdir *fsops.Dir, bname string, renameErr error) error {
+	st, err := dir.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		return renameErr
+	}
+	if err := bdir.Unlink(bname); err != nil && !fsops.IsNotExist(err) {
+		return err
+	}
+	switch {
+	case st.IsReg():
+		return copyAside(r.ctx, dir, name, bdir, bname, r.opts.Times)
+	case st.IsLink():
+		target, err := dir.Readlink(name)
+		if err != nil {
+			return err
+		}
+		return bdir.Symlink(target, bname)
+	}
+	if err := bdir.Mknod(bname, st.Mode, st.Rdev); err != nil {
+		return err
+	}
+	if err := bdir.Chmod(bname, st.Mode&0o7777); err != nil {
+		return err
+	}
+	if r.opts.Times {
+		return bdir.SetMtime(bname, st.MtimeSec, st.MtimeNsec)
+	}
+	return nil
 }
 
 // backedUp says where the backup of rel went, with --info=backup (as
@@ -118,34 +171,7 @@ func (r *Receiver) backupCopy(dir *fsops.Dir, name, rel string) error {
 	if bdir != dir {
 		defer bdir.Close()
 	}
-	src, err := dir.OpenRead(name)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	st, err := fsops.Fstat(src)
-	if err != nil {
-		return err
-	}
-	dst, tmp, err := bdir.CreateTemp(bname, st.Mode&0o7777|0o200)
-	if err != nil {
-		return err
-	}
-	_, err = fsops.CopyData(r.ctx, dst, src, st.Size, false)
-	if err == nil {
-		err = fsops.Fchmod(dst, st.Mode&0o7777)
-	}
-	if err == nil {
-		err = fsops.FsetMtime(dst, st.MtimeSec, st.MtimeNsec)
-	}
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = bdir.Rename(tmp, bdir, bname)
-	}
-	if err != nil {
-		bdir.Unlink(tmp)
+	if err := copyAside(r.ctx, dir, name, bdir, bname, true); err != nil {
 		return err
 	}
 	r.backedUp(rel)
@@ -192,4 +218,41 @@ func (r *Receiver) backupDirFor(rel string) (string, error) {
 		}
 	}
 	return cur, nil
+}
+
+// copyAside copies the regular file name of dir to bname in bdir
+// (through a temporary name, so bname is whole or absent), with its
+// permissions and, when keepTime, its modification time.
+func copyAside(ctx context.Context, dir *fsops.Dir, name string, bdir *fsops.Dir, bname string, keepTime bool) error {
+	src, err := dir.OpenRead(name)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	st, err := fsops.Fstat(src)
+	if err != nil {
+		return err
+	}
+	dst, tmp, err := bdir.CreateTemp(bname, st.Mode&0o7777|0o200)
+	if err != nil {
+		return err
+	}
+	_, err = fsops.CopyData(ctx, dst, src, st.Size, false)
+	if err == nil {
+		err = fsops.Fchmod(dst, st.Mode&0o7777)
+	}
+	if err == nil && keepTime {
+		err = fsops.FsetMtime(dst, st.MtimeSec, st.MtimeNsec)
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = bdir.Rename(tmp, bdir, bname)
+	}
+	if err != nil {
+		bdir.Unlink(tmp)
+		return err
+	}
+	return nil
 }

@@ -165,7 +165,7 @@ func (r *Receiver) fill(ctx context.Context, f *fsops.File, src wire.Source, job
 		return err
 	}
 	if r.opts.Inplace {
-		if err := fsops.Truncate(f, job.e.Size); err != nil {
+		if err := fsops.Truncate(f, sourceSize(src, job)); err != nil {
 			return err
 		}
 	}
@@ -279,17 +279,26 @@ func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.Sourc
 		}
 		// A network source is paced by its stream; a local one held to
 		// --bwlimit goes through read and write.
-		return fsops.CopyStream(ctx, dst, wire.PacedReader(src, r.pacer), job.e.Size, r.opts.Sparse)
+		return fsops.CopyStream(ctx, dst, wire.PacedReader(src, r.pacer), sourceSize(src, job), r.opts.Sparse)
 	}
 	srcDev := job.srcDev
 	if srcDev == 0 {
 		srcDev = b.src.Dev(job.index)
 	}
-	method, err := fsops.CopyDataDev(ctx, dst, local, srcDev, b.dev, job.e.Size, r.opts.Sparse)
+	method, err := fsops.CopyDataDev(ctx, dst, local, srcDev, b.dev, sourceSize(src, job), r.opts.Sparse)
 	if err == nil && r.cfg.Debug && !r.loggedMethod.Swap(true) {
 		r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("copy method for %s: %s", job.rel, method))
 	}
 	return err
+}
+
+// sourceSize is the length of the data src holds: its entry's, unless
+// the file changed length after it was listed (wire.ResizedFile).
+func sourceSize(src wire.Source, job *fileJob) int64 {
+	if f, ok := src.(wire.ResizedFile); ok {
+		return f.Size()
+	}
+	return job.e.Size
 }
 
 // setFileAttrs sets owner, permissions and mtime on the open new file.

@@ -91,8 +91,7 @@ func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 	tree := relativeTree(s.cfg.Operands)
 	var top topLevel
 	if tree.final {
-		s.problem(wire.ProblemGeneral, "-R with an operand that names nothing after its /./ marker is not supported yet: give the path without -R")
-		top.ioError = true
+		return s.relativeDotRoot(tree)
 	}
 	var jobs []*dirJob
 	top.entries, top.from, top.dirs, top.devs, jobs, top.ioError = s.relativeLevel(tree, "")
@@ -102,6 +101,34 @@ func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 		jobs = append([]*dirJob{{rel: ".", done: make(chan struct{}), implied: &relNode{children: map[string]*relNode{}}}}, jobs...)
 	}
 	return top, jobs
+}
+
+// relativeDotRoot lists a tree whose root an operand names ("dir/./"):
+// the directory is "." at the destination, its contents are listed as
+// a named directory's (all levels with -r, one without), and the paths
+// of the other operands continue inside it.
+func (s *Sender) relativeDotRoot(tree *relNode) (topLevel, []*dirJob) {
+	var top topLevel
+	if !s.listDot(&top, tree.srcPath) {
+		return top, nil
+	}
+	d, err := fsops.OpenDirPath(tree.srcPath)
+	if err != nil {
+		s.problem(wire.ProblemGeneral, "opendir %q failed: %s", absPath(tree.srcPath), fsops.ErrText(err))
+		top.ioError = true
+		return top, nil
+	}
+	s.keepRoot(d)
+	rules := s.cfg.Filter
+	if rules != nil {
+		rules = rules.WithRoot(absPath(tree.srcPath))
+	}
+	j := &dirJob{rel: ".", done: make(chan struct{})}
+	j.srcs = []srcDir{{root: d, dev: top.devs[0], self: top.devs[0], rules: rules}}
+	if len(tree.children) > 0 {
+		j.named = tree
+	}
+	return top, []*dirJob{j}
 }
 
 // listDot adds the "." entry of a "./name" operand: the directory base
@@ -214,20 +241,9 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 		}
 		j := &dirJob{rel: crel, done: make(chan struct{})}
 		if c.final && !skipped && (opts.Recursive || c.contents) {
-			d, err := fsops.OpenDirPath(c.srcPath)
-			if err != nil {
-				s.problem(wire.ProblemGeneral, "opendir %q failed: %s", absPath(c.srcPath), fsops.ErrText(err))
+			if !s.walkNamed(j, c, st.Dev) {
 				ioErr = true
 				continue
-			}
-			s.keepRoot(d)
-			var rules = s.cfg.Filter
-			if rules != nil {
-				rules = rules.WithRoot(absPath(strings.TrimSuffix(c.srcPath, crel)))
-			}
-			j.srcs = []srcDir{{root: d, dev: st.Dev, self: st.Dev, rules: rules}}
-			if len(c.children) > 0 {
-				j.named = c // other operands go on inside it
 			}
 			jobs = append(jobs, j)
 			continue
@@ -244,6 +260,27 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 	entries, from = sortEntries(entries, from)
 	sortJobs(jobs)
 	return entries, from, dirs, devs, jobs, ioErr
+}
+
+// walkNamed makes j, the job of the directory an operand names (node c,
+// on device dev), walk it as usual; the paths of other operands that go
+// on inside it are merged into its listing. It reports failures itself.
+func (s *Sender) walkNamed(j *dirJob, c *relNode, dev uint64) bool {
+	d, err := fsops.OpenDirPath(c.srcPath)
+	if err != nil {
+		s.problem(wire.ProblemGeneral, "opendir %q failed: %s", absPath(c.srcPath), fsops.ErrText(err))
+		return false
+	}
+	s.keepRoot(d)
+	var rules = s.cfg.Filter
+	if rules != nil {
+		rules = rules.WithRoot(absPath(strings.TrimSuffix(c.srcPath, j.rel)))
+	}
+	j.srcs = []srcDir{{root: d, dev: dev, self: dev, rules: rules}}
+	if len(c.children) > 0 {
+		j.named = c // other operands go on inside it
+	}
+	return true
 }
 
 // listImplied lists an implied directory: only the children operands name.
@@ -268,9 +305,27 @@ func (s *Sender) mergeNamed(j *dirJob, subByName map[string]*dirJob) {
 		switch {
 		case !ok:
 			rest.children[name] = c
-		case !isDir || len(c.children) == 0:
+		case !isDir:
 		case subByName[name] != nil:
-			subByName[name].named = c
+			if len(c.children) > 0 {
+				subByName[name].named = c
+			}
+		case c.final && c.contents:
+			// Named with a trailing slash but not walked (no -r): its
+			// contents are listed all the same.
+			sub := &dirJob{rel: joinRel(j.rel, name), done: make(chan struct{})}
+			st, err := fsops.StatPath(c.srcPath)
+			if err != nil {
+				s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(c.srcPath), fsops.ErrText(err))
+				j.ioError = true
+				continue
+			}
+			if !s.walkNamed(sub, c, st.Dev) {
+				j.ioError = true
+				continue
+			}
+			j.subdirs = append(j.subdirs, sub)
+		case len(c.children) == 0:
 		default:
 			// Not walked (no -r): only what the operands name in it.
 			j.subdirs = append(j.subdirs, &dirJob{rel: joinRel(j.rel, name), done: make(chan struct{}), implied: c})

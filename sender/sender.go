@@ -133,6 +133,11 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 
 	walkErr := s.walk(ctx)
 	if walkErr != nil {
+		var fe *wire.FatalError
+		if f, ok := s.conn.(interface{ Fatal(*wire.FatalError) error }); ok && errors.As(walkErr, &fe) {
+			// The peer learns why, before the connection goes.
+			f.Fatal(fe)
+		}
 		cancel()
 		s.conn.Close()
 	}
@@ -234,6 +239,12 @@ func (b *batchRef) Open(i int32) (wire.Source, error) {
 		if serr == nil && st.Size == e.Size && st.Mode&fsops.TypeMask == e.Type() {
 			return f, nil
 		}
+		if serr == nil && st.Mode&fsops.TypeMask == e.Type() && e.IsReg() && b.s.pumpQueue == nil {
+			// Within one process the receiver reads the file itself:
+			// it gets what the file holds now, as rsync sends the
+			// length it finds when it opens the file.
+			return resizedFile{f, st.Size}, nil
+		}
 		f.Close()
 		if serr != nil {
 			b.s.problem(wire.ProblemGeneral, "send_files failed to fstat %q: %s", absPath(dir.Join(e.Name)), fsops.ErrText(serr))
@@ -252,6 +263,14 @@ func (b *batchRef) Open(i int32) (wire.Source, error) {
 }
 
 var errChanged = errors.New("file changed since it was listed")
+
+// resizedFile is a source file whose length changed since it was listed.
+type resizedFile struct {
+	*fsops.File
+	size int64
+}
+
+func (f resizedFile) Size() int64 { return f.size }
 
 // changedSince reports whether st no longer describes the listed entry
 // e (rsync's test before --remove-source-files removes a file).

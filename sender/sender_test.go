@@ -197,8 +197,10 @@ func streamPair(t *testing.T) (wire.Conn, wire.Conn) {
 // TestChangedAfterListingNotSent: a file replaced (renamed over, as
 // editors do) between the listing and the sending is not sent at its
 // listed size, which would put a truncated copy of the new version under
-// the final name; it is reported as vanished (exit 24) and skipped.
+// the final name. Over a stream it is reported as vanished (exit 24) and
+// skipped; within one process the receiver copies it at its new length.
 func TestChangedAfterListingNotSent(t *testing.T) {
+	const newVersion = "a new version, longer than the listed one"
 	pairs := map[string]func(*testing.T) (wire.Conn, wire.Conn){
 		"pipe":   func(*testing.T) (wire.Conn, wire.Conn) { return wire.Pipe(16) },
 		"stream": streamPair,
@@ -233,7 +235,7 @@ func TestChangedAfterListingNotSent(t *testing.T) {
 				}
 			}
 			tmp := filepath.Join(t.TempDir(), "new")
-			os.WriteFile(tmp, []byte("a new version, longer than the listed one"), 0o644)
+			os.WriteFile(tmp, []byte(newVersion), 0o644)
 			if err := os.Rename(tmp, f); err != nil {
 				t.Fatal(err)
 			}
@@ -249,11 +251,26 @@ func TestChangedAfterListingNotSent(t *testing.T) {
 				case m := <-got:
 					switch m := m.(type) {
 					case *wire.Data:
-						if m.Ref != nil {
+						if m.Ref != nil && tname == "stream" {
 							if src, err := m.Ref.Open(indexOf(top, "f")); err == nil {
 								src.Close()
 								t.Fatal("the replaced file was opened for sending")
 							}
+							m.Ref.Release()
+							sent = true
+						} else if m.Ref != nil {
+							// Within one process the receiver reads the
+							// new version itself, at the length it has
+							// when opened (as rsync sends it).
+							src, err := m.Ref.Open(indexOf(top, "f"))
+							if err != nil {
+								t.Fatalf("the replaced file was not opened: %v", err)
+							}
+							rs, ok := src.(wire.ResizedFile)
+							if !ok || rs.Size() != int64(len(newVersion)) {
+								t.Errorf("the replaced file was opened as %T, not at its new length %d", src, len(newVersion))
+							}
+							src.Close()
 							m.Ref.Release()
 							sent = true
 						}
@@ -268,6 +285,11 @@ func TestChangedAfterListingNotSent(t *testing.T) {
 				case <-deadline:
 					t.Fatal("no data from the sender")
 				}
+			}
+			if tname == "pipe" {
+				rconn.Close()
+				<-done
+				return
 			}
 			select {
 			case msg := <-reports:

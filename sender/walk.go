@@ -2,6 +2,7 @@ package sender
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -43,6 +44,10 @@ type dirJob struct {
 	// named, under -R: what other operands name inside this walked
 	// directory (their paths continue through it), listed with it.
 	named *relNode
+
+	// fatal, if set, ends the transfer once this job is due (a filter
+	// rule that cannot be parsed).
+	fatal error
 
 	// skippedNonDir: a non-directory was left out for its type (a
 	// symlink without -l, say). rsync lists it and its receiver skips
@@ -138,6 +143,9 @@ func (s *Sender) walk(ctx context.Context) error {
 		case <-j.done:
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+		if j.fatal != nil {
+			return j.fatal
 		}
 		for i := len(j.subdirs) - 1; i >= 0; i-- {
 			stack = append(stack, j.subdirs[i])
@@ -346,6 +354,15 @@ func (s *Sender) list(j *dirJob) {
 			continue
 		}
 		rules, err := s.enterRules(src.rules, j.rel)
+		var se *filter.SyntaxError
+		if errors.As(err, &se) {
+			// A rule rsync cannot parse ends the transfer (exit 1),
+			// wherever it was read.
+			j.fatal = &wire.FatalError{Code: wire.ExitSyntax, Err: err}
+			d.Close()
+			j.complete = false
+			break
+		}
 		if err != nil {
 			fail("%v", err)
 			d.Close()

@@ -622,6 +622,15 @@ const LogStdout = 100
 // LogFile is the Log class of a line for the client's --log-file.
 const LogFile = 101
 
+// LogFilesFrom is the Log class of a piece of the helper's --files-from
+// list (Options.FilesFrom), sent in pieces of at most FilesFromPiece
+// bytes, ended by a Log of class LogFilesFromEnd.
+const (
+	LogFilesFrom    = 102
+	LogFilesFromEnd = 103
+	FilesFromPiece  = 32 << 10
+)
+
 func encodeLog(out []byte, m *Log) []byte {
 	start := len(out)
 	out = append(out, frameLog, 0, 0, 0, 0)

@@ -135,6 +135,14 @@ type LocalFile interface {
 	ReadAt([]byte, int64) (int, error)
 }
 
+// ResizedFile is a LocalFile whose length when opened differs from its
+// entry's: it grew or shrank after it was listed. As rsync sends what a
+// file holds when it is opened, the receiver copies Size bytes.
+type ResizedFile interface {
+	LocalFile
+	Size() int64
+}
+
 // SourceRef opens the wanted files of one batch for the receiver: within
 // one process through the sender's directory handles, across a network
 // as the bytes arrive on a Stream. The sender reports its own failures to

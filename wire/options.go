@@ -31,6 +31,12 @@ type Options struct {
 	// rule texts (filter.List.Encode); locally the halves share the list.
 	FilterRules    []string
 	DeleteExcluded bool // --delete-excluded
+	// FilesFrom is the path, on the helper's machine, of a --files-from
+	// list named as HOST:FILE or :FILE; From0 says its names end in NUL.
+	// A helper that sends takes its operands from it; one that receives
+	// sends it to the client (LogFilesFrom), whose sender does.
+	FilesFrom string
+	From0     bool
 
 	Chmod []string // --chmod rule lists, applied to the listed modes
 

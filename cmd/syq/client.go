@@ -232,6 +232,10 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	// The peer's own reports are shown but, as rsync's, not logged.
 	peerReport := probs.reportUnlogged(peerSide)
+	// A --files-from list on the remote host comes from the helper that
+	// receives, before the sender here can list anything.
+	var list []byte
+	listDone := make(chan string, 1)
 	st := wire.NewStream(in, out, closer, wire.StreamConfig{
 		Peer:    peerSide,
 		Timeout: time.Duration(opts.TimeoutSec) * time.Second,
@@ -249,6 +253,12 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			case wire.LogFile:
 				logf.line(text)
 				return
+			case wire.LogFilesFrom:
+				list = append(list, text...)
+				return
+			case wire.LogFilesFromEnd:
+				listDone <- text
+				return
 			}
 			peerReport(class, text)
 		},
@@ -262,6 +272,19 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		st.Close()
 	}
 
+	if end.Push && helperOpts.FilesFrom != "" {
+		select {
+		case msg := <-listDone:
+			if msg != "" {
+				st.Close()
+				return fail(&wire.FatalError{Code: wire.ExitStreamIO, Err: errors.New(msg)})
+			}
+		case <-ctx.Done():
+			st.Close()
+			return fail(ctx.Err())
+		}
+		inv.Sources = filesFromOperands(list, inv.Sources[0], helperOpts.From0, opts.Relative)
+	}
 	localPath := inv.Dest
 	if end.Push {
 		localPath = inv.Sources[0]

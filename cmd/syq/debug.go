@@ -13,10 +13,10 @@ filter flist fuzzy genr hash hlink iconv io nstr own proto recv send time all no
 // checkDebug reads --debug as rsync does (comma-separated names, each
 // with an optional level; "none" and level 0 silence) and refuses names
 // rsync does not know. Of rsync's debug output syq prints only FUZZY's,
-// the --fuzzy choices (scripts check them), and FILTER's, the rule that
-// hid, showed or protected a name; the rest traces rsync's
-// internals, not a result, and SYQ_DEBUG=1 shows syq's own decisions
-// instead.
+// the --fuzzy choices (scripts check them), FILTER's, the rule that hid,
+// showed or protected a name, and NSTR's (nstrLines); the rest traces
+// rsync's internals, not a result, and SYQ_DEBUG=1 shows syq's own
+// decisions instead.
 func checkDebug(inv *Invocation) error {
 	// -vv turns on rsync's FILTER1 and -vvv FILTER2.
 	inv.Opts.DebugFilter = min(max(inv.Opts.Verbose-1, 0), 2)
@@ -52,13 +52,78 @@ func checkDebug(inv *Invocation) error {
 	return nil
 }
 
+// debugLevel is the level of rsync's --debug flag name (lower case) in
+// this run: from --debug's words, in order ("all" and "none" included).
+func debugLevel(inv *Invocation, name string) int {
+	level := 0
+	for _, v := range inv.debugFlags {
+		for _, w := range strings.Split(v, ",") {
+			word := strings.ToLower(strings.TrimRight(w, "0123456789"))
+			n := 1
+			if digits := w[len(word):]; digits != "" {
+				n, _ = strconv.Atoi(digits)
+			}
+			switch word {
+			case name, "all":
+				level = n
+			case "none":
+				level = 0
+			}
+		}
+	}
+	return level
+}
+
+// nstrLines are the lines rsync's client prints with --debug=NSTR: the
+// checksum and (when compressing) the compressor and level it uses,
+// "negotiated" when the peers chose them from their lists rather than
+// an option naming one.
+func nstrLines(inv *Invocation) []string {
+	if debugLevel(inv, "nstr") < 1 {
+		return nil
+	}
+	var lines []string
+	if c := strings.ToLower(inv.checksumChoice); c != "" && c != "auto" {
+		lines = append(lines, "Client checksum: "+inv.checksumChoice)
+	} else {
+		lines = append(lines, "Client negotiated checksum: xxh128")
+	}
+	if inv.Opts.Compress == "" && inv.compressLevel == nil {
+		return lines
+	}
+	choice, shown := "auto", ""
+	if inv.compressChoice != nil {
+		choice, shown = strings.ToLower(*inv.compressChoice), *inv.compressChoice
+	} else if inv.compress > 1 {
+		choice, shown = "zlibx", "zlibx"
+	}
+	negotiated := ""
+	if choice == "auto" || choice == "none" {
+		shown, negotiated = "zstd", " negotiated"
+	}
+	if inv.Opts.Compress == "" {
+		shown = "none"
+	}
+	level := 3
+	if choice == "zlib" || choice == "zlibx" {
+		level = 6
+		if inv.compressLevel != nil && *inv.compressLevel != -1 {
+			level = max(0, min(*inv.compressLevel, 9))
+		}
+	} else if inv.compressLevel != nil && *inv.compressLevel != 0 {
+		level = max(-131072, min(*inv.compressLevel, 22))
+	}
+	return append(lines, fmt.Sprintf("Client%s compress: %s (level %d)", negotiated, shown, level))
+}
+
 // debugHelpText is --debug=help.
 const debugHelpText = `Use OPT or OPT1 for level 1 output, OPT2 for level 2, etc.; OPT0 silences.
 
 syq takes rsync's --debug names (ACL BACKUP BIND CHDIR CONNECT CMD DEL
 DELTASUM DUP EXIT FILTER FLIST FUZZY GENR HASH HLINK ICONV IO NSTR OWN PROTO
 RECV SEND TIME, ALL, NONE). Of rsync's debug output it prints only FUZZY's
-(the --fuzzy basis choices, levels 1-2) and FILTER's (the rule that hid,
-showed or protected a name); the rest traces rsync's own
-internals. SYQ_DEBUG=1 shows syq's decisions instead.
+(the --fuzzy basis choices, levels 1-2), FILTER's (the rule that hid,
+showed or protected a name) and NSTR's (the checksum and compressor
+chosen); the rest traces rsync's own internals. SYQ_DEBUG=1 shows syq's
+decisions instead.
 `

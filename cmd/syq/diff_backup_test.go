@@ -3,7 +3,10 @@ package main
 // Differential scenarios for -b, --suffix and --backup-dir.
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
+	"testing"
 
 	"syq/scripts/treecheck"
 )
@@ -62,5 +65,70 @@ func init() {
 			cmp: treecheck.CompareOptions{SkipDirMtime: true}, stdout: true, sorted: true},
 		diffScenario{name: "backup-dir-made-room-for-dir", fx: fxPlain, pre: preNotDirs, args: dtArgs("-a", "--backup-dir=bk", "src/", "dst/"),
 			cmp: treecheck.CompareOptions{SkipDirMtime: true}},
+	)
+}
+
+// dtXdevName is a symlink in a scenario root to a directory on another
+// file system (tmpfs), made by fxXdev; like dst it is not part of the
+// source side.
+const dtXdevName = "xdev"
+
+// fxXdev: entries of three types in dst, each replaced from src, and
+// root/xdev leading to a fresh directory on /dev/shm, so that a
+// --backup-dir below it cannot be reached by rename (EXDEV).
+func fxXdev(b *fixtureBuilder) {
+	b.text("src/reg", "gen1\ngen1\n")
+	b.symlink("src/lnk", "target-gen2")
+	b.text("src/fifo", "replaces-fifo\n")
+	b.dir("src")
+	b.text("dst/reg", "gen1\n", fbMode(0o640))
+	b.symlink("dst/lnk", "target-gen1")
+	b.fifo("dst/fifo")
+	b.dir("dst")
+	shm, err := os.MkdirTemp("/dev/shm", "syqdiff-xdev-")
+	if err != nil {
+		shm, err = os.MkdirTemp("", "syqdiff-xdev-") // no tmpfs: same file system
+	}
+	b.must(err)
+	b.t.Cleanup(func() { os.RemoveAll(shm) })
+	b.must(os.Symlink(shm, b.p(dtXdevName)))
+}
+
+// checkXdevBackups: the backups under xdev/bk are the same under both
+// tools, and are what dst held.
+func checkXdevBackups(t *testing.T, root string) {
+	bk := filepath.Join(root, dtXdevName, "bk")
+	if got, err := os.ReadFile(filepath.Join(bk, "reg")); err != nil || string(got) != "gen1\n" {
+		t.Errorf("%s: backup of reg: %q, %v; want \"gen1\\n\"", root, got, err)
+	}
+	if got, err := os.Readlink(filepath.Join(bk, "lnk")); err != nil || got != "target-gen1" {
+		t.Errorf("%s: backup of lnk: %q, %v; want target-gen1", root, got, err)
+	}
+	if st, err := os.Lstat(filepath.Join(bk, "fifo")); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("%s: backup of fifo is not a fifo (%v)", root, err)
+	}
+	if filepath.Base(root) != "syq" {
+		return
+	}
+	want, err := treecheck.Snapshot(filepath.Join(filepath.Dir(root), "rsync", dtXdevName, "bk"), treecheck.Options{Content: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := treecheck.Snapshot(bk, treecheck.Options{Content: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without -t neither tool keeps the copies' mtimes.
+	if d := treecheck.Compare(want, got, treecheck.CompareOptions{SkipRoot: true, SkipMtime: true}); len(d) > 0 {
+		t.Errorf("backups on the other file system differ (want=rsync, got=syq):\n    %s", strings.Join(d, "\n    "))
+	}
+}
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// A --backup-dir on another file system: rename gives EXDEV,
+		// so each entry is copied or made anew there.
+		diffScenario{name: "backup-dir-cross-device", fx: fxXdev, args: dtArgs("-rlpD", "--backup", "--backup-dir=../xdev/bk", "src/", "dst/"),
+			cmp: treecheck.CompareOptions{SkipMtime: true}, check: checkXdevBackups},
 	)
 }

@@ -36,6 +36,12 @@ var compressScenarios = []diffScenario{
 	{name: "z-zlib-off", fx: fxCompress, args: dtArgs("-az", "--zc=zlib", "--zl=0", "src/", "dst/")},
 	{name: "z-level-implies-z", fx: fxCompress, args: dtArgs("-a", "--zl=-5", "src/", "dst/")},
 	{name: "z-skip-compress", fx: fxCompress, args: dtArgs("-az", "--skip-compress=log/t[xy]t", "src/", "dst/")},
+	// --debug=NSTR names the checksum and compressor chosen, and whether
+	// they were negotiated or named by an option.
+	{name: "nstr-negotiated", fx: fxCompress, args: dtArgs("-az", "--debug=NSTR", "src/", "dst/"), stdout: true},
+	{name: "nstr-choice-level", fx: fxCompress, args: dtArgs("-a", "--zc=ZSTD", "--zl=5", "--debug=nstr", "src/", "dst/"), stdout: true},
+	{name: "nstr-zlib", fx: fxCompress, args: dtArgs("-azz", "--debug=NSTR1", "src/", "dst/"), stdout: true},
+	{name: "nstr-checksum", fx: fxCompress, args: dtArgs("-ac", "--cc=md5", "--debug=NSTR", "src/", "dst/"), stdout: true},
 	{name: "z-skip-compress-empty", fx: fxCompress, args: dtArgs("-az", "--skip-compress=", "src/", "dst/")},
 	{name: "z-choice-none", fx: fxCompress, args: dtArgs("-az", "--zc=none", "src/", "dst/")},
 	{name: "z-delete-update", fx: fxCompress, pre: func(b *fixtureBuilder) {

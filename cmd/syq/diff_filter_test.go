@@ -1,6 +1,12 @@
 package main
 
-import "syq/scripts/treecheck"
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"syq/scripts/treecheck"
+)
 
 // Differential scenarios for filter rules and the delete family. They join
 // diffScenarios, so they also run in remote mode (push and pull).
@@ -135,4 +141,43 @@ func preFilterDebug(b *fixtureBuilder) {
 	b.dir("dst/keep")
 	b.dir("dst/d")
 	b.dir("dst")
+}
+
+// fxBadPerDir: a per-directory merge file (-F's .rsync-filter) with a
+// rule rsync cannot parse, and a file whose contents are not rules.
+func fxBadPerDir(b *fixtureBuilder) {
+	fxPlain(b)
+	b.text("src/.rsync-filter", "- *.tmp\nZbad-perdir\n")
+	b.text("secret", "TOP-SECRET\n")
+}
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// A bad rule in a per-directory file ends the transfer with exit
+		// 1, as one on the command line does, before anything is sent;
+		// the message says where the rule is, not what it says.
+		diffScenario{name: "filter-bad-perdir-rule", fx: fxBadPerDir, pre: preDstDir, args: dtArgs("-r", "-F", "src/", "dst/"), code: 1,
+			check: checkNoEcho("Zbad")},
+		diffScenario{name: "filter-bad-perdir-named", fx: func(b *fixtureBuilder) {
+			fxBadPerDir(b)
+			b.text("src/.rsync-filter", ": ../secret\n")
+		}, pre: preDstDir, args: dtArgs("-r", "-F", "src/", "dst/"), code: 1, check: checkNoEcho("SECRET")},
+	)
+}
+
+// checkNoEcho checks that a run's error output does not show text,
+// which came from a file's contents, by running syq again.
+func checkNoEcho(text string) func(t *testing.T, root string) {
+	return func(t *testing.T, root string) {
+		if filepath.Base(root) != "syq" {
+			return
+		}
+		code, _, stderr, _, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), "-r", "-F", "src/", "dst/"), root, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != 1 || strings.Contains(stderr, text) || !strings.Contains(stderr, "<rule from ") {
+			t.Errorf("exit %d, stderr %q: want exit 1 and the rule's place, not its text %q", code, stderr, text)
+		}
+	}
 }

@@ -25,8 +25,12 @@ var remoteSkip = map[string]string{
 	"leading-dash-operand": "operand parsing of the remote rsync", "double-dash-operands": "operand parsing of the remote rsync",
 	// rsync passes --qsort to its server, which refuses it (exit 12);
 	// syq accepts it either way.
-	"qsort":          "rsync's server refuses its own --qsort",
-	"v-banner-qsort": "rsync's server refuses its own --qsort",
+	"qsort": "rsync's server refuses its own --qsort",
+	// A bad filter rule read by rsync's remote sender ends its pulling
+	// client with exit 12 (the server is gone), not the local 1.
+	"filter-bad-perdir-rule":  "rsync's pulling client exits 12",
+	"filter-bad-perdir-named": "rsync's pulling client exits 12",
+	"v-banner-qsort":          "rsync's server refuses its own --qsort",
 	// -vv makes rsync print the ssh command it runs, which names rsync's
 	// server where syq runs its helper.
 	"vv-uptodate":   "rsync -vv prints its remote-shell command",
@@ -125,6 +129,39 @@ func TestDiffRemote(t *testing.T) {
 					runDiffScenario(t, base+i, rs)
 				})
 			}
+		})
+	}
+}
+
+// TestDiffRemoteFilesFrom: a --files-from list on the remote host
+// (HOST:FILE) is read there, by the remote sender (pull) or by the
+// remote receiver, which sends it to the local sender (push).
+func TestDiffRemoteFilesFrom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("remote differential suite skipped in -short mode")
+	}
+	srv := sshtest.Start(t)
+	setupDiff(t)
+	cache := filepath.Join(diffBase, "helper-cache")
+	os.MkdirAll(cache, 0o755)
+	rsh := srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+cache, "-o", "KexAlgorithms=curve25519-sha256")
+	for k, mode := range []string{"push", "pull", "push-missing", "pull-missing"} {
+		t.Run(mode, func(t *testing.T) {
+			s := diffScenario{name: "remote-files-from-" + mode, fx: fxFilesFromRoot, stdout: true, sorted: true}
+			list := "list"
+			if strings.HasSuffix(mode, "-missing") {
+				// rsync's client ends with exit 12 when its server
+				// cannot open the list.
+				list, s.code, s.stdout = "nothere", 12, false
+			}
+			s.remote = func(root string) []string {
+				args := []string{"-e", rsh, "-ai", "--files-from=127.0.0.1:" + filepath.Join(root, list)}
+				if strings.HasPrefix(mode, "push") {
+					return append(args, root, "127.0.0.1:"+filepath.Join(root, "dst")+"/")
+				}
+				return append(args, "127.0.0.1:"+root, "dst/")
+			}
+			runDiffScenario(t, 3000+k, s)
 		})
 	}
 }

@@ -124,6 +124,14 @@ func fxFilesFromDot(b *fixtureBuilder) {
 	b.text("list", "sub/./deeper/d.txt\n./a.txt\nx/../sub/./c.txt\nsub/./deeper\n")
 }
 
+// fxFilesFromRoot: a --files-from list whose first name is a directory
+// followed only by its "/./" marker, so the directory itself is "."
+// (rsync's testsuite files-from list).
+func fxFilesFromRoot(b *fixtureBuilder) {
+	fxBasic(b)
+	b.text("list", "src/./\nsrc/./sub\nsrc/./sub/deeper\nsrc/./priv/\nsrc/./sub/c.txt\n")
+}
+
 // fxHardOne: one group of hard links (rsync's choice of the group's
 // leader differs from syq's when several groups are new, a known
 // difference this fixture keeps out of the way).
@@ -210,6 +218,8 @@ var rstsScenarios = []diffScenario{
 	// --files-from: a "/./" in a name starts its path there, as in an
 	// -R operand.
 	{name: "files-from-dot-marker", fx: fxFilesFromDot, args: dtArgs("-ai", "--files-from=list", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "files-from-dot-root", fx: fxFilesFromRoot, args: dtArgs("-ai", "--files-from=list", ".", "dst/"), stdout: true, sorted: true},
+	{name: "R-dot-root", fx: fxBasic, args: dtArgs("-aiR", "src/./", "src/./sub/c.txt", "dst/"), stdout: true, sorted: true},
 	// -H: a hard link already in place is an unchanged entry for -ii
 	// and --info=name2.
 	{name: "hardlink-unchanged-ii", fx: fxHardOne, pre: preHardSame, args: dtArgs("-aHii", "src/", "dst/"), stdout: true, sorted: true},

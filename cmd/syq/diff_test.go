@@ -851,7 +851,7 @@ type dtArm struct {
 }
 
 // dtIsDst: the destination, and the --log-file a scenario writes beside it.
-func dtIsDst(rel string) bool { return rel == "dst" || rel == dtLogName }
+func dtIsDst(rel string) bool { return rel == "dst" || rel == dtLogName || rel == dtXdevName }
 
 // dtLogName is the --log-file of scenarios with logFile set, in the
 // scenario root.

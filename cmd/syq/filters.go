@@ -119,16 +119,29 @@ func homeCVSIgnore() []byte {
 // expandFilesFrom turns --files-from into operands: each listed path below
 // the one source, after a "/./" so -R keeps the path from there. Leading
 // slashes go and ".." is resolved within the source, as rsync does; blank
-// entries and ";"/"#" comments are skipped.
+// entries and ";"/"#" comments are skipped. A list on the remote host
+// (HOST:FILE, :FILE) is read there: its path goes to the helper in
+// Opts.FilesFrom and the operands are made where it is read.
 func expandFilesFrom(inv *Invocation, stdin io.Reader) error {
 	if inv.filesFrom == "" {
 		return nil
 	}
-	if strings.HasPrefix(inv.filesFrom, ":") || isRemote(inv.filesFrom) {
-		return &UsageError{Msg: "option --files-from with a remote file (HOST:FILE or :FILE) is not supported yet"}
-	}
 	if len(inv.Sources) != 1 {
 		return &UsageError{Msg: "--files-from needs exactly one source directory"}
+	}
+	if strings.HasPrefix(inv.filesFrom, ":") || isRemote(inv.filesFrom) {
+		path := strings.TrimPrefix(inv.filesFrom, ":")
+		if _, host, p, ok := splitRemote(inv.filesFrom); ok {
+			if inv.Remote != nil && host != "" && host != inv.Remote.Host {
+				return &UsageError{Msg: "--files-from hostname is not the same as the transfer hostname"}
+			}
+			path = p
+		}
+		if inv.Remote == nil {
+			return &UsageError{Msg: "--files-from cannot be remote when the transfer is local"}
+		}
+		inv.Opts.FilesFrom, inv.Opts.From0 = path, inv.From0
+		return nil
 	}
 	var data []byte
 	var err error
@@ -140,15 +153,22 @@ func expandFilesFrom(inv *Invocation, stdin io.Reader) error {
 	if err != nil {
 		return &wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("[client] failed to open files-from file %s: %s", inv.filesFrom, fsops.ErrText(err))}
 	}
+	inv.Sources = filesFromOperands(data, inv.Sources[0], inv.From0, inv.Opts.Relative)
+	return nil
+}
+
+// filesFromOperands makes the operands of a --files-from list's data
+// below the source directory src.
+func filesFromOperands(data []byte, src string, from0, relative bool) []string {
 	sep := "\n"
-	if inv.From0 {
+	if from0 {
 		sep = "\x00"
 	}
-	src := strings.TrimSuffix(inv.Sources[0], "/")
+	src = strings.TrimSuffix(src, "/")
 	if src == "" {
 		src = "/"
 	}
-	var ops []string
+	ops := []string{}
 	for _, line := range strings.Split(string(data), sep) {
 		line = strings.TrimSuffix(line, "\r")
 		if line == "" || line[0] == '#' || line[0] == ';' {
@@ -158,7 +178,7 @@ func expandFilesFrom(inv *Invocation, stdin io.Reader) error {
 		// With -R a "/./" in a name says where its path starts, as in
 		// an operand; the part before it is a directory below the source.
 		prefix := ""
-		if i := strings.Index(line, "/./"); i >= 0 && inv.Opts.Relative {
+		if i := strings.Index(line, "/./"); i >= 0 && relative {
 			prefix = strings.TrimPrefix(path.Clean("/"+line[:i]), "/")
 			line = line[i+3:]
 		}
@@ -169,21 +189,28 @@ func expandFilesFrom(inv *Invocation, stdin io.Reader) error {
 		if slash && p != "." {
 			p += "/"
 		}
-		if inv.Opts.Relative && p != "." && strings.HasPrefix(line, "./") {
+		if relative && p != "." && strings.HasPrefix(line, "./") {
 			p = "./" + p // rsync lists "." too for a name starting "./"
 		}
 		switch {
 		case prefix != "":
 			ops = append(ops, src+"/"+prefix+"/./"+p)
-		case inv.Opts.Relative:
+		case relative:
 			ops = append(ops, src+"/./"+p)
 		default:
 			ops = append(ops, src+"/"+p)
 		}
 	}
-	inv.Sources = ops
-	if len(ops) == 0 {
-		inv.Sources = []string{}
+	return ops
+}
+
+// readFilesFrom reads the helper's --files-from list (Options.FilesFrom).
+// The client of rsync whose server cannot read it ends with exit 12 (the
+// server is gone), so a failure here is that code too.
+func readFilesFrom(path string) ([]byte, error) {
+	data, err := fsops.ReadFile(path)
+	if err != nil {
+		return nil, &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("failed to open files-from file %s: %s", path, fsops.ErrText(err))}
 	}
-	return nil
+	return data, nil
 }

@@ -132,6 +132,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
 		return fe.Code
 	}
+	for _, l := range nstrLines(inv) {
+		fmt.Fprintln(stdout, l)
+	}
 	if inv.Remote != nil {
 		return transferRemote(inv, stdout, stderr)
 	}
@@ -296,6 +299,9 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	code := probs.exitCode()
 	fe := fatal(recvErr, sendErr)
+	if se := fatal(sendErr); se != nil && se.Code == wire.ExitSyntax {
+		fe = se // the cause (a filter rule); the receiver only saw the sender go
+	}
 	tune.Finish(fe == nil && code == 0, live.Bytes.Load(), live.Files.Load(), elapsed)
 	if fe != nil {
 		fmt.Fprintf(errOut, "syq: %v\n", fe.Err)

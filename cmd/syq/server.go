@@ -142,15 +142,34 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 		st.Close()
 		return fe.Code
 	}
+	// stop ends the helper on an error before the transfer.
+	stop := func(err error) int {
+		fe := asFatal(err)
+		st.Fatal(fe)
+		st.Close()
+		return fe.Code
+	}
 	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Workers: opts.Workers})
 	var runErr error
 	switch setup.Role {
 	case "sender":
 		ops := remoteOperands(setup.Args, opts.OldArgs)
+		if opts.FilesFrom != "" && len(ops) == 1 {
+			data, err := readFilesFrom(opts.FilesFrom)
+			if err != nil {
+				return stop(err)
+			}
+			ops = filesFromOperands(data, ops[0], opts.From0, opts.Relative)
+		}
 		_, runErr = sender.Run(ctx, sender.Config{Opts: opts, Operands: ops, Walkers: plan.Walkers, Report: report, Filter: rules}, st)
 	case "receiver":
 		if len(setup.Args) != 1 {
 			return fail(&wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("a receiver needs one destination, got %d", len(setup.Args))})
+		}
+		if opts.FilesFrom != "" {
+			if err := sendFilesFrom(st, opts.FilesFrom); err != nil {
+				return stop(err)
+			}
 		}
 		out := io.Writer(logWriter{st})
 		if opts.Quiet {
@@ -335,4 +354,23 @@ func shellWords(s string) []string {
 		words = append(words, cur.String())
 	}
 	return words
+}
+
+// sendFilesFrom sends the client's sender the --files-from list it named
+// on this host, in pieces; a list that cannot be read ends with the
+// reason, and the helper stops.
+func sendFilesFrom(st *wire.Stream, path string) error {
+	data, err := readFilesFrom(path)
+	if err != nil {
+		st.Send(&wire.Log{Class: wire.LogFilesFromEnd, Text: asFatal(err).Err.Error()})
+		return err
+	}
+	for len(data) > 0 {
+		n := min(len(data), wire.FilesFromPiece)
+		if err := st.Send(&wire.Log{Class: wire.LogFilesFrom, Text: string(data[:n])}); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return st.Send(&wire.Log{Class: wire.LogFilesFromEnd})
 }

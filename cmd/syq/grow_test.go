@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestDiffGrowingFile: a file that grows after it was listed (while an
+// earlier, throttled file is still being copied) is copied as it is
+// when opened, and the run exits 0, under rsync and syq alike; syq used
+// to leave it out with exit 24.
+func TestDiffGrowingFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("throttled copy skipped in -short mode")
+	}
+	bin := testBinary(t)
+	for _, tool := range []struct {
+		name string
+		argv []string
+	}{{"rsync", []string{dtRefRsync}}, {"syq", []string{bin, "rsync"}}} {
+		t.Run(tool.name, func(t *testing.T) {
+			root := t.TempDir()
+			src := filepath.Join(root, "src")
+			if err := os.Mkdir(src, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			big := make([]byte, 1200<<10)
+			rand.Read(big)
+			small := make([]byte, 4096)
+			rand.Read(small)
+			more := make([]byte, 256<<10)
+			rand.Read(more)
+			grow := filepath.Join(src, "zzz_grow")
+			if err := os.WriteFile(filepath.Join(src, "aaa_big"), big, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(grow, small, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			grown := make(chan error, 1)
+			go func() {
+				// After the listing, while aaa_big (about 1.2 s at
+				// --bwlimit=1000) is still being copied.
+				time.Sleep(300 * time.Millisecond)
+				f, err := os.OpenFile(grow, os.O_WRONLY|os.O_APPEND, 0)
+				if err == nil {
+					_, err = f.Write(more)
+					f.Close()
+				}
+				grown <- err
+			}()
+			args := append(tool.argv[1:], "-a", "--bwlimit=1000", "src/", "dst/")
+			code, _, stderr, timedOut, err := runDiffTool(tool.argv[0], args, root, false)
+			if gerr := <-grown; gerr != nil {
+				t.Fatal(gerr)
+			}
+			if err != nil || timedOut {
+				t.Fatalf("run: %v (timed out: %v)", err, timedOut)
+			}
+			if code != 0 {
+				t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
+			}
+			got, err := os.ReadFile(filepath.Join(root, "dst", "zzz_grow"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := append(small, more...); !bytes.Equal(got, want) {
+				t.Fatalf("dst/zzz_grow has %d bytes, want the grown file's %d", len(got), len(want))
+			}
+		})
+	}
+}
