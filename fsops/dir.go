@@ -123,6 +123,21 @@ func StatPath(path string) (Stat, error) {
 	return fromUnix(&st), nil
 }
 
+// ReadlinkPath reads the target of a symlink named by the user.
+func ReadlinkPath(path string) (string, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlink(path, buf)
+		if err != nil {
+			return "", &os.PathError{Op: "readlink", Path: path, Err: err}
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
 // MkdirPath creates a directory named by the user; with parents it creates
 // the missing ancestors too, as mkdir -p.
 func MkdirPath(path string, parents bool) error {

@@ -218,7 +218,13 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		pacer:    wire.NewPacer(cfg.Opts.BwLimit),
 	}
 	r.umaskNow = r.umask
-	r.out.deferSent = !cfg.Opts.Itemize && !FormatHas(cfg.Opts.OutFormat, 'i')
+	// Lines are itemized when the format shows %i: -i's own, or an
+	// --out-format (which replaces -i's) that has it.
+	if cfg.Opts.OutFormat != "" {
+		r.out.deferSent = !FormatHas(cfg.Opts.OutFormat, 'i')
+	} else {
+		r.out.deferSent = !cfg.Opts.Itemize
+	}
 	r.sumAfterWrite = FormatHas(cfg.Opts.OutFormat, 'C') || cfg.Opts.LogFile && FormatHas(cfg.Opts.LogFileFormat, 'C')
 	ctx, r.cancel = context.WithCancel(ctx)
 	r.ctx = ctx
@@ -526,7 +532,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 // info shows a note about the destination when -v, -i or --progress
 // asks for names, and logs it then (as rsync logs what it prints).
 func (r *Receiver) info(line string) {
-	if r.opts.Info.Name == 0 && !r.opts.Itemize && !r.opts.Progress {
+	if r.opts.Info.Name == 0 && !r.itemizing() && !r.opts.Progress {
 		return
 	}
 	r.out.now(line, true)

@@ -28,6 +28,11 @@ type relNode struct {
 	// lists "." (this directory, an implied one) and the destination
 	// takes its attributes.
 	dotBase string
+
+	// st and err are the operand's stat, taken by dropMissing.
+	statted bool
+	st      fsops.Stat
+	err     error
 }
 
 // relativeSplit splits an operand into the directory its relative path
@@ -89,18 +94,58 @@ func relativeTree(operands []string) *relNode {
 // walkRelative builds the top-level batch and the first jobs for -R.
 func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 	tree := relativeTree(s.cfg.Operands)
+	missing := s.dropMissing(tree, "")
 	var top topLevel
 	if tree.final {
-		return s.relativeDotRoot(tree)
+		top, jobs := s.relativeDotRoot(tree)
+		top.ioError = top.ioError || missing
+		return top, jobs
 	}
 	var jobs []*dirJob
 	top.entries, top.from, top.dirs, top.devs, jobs, top.ioError = s.relativeLevel(tree, "")
+	top.ioError = top.ioError || missing
 	if tree.dotBase != "" && !tree.final && s.cfg.Opts.ImpliedDirs && s.listDot(&top, tree.dotBase) {
 		// An empty, incomplete batch for ".": its line shows first, as
 		// rsync's, and nothing in it is deleted.
 		jobs = append([]*dirJob{{rel: ".", done: make(chan struct{}), implied: &relNode{children: map[string]*relNode{}}}}, jobs...)
 	}
 	return top, jobs
+}
+
+// dropMissing stats every path an operand names before anything is
+// listed, as rsync does before it sends the directories implied on the
+// way: one that cannot be read is reported (a missing one passed over
+// with --ignore-missing-args) and leaves out the implied directories
+// that led only to it. It reports whether one was reported.
+func (s *Sender) dropMissing(n *relNode, rel string) (ioErr bool) {
+	names := make([]string, 0, len(n.children))
+	for name := range n.children {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := n.children[name]
+		crel := joinRel(rel, name)
+		if c.final {
+			c.st, c.err = s.statOperand(c.srcPath, crel, c.contents)
+			c.statted = true
+			gone := c.err != nil && !(fsops.IsNotExist(c.err) && s.cfg.Opts.DeleteMissingArgs)
+			if gone && !(fsops.IsNotExist(c.err) && s.cfg.Opts.IgnoreMissingArgs) {
+				s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(c.srcPath), fsops.ErrText(c.err))
+				ioErr = true
+			}
+			if gone {
+				c.final = false
+			}
+		}
+		if len(c.children) > 0 {
+			ioErr = s.dropMissing(c, crel) || ioErr
+		}
+		if !c.final && len(c.children) == 0 {
+			delete(n.children, name)
+		}
+	}
+	return ioErr
 }
 
 // relativeDotRoot lists a tree whose root an operand names ("dir/./"):
@@ -197,10 +242,13 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 		}
 		var st fsops.Stat
 		var err error
-		if c.final && (c.contents || !opts.Links || opts.CopyLinks) || !c.final {
-			st, err = fsops.StatPath(c.srcPath)
-		} else {
-			st, err = fsops.LstatPath(c.srcPath)
+		switch {
+		case c.statted:
+			st, err = c.st, c.err
+		case c.final:
+			st, err = s.statOperand(c.srcPath, joinRel(rel, name), c.contents)
+		default:
+			st, err = fsops.StatPath(c.srcPath) // a path component: followed
 		}
 		if err != nil {
 			if fsops.IsNotExist(err) && opts.IgnoreMissingArgs {

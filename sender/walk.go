@@ -213,6 +213,34 @@ type topLevel struct {
 	ioError bool
 }
 
+// statOperand stats an operand as rsync does: a final symlink stays one
+// (and is skipped without -l) unless -L, a trailing slash, -k for a link
+// to a directory, or --copy-unsafe-links for a link that leaves the tree
+// says to follow it. rel is its path below the transfer root.
+func (s *Sender) statOperand(p, rel string, contents bool) (fsops.Stat, error) {
+	o := s.cfg.Opts
+	if o.CopyLinks || contents && strings.HasSuffix(p, "/") {
+		return fsops.StatPath(p)
+	}
+	st, err := fsops.LstatPath(p)
+	if err != nil || st.Mode&fsops.TypeMask != fsops.TypeLnk || !contents && !o.CopyDirLinks && !o.CopyUnsafeLinks {
+		return st, err
+	}
+	fst, ferr := fsops.StatPath(p)
+	switch {
+	case ferr != nil:
+		return st, nil // no referent: the link itself
+	case (contents || o.CopyDirLinks) && fst.IsDir():
+		// A --files-from "name/" goes into a linked directory, as -k does.
+		return fst, nil
+	case o.CopyUnsafeLinks:
+		if target, err := fsops.ReadlinkPath(p); err == nil && wire.UnsafeSymlink(target, rel) {
+			return fst, nil
+		}
+	}
+	return st, nil
+}
+
 // walkOperands stats the operands and builds the top-level batch and the
 // first directory jobs. It returns the operand handles to close at the end.
 func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
@@ -228,13 +256,7 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 	}
 	for _, op := range s.cfg.Operands {
 		name, contents := operandName(op)
-		var st fsops.Stat
-		var err error
-		if contents || !opts.Links || opts.CopyLinks {
-			st, err = fsops.StatPath(op)
-		} else {
-			st, err = fsops.LstatPath(op)
-		}
+		st, err := s.statOperand(op, name, contents)
 		if err != nil {
 			switch {
 			case fsops.IsNotExist(err) && opts.DeleteMissingArgs:

@@ -48,3 +48,32 @@ var filesFromScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, filesFromScenarios...) }
+
+// fxLinkOperands: symlinks named as operands or in a --files-from list:
+// to a file, to a directory, dangling; and list lines whose parents are
+// missing.
+func fxLinkOperands(b *fixtureBuilder) {
+	b.text("src/f", "file")
+	b.text("src/d/inner", "inner")
+	b.dir("src/d")
+	b.symlink("src/lf", "f")
+	b.symlink("src/ld", "d")
+	b.symlink("src/dang", "nowhere")
+	b.dir("src")
+	b.text("list", "lf\nld/\ndang/\nmissing/x\nd/missing\nd/inner\n")
+}
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// Without -l a symlink operand is listed and skipped, not
+		// followed; -k follows one to a directory, -L every one.
+		diffScenario{name: "operand-links-no-l", fx: fxLinkOperands, pre: preDstDir, args: dtArgs("-r", "src/lf", "src/ld", "src/dang", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "operand-links-k", fx: fxLinkOperands, pre: preDstDir, cmp: dtNoTimes, args: dtArgs("-rk", "src/lf", "src/ld", "src/dang", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "operand-links-R", fx: fxLinkOperands, pre: preDstDir, cmp: dtNoTimes, args: dtArgs("-rR", "src/lf", "src/ld", "src/dang", "dst/"), stdout: true, sorted: true},
+		// A list line whose file is missing is reported by its own path
+		// and brings no implied directories; "name/" goes into a linked
+		// directory and leaves a dangling link a link.
+		diffScenario{name: "files-from-links-missing", fx: fxLinkOperands, pre: preDstDir, cmp: dtNoTimes, args: dtArgs("-r", "--files-from=list", "src/", "dst/"), code: 23, stdout: true, sorted: true},
+		diffScenario{name: "files-from-links-missing-l", fx: fxLinkOperands, pre: preDstDir, cmp: dtNoTimes, args: dtArgs("-rl", "--files-from=list", "src/", "dst/"), code: 23, stdout: true, sorted: true},
+	)
+}

@@ -131,3 +131,12 @@ func init() {
 			args: dtArgs("-r", "--copy-unsafe-links", "--delete", "src/", "dst/"), code: 23, stdout: true},
 	)
 }
+
+func init() {
+	// --out-format replaces -i's format: without %i in it, "created
+	// directory" is not shown, as rsync does not.
+	diffScenarios = append(diffScenarios,
+		diffScenario{name: "out-format-over-i-created", fx: fxPlain, args: dtArgs("-a", "-i", "--out-format=%n", "src/", "dst/new/"), pre: preDstDir, cmp: dtSkipRoot, stdout: true},
+		diffScenario{name: "out-format-i-created", fx: fxPlain, args: dtArgs("-a", "--out-format=%i %n", "src/", "dst/new/"), pre: preDstDir, cmp: dtSkipRoot, stdout: true},
+	)
+}
