@@ -29,6 +29,8 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"sync"
+	"syscall"
 	"time"
 
 	"syq/fsops"
@@ -39,6 +41,9 @@ type RailOffer struct {
 	Addrs    []string `json:"addrs"`     // host:port to try, in order
 	CertHash string   `json:"cert_hash"` // hex SHA-256 of the helper's certificate (DER)
 	Token    string   `json:"token"`     // hex; the client sends it first on the rail
+	// Window is what one rail keeps in flight on the helper's side
+	// (sockPlan.window); absent from an older helper.
+	Window int64 `json:"window,omitempty"`
 }
 
 // RailListener accepts the client's rails on every address offered.
@@ -64,7 +69,7 @@ func ListenRails(hosts []string) (*RailListener, *RailOffer, error) {
 		tls:   &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13},
 		token: token,
 	}
-	offer := &RailOffer{CertHash: hash, Token: hex.EncodeToString(token)}
+	offer := &RailOffer{CertHash: hash, Token: hex.EncodeToString(token), Window: hostSockets().window}
 	var last error = errors.New("rail: no address to listen on")
 	for _, h := range hosts {
 		ln, err := net.Listen("tcp", net.JoinHostPort(h, "0"))
@@ -200,11 +205,16 @@ type RailTarget struct {
 // the rails that connected are numbered from 0 in target order. None
 // connecting is an error.
 func DialRails(ctx context.Context, offer *RailOffer, targets []RailTarget, indexed bool) ([]net.Conn, error) {
+	return dialRails(ctx, offer, targets, indexed, 0)
+}
+
+// dialRails is DialRails numbering the rails from first.
+func dialRails(ctx context.Context, offer *RailOffer, targets []RailTarget, indexed bool, first int) ([]net.Conn, error) {
 	token, err := hex.DecodeString(offer.Token)
 	if err != nil || len(token) == 0 {
 		return nil, errors.New("rail: bad token in the offer")
 	}
-	if len(targets) > MaxRails || !indexed && len(targets) > 1 {
+	if first+len(targets) > MaxRails || !indexed && first+len(targets) > 1 {
 		return nil, fmt.Errorf("rail: %d rails asked for", len(targets))
 	}
 	cfg := &tls.Config{
@@ -265,7 +275,7 @@ func DialRails(ctx context.Context, offer *RailOffer, targets []RailTarget, inde
 		}
 		msg := token
 		if indexed {
-			msg = append(append([]byte(nil), token...), byte(len(rails)))
+			msg = append(append([]byte(nil), token...), byte(first+len(rails)))
 		}
 		if _, err := r.c.Write(msg); err != nil {
 			r.c.Close()
@@ -357,24 +367,171 @@ func ReadRailChoice(r *bufio.Reader) (int, error) {
 	return c.Rails, nil
 }
 
-// railSockBuf is the socket buffer a rail asks for, about the
-// bandwidth-delay product of a 1 Gbit/s link at 64 ms.
-const railSockBuf = 8 << 20
+// railSockBuf is the socket buffer a rail asks for when it asks at all:
+// enough for the kernel to keep a whole railWindow in flight, since the
+// kernel counts its overhead in the buffer (it doubles what is asked for
+// to make room for it).
+const railSockBuf = railWindow
 
-// tuneConn turns Nagle off and, where the kernel allows buffers that
-// large, sizes the socket buffers for a long fat link (asking for less
-// would cap the kernel's own autotuning, so a lower limit is left
-// alone).
+// sockPlan is how this host sizes a rail's socket buffers, and what one
+// rail can then keep in flight.
+type sockPlan struct {
+	send, recv int   // the size to ask for; 0: leave the kernel's sizing on
+	force      bool  // ask past net.core.*mem_max (CAP_NET_ADMIN)
+	window     int64 // bytes one rail keeps in flight, at most railWindow
+}
+
+// planBuffer decides one direction: the buffer the kernel's own sizing
+// reaches (auto), against the one an explicit request gets (the request,
+// capped at maxAsk unless force, doubled). Asking switches the kernel's
+// sizing off for good, so a socket asks only when that gets the larger
+// buffer: with Linux's defaults (tcp_rmem[2] 6 MiB or more, rmem_max
+// 208 KiB) the receive side is better left alone, while the send side's
+// sizing stops at tcp_wmem[2] (4 MiB), which at 50 ms caps one stream
+// near 4 MiB/50 ms whatever the link; a privileged helper or client can
+// go past both. It returns the size to ask for (0: none) and the
+// buffer the socket ends up with.
+func planBuffer(want, auto, maxAsk int, force bool) (ask, size int) {
+	ask = want
+	if !force {
+		ask = min(want, maxAsk)
+	}
+	if 2*ask > auto {
+		return ask, 2 * ask
+	}
+	return 0, auto
+}
+
+// planSockets sizes a rail's buffers from the kernel's limits. A rail
+// keeps at most half its buffers in flight (the kernel's rule of thumb
+// for its overhead, net.ipv4.tcp_adv_win_scale 1), and never more than
+// railWindow, the Stream's own bound. Unknown limits count as Linux's
+// defaults.
+func planSockets(l fsops.SocketLimits) sockPlan {
+	if l.AutoSend == 0 {
+		l.AutoSend = 4 << 20
+	}
+	if l.AutoRecv == 0 {
+		l.AutoRecv = 6 << 20
+	}
+	var p sockPlan
+	var sendBuf, recvBuf int
+	p.send, sendBuf = planBuffer(railSockBuf, l.AutoSend, l.MaxSend, l.Force)
+	p.recv, recvBuf = planBuffer(railSockBuf, l.AutoRecv, l.MaxRecv, l.Force)
+	p.force = l.Force && (p.send > l.MaxSend || p.recv > l.MaxRecv)
+	p.window = min(int64(railWindow), int64(sendBuf/2), int64(recvBuf/2))
+	return p
+}
+
+var hostSockets = sync.OnceValue(func() sockPlan { return planSockets(fsops.SocketBufferLimits()) })
+
+// tuneConn turns Nagle off and sizes the socket buffers as planSockets
+// decided for this host.
 func tuneConn(c net.Conn) {
 	t, ok := c.(*net.TCPConn)
 	if !ok {
 		return
 	}
 	t.SetNoDelay(true)
-	if fsops.SocketBufferMax() >= railSockBuf {
-		t.SetReadBuffer(railSockBuf)
-		t.SetWriteBuffer(railSockBuf)
+	p := hostSockets()
+	if p.send > 0 {
+		fsops.SetSocketBuffer(t, true, p.send, p.force)
 	}
+	if p.recv > 0 {
+		fsops.SetSocketBuffer(t, false, p.recv, p.force)
+	}
+}
+
+// autoRailRate is the link rate, in bytes per second, that the
+// automatic rail count covers. The client cannot know the link's rate
+// before it sends, so it sizes for a fast one: 2 Gbit/s, twice the
+// 1 Gbit/s long fat link a single stream most often fails to fill, since
+// the window a stream really keeps in flight falls short of its
+// estimate. Extra rails on a slower link only share it.
+const autoRailRate = 2e9 / 8
+
+// AutoRails is how many rails, each keeping window bytes in flight,
+// cover autoRailRate at round trip rtt (the bandwidth-delay product over
+// the window, rounded up): 1 up to window/autoRailRate (about 34 ms for
+// an 8 MiB window), at most MaxRails.
+func AutoRails(rtt time.Duration, window int64) int {
+	if window <= 0 || rtt <= 0 {
+		return 1
+	}
+	bdp := autoRailRate * rtt.Seconds()
+	n := int((bdp + float64(window) - 1) / float64(window))
+	return max(1, min(n, MaxRails))
+}
+
+// railRoundTrip measures a rail's round trip (the kernel's estimate
+// from its handshakes); tests replace it to fake a long path.
+var railRoundTrip = func(c net.Conn) (time.Duration, error) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return 0, fmt.Errorf("rail: %T has no socket", c)
+	}
+	return fsops.TCPRoundTrip(sc)
+}
+
+// OpenRails opens the client's rails for offer: n of them (--syq-rails
+// N), or with n 0 one per address pair (PlanRails) and then, if one
+// stream's window cannot cover a fast link at the round trip measured on
+// the first rail (AutoRails), more on the pairs that connected. Without
+// multi the helper takes one rail only. debugf (may be nil) hears the
+// decision.
+func OpenRails(ctx context.Context, offer *RailOffer, n int, multi bool, debugf func(string, ...any)) ([]net.Conn, error) {
+	if debugf == nil {
+		debugf = func(string, ...any) {}
+	}
+	targets := []RailTarget{{Addr: offer.Addrs[0]}}
+	if multi {
+		targets = PlanRails(offer.Addrs, n)
+	}
+	rails, err := DialRails(ctx, offer, targets, multi)
+	if err != nil {
+		return nil, err
+	}
+	if len(rails) < len(targets) {
+		debugf("rail: %d of %d rails connected", len(rails), len(targets))
+	}
+	if !multi || n > 0 {
+		return rails, nil
+	}
+	window := hostSockets().window
+	if offer.Window > 0 && offer.Window < window {
+		window = offer.Window
+	}
+	rtt, err := railRoundTrip(rails[0])
+	if err != nil {
+		debugf("rail: no round trip measured (%v); %d rails", err, len(rails))
+		return rails, nil
+	}
+	want := AutoRails(rtt, window)
+	why := fmt.Sprintf("round trip %v, %d KiB in flight per rail, %.0f Mbit/s to cover", rtt.Round(10*time.Microsecond), window>>10, autoRailRate*8/1e6)
+	if want <= len(rails) {
+		debugf("rail: %d rails (%s: %d enough)", len(rails), why, want)
+		return rails, nil
+	}
+	var more []RailTarget
+	for i := len(rails); i < want; i++ {
+		r := rails[i%len(rails)]
+		t := RailTarget{Addr: r.RemoteAddr().String()}
+		if a, ok := r.LocalAddr().(*net.TCPAddr); ok {
+			t.Local = a.IP
+		}
+		more = append(more, t)
+	}
+	extra, err := dialRails(ctx, offer, more, true, len(rails))
+	if err != nil {
+		debugf("rail: %d rails (%s: %d wanted, no more connected: %v)", len(rails), why, want, err)
+		return rails, nil
+	}
+	rails = append(rails, extra...)
+	debugf("rail: %d rails (%s: %d wanted)", len(rails), why, want)
+	return rails, nil
 }
 
 // localNet is an address of an up interface of this machine.

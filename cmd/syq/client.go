@@ -387,7 +387,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 }
 
 // takeRails reads the helper's rail offer and opens n rails (0: as
-// many as wire.PlanRails pairs addresses); none (after telling the
+// many as the path needs, wire.OpenRails); none (after telling the
 // helper) means the transfer stays on the ssh channel. An old helper
 // (not multi) takes one rail.
 func takeRails(ctx context.Context, sess *remote.Session, n int, multi bool) []net.Conn {
@@ -401,12 +401,8 @@ func takeRails(ctx context.Context, sess *remote.Session, n int, multi bool) []n
 	case len(offer.Addrs) == 0:
 		debugf("rail: none offered (the remote shell is not sshd, or the helper has none of the --syq-rail-addrs); data stays on the ssh connection")
 	default:
-		targets := []wire.RailTarget{{Addr: offer.Addrs[0]}}
-		if multi {
-			targets = wire.PlanRails(offer.Addrs, n)
-		}
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		rails, err = wire.DialRails(dctx, offer, targets, multi)
+		rails, err = wire.OpenRails(dctx, offer, n, multi, debugf)
 		cancel()
 		if err != nil {
 			debugf("rail: cannot connect to %v (%v); data stays on the ssh connection", offer.Addrs, err)
@@ -415,9 +411,6 @@ func takeRails(ctx context.Context, sess *remote.Session, n int, multi bool) []n
 		debugf("rail: TLS 1.3 to %s", rails[0].RemoteAddr())
 		for i, r := range rails[1:] {
 			debugf("rail %d: TLS 1.3 %s -> %s", i+1, r.LocalAddr(), r.RemoteAddr())
-		}
-		if len(rails) < len(targets) {
-			debugf("rail: %d of %d rails connected", len(rails), len(targets))
 		}
 	}
 	if err := wire.WriteRailChoice(sess, len(rails)); err != nil {
