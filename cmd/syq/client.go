@@ -433,6 +433,9 @@ func remoteOptions(inv *Invocation) (wire.Options, error) {
 	if base.Super < 0 {
 		base.Super = 0
 	}
+	// Nor --debug: the remote side's debugging comes from -v alone
+	// (-vv's FILTER1).
+	base.DebugFilter = min(max(base.Verbose-1, 0), 2)
 	return withRemoteOptions(inv, base)
 }
 

@@ -36,6 +36,15 @@ var remoteSkip = map[string]string{
 	"vv-uptodate":   "rsync -vv prints its remote-shell command",
 	"ivv-unchanged": "rsync -vv prints its remote-shell command",
 	"vv-dry-run":    "rsync -vv prints its remote-shell command",
+	// Pulling, rsync's generator may list a directory for deletion after
+	// some of its files arrived, and names them too: timing, not rules.
+	"f-debug-vv": "rsync's pulling generator's deletion scan races its receiver",
+	// -R keeps the absolute remote paths, which name each tool's own
+	// scenario directory.
+	"operand-links-R": "-R of absolute remote paths",
+	// An empty list (all pruned): rsync's pulling receiver still makes
+	// the destination, its local one does not; syq makes neither.
+	"m-prune-dirs-operand": "rsync's pulling receiver makes the destination of an empty list",
 	// rsync's client caps --protocol at what the server speaks instead of
 	// refusing it; syq refuses a protocol above 32 at parse time.
 	"protocol-too-new": "rsync negotiates the remote protocol down",

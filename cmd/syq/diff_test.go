@@ -1180,6 +1180,9 @@ func dtNormOut(s, root string) string { return strings.ReplaceAll(s, root, "<ROO
 // each tool's own protocol bytes.
 func dtNormSummary(s string) string {
 	s = regexp.MustCompile(`(?m)^sent .* bytes/sec$`).ReplaceAllString(s, "sent ...")
+	// -vv's "opening connection using: ssh ... rsync --server ..." names
+	// rsync's server; syq runs its own helper and does not print it.
+	s = regexp.MustCompile(`(?m)^opening connection using: .*\n`).ReplaceAllString(s, "")
 	return regexp.MustCompile(`(?m)  speedup is [0-9.]+`).ReplaceAllString(s, "  speedup ...")
 }
 
