@@ -534,35 +534,39 @@ func (o *orderedOutput) advance() {
 		if !o.writeStalled(false) {
 			return
 		}
-		b, ok := o.waiting[o.next]
+		b, ok := o.popBatch()
 		if !ok {
 			return
 		}
-		delete(o.waiting, o.next)
-		o.next++
-		o.write(b.deleted)
-		if l, ok := o.held[b.dir]; ok {
-			delete(o.held, b.dir)
-			o.write([]string{l})
-		}
 		o.stalled = b.lines
 	}
+}
+
+// popBatch takes the next batch in order, prints its deletions (rsync
+// reports them before the directory) and returns its lines with the
+// directory's own held line first.
+func (o *orderedOutput) popBatch() (batchLines, bool) {
+	b, ok := o.waiting[o.next]
+	if !ok {
+		return b, false
+	}
+	delete(o.waiting, o.next)
+	o.next++
+	o.write(b.deleted)
+	if l, ok := o.held[b.dir]; ok {
+		delete(o.held, b.dir)
+		b.lines = append([]string{l}, b.lines...)
+	}
+	return b, true
 }
 
 // advanceDeferred prints the lines rsync's generator would of every
 // batch now ready and queues the others behind the stalled ones.
 func (o *orderedOutput) advanceDeferred() {
 	for {
-		b, ok := o.waiting[o.next]
+		b, ok := o.popBatch()
 		if !ok {
 			break
-		}
-		delete(o.waiting, o.next)
-		o.next++
-		o.write(b.deleted)
-		if l, ok := o.held[b.dir]; ok {
-			delete(o.held, b.dir)
-			b.lines = append([]string{l}, b.lines...)
 		}
 		for _, l := range b.lines {
 			if strings.HasPrefix(l, aheadMark) {
@@ -638,17 +642,12 @@ func (o *orderedOutput) flushAll() {
 	defer o.mu.Unlock()
 	o.writeStalled(true)
 	for len(o.waiting) > 0 {
-		if b, ok := o.waiting[o.next]; ok {
-			delete(o.waiting, o.next)
-			o.write(b.deleted)
-			if l, ok := o.held[b.dir]; ok {
-				delete(o.held, b.dir)
-				o.write([]string{l})
-			}
+		if b, ok := o.popBatch(); ok {
 			o.stalled = b.lines
 			o.writeStalled(true)
+		} else {
+			o.next++ // a batch that never came
 		}
-		o.next++
 	}
 	rest := make([]string, 0, len(o.held))
 	for rel := range o.held {
