@@ -140,6 +140,27 @@ func (l *List) Excluded(side Side, path string, isDir bool) bool {
 	return m.check(l.rules, nil) < 0
 }
 
+// DebugLine is rsync's --debug=FILTER line for a Decide verdict on path:
+// who is "sender" (hiding/showing) or "generator" (protecting/risking,
+// for what it would delete); "" when no rule matched.
+func DebugLine(who string, verdict int, path string, isDir bool, rule string) string {
+	if verdict == 0 {
+		return ""
+	}
+	actions := [2]string{"showing", "hiding"}
+	if who == "generator" {
+		actions = [2]string{"risking", "protecting"}
+	}
+	action, kind := actions[0], "file"
+	if verdict < 0 {
+		action = actions[1]
+	}
+	if isDir {
+		kind = "directory"
+	}
+	return "[" + who + "] " + action + " " + kind + " " + path + " because of pattern " + rule
+}
+
 // Decide is Excluded with the reason: verdict is -1 when a rule
 // excludes path, 1 when one includes it, 0 when none matches; rule names
 // the deciding rule as rsync's --debug=FILTER output does (the pattern,

@@ -482,15 +482,8 @@ func (r *Receiver) protected(rules *filter.List, side filter.Side, rel string, i
 		return rules.Excluded(side, rel, isDir)
 	}
 	verdict, rule := rules.Decide(side, rel, isDir)
-	if verdict != 0 {
-		action, kind := "risking", "file"
-		if verdict < 0 {
-			action = "protecting"
-		}
-		if isDir {
-			kind = "directory"
-		}
-		r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("[generator] %s %s %s because of pattern %s", action, kind, rel, rule))
+	if line := filter.DebugLine("generator", verdict, rel, isDir, rule); line != "" {
+		r.cfg.Report(wire.ProblemInfo, line)
 	}
 	return verdict < 0
 }

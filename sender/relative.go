@@ -362,7 +362,10 @@ func (s *Sender) mergeNamed(j *dirJob, subByName map[string]*dirJob) {
 			// Named with a trailing slash but not walked (no -r): its
 			// contents are listed all the same.
 			sub := &dirJob{rel: joinRel(j.rel, name), done: make(chan struct{})}
-			st, err := fsops.StatPath(c.srcPath)
+			st, err := c.st, c.err // dropMissing's stat
+			if !c.statted {
+				st, err = fsops.StatPath(c.srcPath)
+			}
 			if err != nil {
 				s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(c.srcPath), fsops.ErrText(err))
 				j.ioError = true

@@ -534,15 +534,8 @@ func (s *Sender) excluded(rules *filter.List, rel string, isDir bool) bool {
 		return rules.Excluded(filter.Sender, rel, isDir)
 	}
 	verdict, rule := rules.Decide(filter.Sender, rel, isDir)
-	if verdict != 0 {
-		action, kind := "showing", "file"
-		if verdict < 0 {
-			action = "hiding"
-		}
-		if isDir {
-			kind = "directory"
-		}
-		s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("[sender] %s %s %s because of pattern %s", action, kind, rel, rule))
+	if line := filter.DebugLine("sender", verdict, rel, isDir, rule); line != "" {
+		s.cfg.Report(wire.ProblemInfo, line)
 	}
 	return verdict < 0
 }
