@@ -9,17 +9,25 @@ import (
 	"syq/wire"
 )
 
+// ListFormat says how --list-only prints an entry, as rsync's options
+// shape it.
+type ListFormat struct {
+	ShowTargets bool // -l: a symlink's line shows " -> target"
+	Recursive   bool // -r: a directory is printed just before its contents
+	EightBit    bool // -8
+	Atimes      bool // -U: an access-time column after the mtime
+	Human       int  // wire.Options.HumanReadable: -1 plain digits, 0 separators, 1 and 2 units
+}
+
 // List is the receiving half of --list-only: it prints each entry the
-// sender lists, in rsync's format, and asks for no data. Symlink targets
-// are shown with showTargets (rsync's -l). With recursive, a directory is
-// printed just before its contents, as rsync orders its listing.
-func List(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recursive, eightBit bool) (wire.Stats, error) {
+// sender lists, in rsync's format, and asks for no data.
+func List(ctx context.Context, conn wire.Conn, out io.Writer, f ListFormat) (wire.Stats, error) {
 	var st wire.Stats
-	err := list(ctx, conn, out, showTargets, recursive, eightBit, &st)
+	err := list(ctx, conn, out, f, &st)
 	return st, err
 }
 
-func list(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recursive, eightBit bool, st *wire.Stats) error {
+func list(ctx context.Context, conn wire.Conn, out io.Writer, f ListFormat, st *wire.Stats) error {
 	held := map[string]string{}
 	for {
 		m, err := conn.Recv()
@@ -39,8 +47,8 @@ func list(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recur
 				if m.Dir != "" && m.Dir != "." {
 					name = m.Dir + "/" + e.Name
 				}
-				line := ListLine(e, name, showTargets, eightBit)
-				if recursive && e.IsDir() && e.Name != "." {
+				line := f.Line(e, name)
+				if f.Recursive && e.IsDir() && e.Name != "." {
 					held[name] = line
 					continue
 				}
@@ -64,19 +72,44 @@ func list(ctx context.Context, conn wire.Conn, out io.Writer, showTargets, recur
 	}
 }
 
-// ListLine formats one entry as rsync's --list-only does.
-func ListLine(e *wire.Entry, name string, showTarget, eightBit bool) string {
+// Line formats one entry as rsync's --list-only does; a missing
+// argument under --delete-missing-args (mode 0) shows as "*missing".
+func (f ListFormat) Line(e *wire.Entry, name string) string {
 	display := wire.DisplayName
-	if eightBit {
+	if f.EightBit {
 		display = wire.DisplayName8
 	}
 	name = display(name)
-	if e.Type() == wire.TypeLnk && e.Link != "" && showTarget {
+	sizeWidth := 14
+	if f.Human < 0 {
+		sizeWidth = 11
+	}
+	const timeLayout = "2006/01/02 15:04:05"
+	timeWidth := 1 + len(timeLayout)
+	if f.Atimes {
+		timeWidth *= 2
+	}
+	if e.Mode == 0 {
+		return fmt.Sprintf("%-*s %s", 10+1+sizeWidth+timeWidth, "*missing", name)
+	}
+	if e.Type() == wire.TypeLnk && e.Link != "" && f.ShowTargets {
 		name += " -> " + display(e.Link)
 	}
-	sizeText := Commas(e.Size)
-	t := time.Unix(e.MtimeSec, 0).Format("2006/01/02 15:04:05")
-	return fmt.Sprintf("%s %14s %s %s", ModeString(e.Mode), sizeText, t, name)
+	var size string
+	if f.Human < 0 {
+		size = fmt.Sprint(e.Size)
+	} else {
+		size = HumanNum(e.Size, f.Human)
+	}
+	t := time.Unix(e.MtimeSec, 0).Format(timeLayout)
+	if f.Atimes {
+		at := ""
+		if !e.IsDir() {
+			at = time.Unix(e.AtimeSec, 0).Format(timeLayout)
+		}
+		t += fmt.Sprintf(" %-*s", len(timeLayout), at)
+	}
+	return fmt.Sprintf("%s %*s %s %s", ModeString(e.Mode), sizeWidth, size, t, name)
 }
 
 // ModeString renders st_mode as ls does ("drwxr-xr-x").

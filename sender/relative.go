@@ -22,6 +22,7 @@ type relNode struct {
 	name     string
 	srcPath  string // the path to stat and open on this machine
 	final    bool   // named by an operand (copied whole), not only implied
+	named    []skippedDir // the operands naming it (each reports its own skip)
 	contents bool   // the operand ended in "/": its contents too, even without -r
 	children map[string]*relNode
 	// dotBase, on the root: an operand's path began with "./", so rsync
@@ -55,7 +56,7 @@ func relativeSplit(op string) (base, rel string) {
 // relativeTree builds the tree of all operands.
 func relativeTree(operands []string) *relNode {
 	root := &relNode{children: map[string]*relNode{}}
-	for _, op := range operands {
+	for i, op := range operands {
 		base, rel := relativeSplit(op)
 		if strings.HasPrefix(rel, "./") && root.dotBase == "" {
 			root.dotBase = base
@@ -69,6 +70,10 @@ func relativeTree(operands []string) *relNode {
 		}
 		n := root
 		p := base
+		shown := strings.Join(comps, "/")
+		if base == "/" && !strings.Contains(op, "/./") {
+			shown = "/" + shown // rsync shows an absolute operand's path whole
+		}
 		if len(comps) == 0 {
 			// "dir/./": the directory's contents at the top.
 			root.srcPath, root.final, root.contents = base, true, true
@@ -83,6 +88,7 @@ func relativeTree(operands []string) *relNode {
 			}
 			if k == len(comps)-1 {
 				child.final = true
+				child.named = append(child.named, skippedDir{i, shown})
 				child.contents = child.contents || contents
 			}
 			n = child
@@ -94,7 +100,12 @@ func relativeTree(operands []string) *relNode {
 // walkRelative builds the top-level batch and the first jobs for -R.
 func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 	tree := relativeTree(s.cfg.Operands)
-	missing := s.dropMissing(tree, "")
+	var skips []skippedDir
+	missing := s.dropMissing(tree, "", &skips)
+	sort.SliceStable(skips, func(i, j int) bool { return skips[i].operand < skips[j].operand })
+	for _, sk := range skips {
+		s.cfg.Report(wire.ProblemInfo, "skipping directory "+sk.shown)
+	}
 	var top topLevel
 	if tree.final {
 		top, jobs := s.relativeDotRoot(tree)
@@ -112,12 +123,19 @@ func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 	return top, jobs
 }
 
+// skippedDir is a directory operand, passed over without -r or -d.
+type skippedDir struct {
+	operand int    // its position on the command line: rsync reports in that order
+	shown   string // its path as rsync's "skipping directory" line shows it
+}
+
 // dropMissing stats every path an operand names before anything is
 // listed, as rsync does before it sends the directories implied on the
 // way: one that cannot be read is reported (a missing one passed over
-// with --ignore-missing-args) and leaves out the implied directories
-// that led only to it. It reports whether one was reported.
-func (s *Sender) dropMissing(n *relNode, rel string) (ioErr bool) {
+// with --ignore-missing-args), and one that is a directory without -r
+// or -d is added to skips; either leaves out the implied directories
+// that led only to it. It reports whether a read failed.
+func (s *Sender) dropMissing(n *relNode, rel string, skips *[]skippedDir) (ioErr bool) {
 	names := make([]string, 0, len(n.children))
 	for name := range n.children {
 		names = append(names, name)
@@ -137,9 +155,16 @@ func (s *Sender) dropMissing(n *relNode, rel string) (ioErr bool) {
 			if gone {
 				c.final = false
 			}
+			if c.err == nil && c.st.IsDir() && !s.cfg.Opts.Recursive && !s.cfg.Opts.Dirs {
+				// Passed over before the directories implied on its
+				// way are sent, as rsync does: they stay only if
+				// another operand lies below.
+				*skips = append(*skips, c.named...)
+				c.final = false
+			}
 		}
 		if len(c.children) > 0 {
-			ioErr = s.dropMissing(c, crel) || ioErr
+			ioErr = s.dropMissing(c, crel, skips) || ioErr
 		}
 		if !c.final && len(c.children) == 0 {
 			delete(n.children, name)
@@ -267,15 +292,6 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 		if s.cfg.Filter != nil && s.excluded(s.cfg.Filter.WithRoot(absPath(strings.TrimSuffix(c.srcPath, crel))), crel, st.IsDir()) {
 			continue
 		}
-		skipped := c.final && st.IsDir() && !opts.Recursive && !opts.Dirs
-		if skipped {
-			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping directory %s", crel))
-			if len(c.children) == 0 {
-				continue
-			}
-			// Another operand lies below it: it stays, as an implied
-			// directory, as rsync keeps it.
-		}
 		e, ok, failed := s.entryFor(name, st, dirs[pi], name, crel)
 		ioErr = ioErr || failed
 		if !ok {
@@ -288,7 +304,7 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 			continue
 		}
 		j := &dirJob{rel: crel, done: make(chan struct{})}
-		if c.final && !skipped && (opts.Recursive || c.contents) {
+		if c.final && (opts.Recursive || c.contents) {
 			if !s.walkNamed(j, c, st.Dev) {
 				ioErr = true
 				continue
@@ -403,4 +419,16 @@ func (s *Sender) mergeNamed(j *dirJob, subByName map[string]*dirJob) {
 	j.devs = append(j.devs, devs...)
 	j.subdirs = append(j.subdirs, jobs...)
 	j.ioError = j.ioError || ioErr
+}
+
+// CheckFilesFromDir checks, before anything is listed, that the source
+// directory of a --files-from list can be entered: rsync stops the whole
+// run there (exit 3) rather than reporting each listed name.
+func CheckFilesFromDir(dir string) error {
+	d, err := fsops.OpenDirPath(dir)
+	if err != nil {
+		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("[sender] change_dir %q failed: %s", absPath(dir), fsops.ErrText(err))}
+	}
+	d.Close()
+	return nil
 }

@@ -109,9 +109,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	listing := !end.Push && opts.ListOnly
 	showTargets := opts.Links
 	if listing {
-		if !opts.Recursive {
-			opts.Dirs = true
-		}
+		// rsync's remote sender never hears of --no-d: a pulled
+		// listing shows a directory's entries.
+		opts.Dirs = opts.Dirs || !opts.Recursive
 		opts.Links, opts.Devices, opts.Specials = true, true, true
 		helperOpts.Dirs, helperOpts.Links, helperOpts.Devices, helperOpts.Specials = opts.Dirs, true, true, true
 	}
@@ -302,7 +302,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		if b := fileListBanner(inv, opts, "receiving"); b != "" {
 			fmt.Fprintln(stdout, b)
 		}
-		stats, runErr = receiver.List(ctx, st, stdout, showTargets, opts.Recursive, opts.EightBitOutput)
+		stats, runErr = receiver.List(ctx, st, stdout, listFormat(opts, showTargets))
 	case end.Push:
 		if b := fileListBanner(inv, opts, "sending"); b != "" {
 			fmt.Fprintln(stdout, b)

@@ -61,3 +61,26 @@ var clashScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, clashScenarios...) }
+
+// Listing and operand edges: --list-only's implied -d and its columns
+// (-U, --no-h, -hh, "*missing"), a directory operand passed over by -R
+// without -r (no implied directories for it, reported in operand order),
+// and a --files-from source that is not a directory (exit 3, nothing
+// made).
+var listEdgeScenarios = []diffScenario{
+	{name: "list-only-del", fx: fxPlain, args: dtArgs("--list-only", "--del", "src/", "dst/"), stdout: true},
+	{name: "list-only-no-d", fx: fxPlain, args: dtArgs("--list-only", "--no-d", "src/"), stdout: true},
+	{name: "list-only-no-d-del", fx: fxPlain, args: dtArgs("--list-only", "--no-d", "--del", "src/", "dst/"), code: 1},
+	{name: "list-only-atimes", fx: fxBasic, args: dtArgs("--list-only", "-rU", "src/"), stdout: true},
+	{name: "list-only-no-h", fx: fxBasic, args: dtArgs("--list-only", "-r", "--no-h", "src/"), stdout: true},
+	{name: "list-only-hh", fx: fxBasic, args: dtArgs("--list-only", "-r", "-hh", "src/"), stdout: true},
+	{name: "list-only-missing-args", fx: fxBasic, args: dtArgs("--list-only", "--delete-missing-args", "src/a.txt", "nothere", "src/sub"), stdout: true},
+	{name: "R-dir-skipped", fx: fxBasic, args: dtArgs("-R", "src/sub", "dst/"), stdout: true, cmp: dtSkipRoot},
+	{name: "R-dir-skipped-order", fx: fxBasic, args: dtArgs("-Rt", "src/./sub", "src/emptydir", "src/a.txt", "src/sub", "dst/"), stdout: true, cmp: dtSkipRoot},
+	{name: "R-dir-skipped-below", fx: fxBasic, args: dtArgs("-R", "--no-implied-dirs", "src/sub", "src/sub/c.txt", "dst/"), stdout: true, cmp: dtNoTimes},
+	{name: "files-from-source-file", fx: fxFilesFrom, args: dtArgs("-a", "--files-from=list.txt", "src/a.txt", "dst/"), code: 3},
+	{name: "files-from-source-missing", fx: fxFilesFrom, args: dtArgs("-a", "--files-from=list.txt", "nothere/", "dst/"), code: 3},
+	{name: "files-from-one-operand", fx: fxFilesFrom, args: dtArgs("--files-from=list.txt", "src/"), code: 1},
+}
+
+func init() { diffScenarios = append(diffScenarios, listEdgeScenarios...) }

@@ -16,6 +16,7 @@ import (
 
 	"syq/filter"
 	"syq/fsops"
+	"syq/sender"
 	"syq/wire"
 )
 
@@ -142,6 +143,11 @@ func expandFilesFrom(inv *Invocation, stdin io.Reader) error {
 		}
 		inv.Opts.FilesFrom, inv.Opts.From0 = path, inv.From0
 		return nil
+	}
+	if inv.Remote == nil || inv.Remote.Push {
+		if err := sender.CheckFilesFromDir(inv.Sources[0]); err != nil {
+			return err
+		}
 	}
 	var data []byte
 	var err error

@@ -39,6 +39,11 @@ func assignOperands(inv *Invocation, ops []string) error {
 		// rsync prints its usage text to stderr and exits 1.
 		return &UsageError{Msg: "no source or destination given", ShowUsage: true}
 	case 1:
+		if inv.filesFrom != "" {
+			// rsync prints its usage: a --files-from list needs a
+			// destination, even to list.
+			return &UsageError{Msg: "--files-from needs a source directory and a destination", ShowUsage: true}
+		}
 		inv.Sources = []string{ops[0]}
 		inv.Dest = ""
 		inv.Opts.ListOnly = true

@@ -981,11 +981,16 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if bits.OnesCount8(inv.deleteWhens) > 1 {
 		return nil, &UsageError{Msg: "You may not combine multiple --delete-WHEN options."}
 	}
-	if inv.Opts.Delete && !inv.Opts.Recursive && !inv.Opts.Dirs {
-		return nil, &UsageError{Msg: "--delete does not work without --recursive (-r) or --dirs (-d)."}
-	}
 	if err := assignOperands(inv, operands); err != nil {
 		return nil, err
+	}
+	if inv.Opts.ListOnly && inv.given.dirs == 0 {
+		// A listing shows a directory's entries unless --no-d said not
+		// to, -r or not; so rsync's --delete check below passes too.
+		inv.Opts.Dirs = true
+	}
+	if inv.Opts.Delete && !inv.Opts.Recursive && !inv.Opts.Dirs {
+		return nil, &UsageError{Msg: "--delete does not work without --recursive (-r) or --dirs (-d)."}
 	}
 	if receiver.FormatHas(inv.Opts.OutFormat, 'f') || receiver.FormatHas(inv.Opts.LogFileFormat, 'f') || inv.Opts.Relative && anyAbsolute(inv.Sources) {
 		// %f shows each file's path at the sender, and -R names from

@@ -155,6 +155,9 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	case "sender":
 		ops := remoteOperands(setup.Args, opts.OldArgs)
 		if opts.FilesFrom != "" && len(ops) == 1 {
+			if err := sender.CheckFilesFromDir(ops[0]); err != nil {
+				return stop(err)
+			}
 			data, err := readFilesFrom(opts.FilesFrom)
 			if err != nil {
 				return stop(err)

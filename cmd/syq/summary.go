@@ -146,12 +146,14 @@ func humanRate(r float64, human int) string {
 	return fmt.Sprintf("%s.%02d", s, int((r-float64(int64(r)))*100))
 }
 
+// listFormat is how a listing prints entries under these options.
+func listFormat(opts *wire.Options, showTargets bool) receiver.ListFormat {
+	return receiver.ListFormat{ShowTargets: showTargets, Recursive: opts.Recursive, EightBit: opts.EightBitOutput, Atimes: opts.Atimes, Human: opts.HumanReadable}
+}
+
 // listLocal prints the source as rsync does when no destination is given.
 func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	opts := inv.Opts
-	if !opts.Recursive {
-		opts.Dirs = true
-	}
 	// A listing shows every kind of file; -l only decides whether symlink
 	// targets are shown.
 	showTargets := opts.Links
@@ -172,7 +174,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 			sconn.Close()
 		}
 	}()
-	st, listErr := receiver.List(context.Background(), rconn, stdout, showTargets, opts.Recursive, opts.EightBitOutput)
+	st, listErr := receiver.List(context.Background(), rconn, stdout, listFormat(&opts, showTargets))
 	if listErr != nil {
 		rconn.Close()
 	}
