@@ -20,10 +20,10 @@ import (
 // operand itself (final).
 type relNode struct {
 	name     string
-	srcPath  string // the path to stat and open on this machine
-	final    bool   // named by an operand (copied whole), not only implied
+	srcPath  string       // the path to stat and open on this machine
+	final    bool         // named by an operand (copied whole), not only implied
 	named    []skippedDir // the operands naming it (each reports its own skip)
-	contents bool   // the operand ended in "/": its contents too, even without -r
+	contents bool         // the operand ended in "/": its contents too, even without -r
 	children map[string]*relNode
 	// dotBase, on the root: an operand's path began with "./", so rsync
 	// lists "." (this directory, an implied one) and the destination
