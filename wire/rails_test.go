@@ -433,7 +433,9 @@ func TestRailsHostile(t *testing.T) {
 // as a peer that stops reading one stream does.
 func TestRailsTimeoutPeerNeverReads(t *testing.T) {
 	a, b := tcpPairs(t, 2)
-	const timeout = time.Second // keepalives every 50 ms keep the receiver's side alive well within it
+	// Keepalives every 50 ms keep the receiver's side alive well within
+	// the timeout, even with -race on a loaded machine.
+	const timeout = 2 * time.Second
 	snd := NewStream(bufio.NewReader(a[0]), a[0], a[0], StreamConfig{Peer: "receiver", Rails: []io.ReadWriteCloser{a[1]}, Timeout: timeout})
 	rcv := NewStream(bufio.NewReader(b[0]), b[0], b[0], StreamConfig{Peer: "sender", Rails: []io.ReadWriteCloser{b[1]}})
 	defer snd.Close()
@@ -466,7 +468,9 @@ func TestRailsTimeoutPeerNeverReads(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Code != ExitTimeout {
 			t.Fatalf("sender ended with %v, want exit %d", err, ExitTimeout)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second):
+		// Generous: under -race on a loaded machine filling every
+		// window and buffer with 256 MiB takes a while.
 		t.Fatal("the sender waited for acks forever")
 	}
 }

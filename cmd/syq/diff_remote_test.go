@@ -97,15 +97,22 @@ func remoteArgs(args []string, root string, push bool) (out []string, ok bool) {
 	return out, true
 }
 
-func TestDiffRemote(t *testing.T) {
-	if testing.Short() {
-		t.Skip("remote differential suite skipped in -short mode")
-	}
+// diffRemoteShell starts the test sshd and prepares the differential
+// suite; it returns the -e command that reaches the sshd, with the
+// helper's tuner cache kept under the suite's directory.
+func diffRemoteShell(t *testing.T) string {
 	srv := sshtest.Start(t)
 	setupDiff(t)
 	cache := filepath.Join(diffBase, "helper-cache")
 	os.MkdirAll(cache, 0o755)
-	rsh := srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+cache, "-o", "KexAlgorithms=curve25519-sha256")
+	return srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+cache, "-o", "KexAlgorithms=curve25519-sha256")
+}
+
+func TestDiffRemote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("remote differential suite skipped in -short mode")
+	}
+	rsh := diffRemoteShell(t)
 	for k, mode := range []string{"push", "pull"} {
 		base := 1000 * (k + 1) // scenario directory numbers apart from the local suite's
 		t.Run(mode, func(t *testing.T) {
@@ -155,11 +162,7 @@ func TestDiffRemoteFilesFrom(t *testing.T) {
 	if testing.Short() {
 		t.Skip("remote differential suite skipped in -short mode")
 	}
-	srv := sshtest.Start(t)
-	setupDiff(t)
-	cache := filepath.Join(diffBase, "helper-cache")
-	os.MkdirAll(cache, 0o755)
-	rsh := srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+cache, "-o", "KexAlgorithms=curve25519-sha256")
+	rsh := diffRemoteShell(t)
 	for k, mode := range []string{"push", "pull", "push-missing", "pull-missing"} {
 		t.Run(mode, func(t *testing.T) {
 			s := diffScenario{name: "remote-files-from-" + mode, fx: fxFilesFromRoot, stdout: true, sorted: true}
