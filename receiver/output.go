@@ -58,7 +58,7 @@ func newItem(update byte) item { return item{update: update, flags: flagNew} }
 // a directory, " -> target" after a symlink).
 func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	rel := name
-	if r.fileMode != "" && (name == r.fileMode || strings.HasPrefix(name, r.fileMode+" -> ")) {
+	if r.fileMode != "" && (name == r.fileMode || name == r.fileMode+"/" || strings.HasPrefix(name, r.fileMode+" -> ")) {
 		// A single file copied to another name shows as the source's.
 		name = r.fileSrcName + name[len(r.fileMode):]
 	}

@@ -81,11 +81,13 @@ type Receiver struct {
 	opts *wire.Options
 	conn wire.Conn
 
-	root        *fsops.Dir // the destination directory (or the parent of a destination file)
-	rootPath    string     // for messages
-	fileMode    string     // non-empty: the single top-level file is written under this name
-	fileSrcName string     // ... and this is its name at the source, which output shows
-	rootCreated bool       // the destination directory did not exist before this run
+	root        *fsops.Dir   // the destination directory (or the parent of a destination file)
+	rootPath    string       // for messages
+	fileMode    string       // non-empty: the single top-level file is written under this name
+	fileSrcName string       // ... and this is its name at the source, which output shows
+	peeked      wire.Message // read ahead by loneDirectory, for the main loop
+	peekErr     error
+	rootCreated bool // the destination directory did not exist before this run
 	topNames    map[string]bool
 	umask       uint32 // the user's umask, applied to new files without -p
 	umaskNow    uint32 // the process umask while receiving (0 with -p)
@@ -339,13 +341,20 @@ func (r *Receiver) run(ctx context.Context) error {
 	var loopErr error
 loop:
 	for {
-		m, err := r.conn.Recv()
+		m, err := r.recv()
 		if err != nil {
 			loopErr = &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("sender went away: %w", err)}
 			break
 		}
 		switch m := m.(type) {
 		case *wire.FileBatch:
+			if r.fileMode != "" && m.Dir == r.fileSrcName {
+				// The lone directory's own (empty) batch: it is
+				// written under the destination's name.
+				renamed := *m
+				renamed.Dir = r.fileMode
+				m = &renamed
+			}
 			if m.Dir == "" {
 				loopErr = &wire.FatalError{Code: wire.ExitProtocol, Err: errors.New("protocol error: second top-level file list")}
 				break loop
@@ -403,7 +412,7 @@ loop:
 // stops the transfer, so the sender is not left blocked.
 func (r *Receiver) drain() {
 	for {
-		m, err := r.conn.Recv()
+		m, err := r.recv()
 		if err != nil {
 			return
 		}
@@ -449,6 +458,39 @@ func (r *Receiver) fatalErr() error {
 	return r.fatal
 }
 
+// loneDirectory reports whether the directory name, the only top-level
+// entry, is the whole transfer: rsync counts the entries it has when it
+// looks at the destination, and one directory with nothing in it (or not
+// walked) goes to a missing destination's name as a single file would.
+// It peeks at the next message, which is that directory's first batch
+// when it is walked; the peeked message is kept for the main loop.
+func (r *Receiver) loneDirectory(name string) bool {
+	m, err := r.conn.Recv()
+	if err != nil {
+		r.peeked, r.peekErr = nil, err
+		return false
+	}
+	r.peeked = m
+	switch m := m.(type) {
+	case *wire.ListEnd:
+		return true
+	case *wire.FileBatch:
+		return m.Dir == name && len(m.Entries) == 0
+	}
+	return false
+}
+
+// recv returns the message loneDirectory peeked at, if any, then reads
+// on.
+func (r *Receiver) recv() (wire.Message, error) {
+	if r.peeked != nil || r.peekErr != nil {
+		m, err := r.peeked, r.peekErr
+		r.peeked, r.peekErr = nil, nil
+		return m, err
+	}
+	return r.conn.Recv()
+}
+
 // openDestination decides, as rsync does after it has the file list,
 // whether the destination is a directory or the name of a single file, and
 // creates it when needed.
@@ -457,8 +499,9 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 	slash := strings.HasSuffix(dest, "/")
 	st, statErr := fsops.StatOwned(dest)
 	isDir := statErr == nil && st.IsDir()
-	if len(top.Entries) == 1 && !top.Entries[0].IsDir() && !isDir && !slash {
-		// One file to a name that is not a directory: copy it to that name.
+	if len(top.Entries) == 1 && !isDir && !slash && (!top.Entries[0].IsDir() || statErr != nil && r.loneDirectory(top.Entries[0].Name)) {
+		// One file to a name that is not a directory: copy it to that
+		// name; so too a directory that is all the transfer holds.
 		parent, base := splitDest(dest)
 		if r.opts.MkPath {
 			if err := r.mkpath(parent); err != nil {

@@ -84,3 +84,17 @@ var listEdgeScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, listEdgeScenarios...) }
+
+// A directory that is the whole transfer (empty, everything in it
+// excluded, or not walked) goes to a missing destination's name, as a
+// single file does; one with contents goes inside it.
+var loneDirScenarios = []diffScenario{
+	{name: "lone-dir-empty", fx: fxBasic, args: dtArgs("-ai", "src/emptydir", "dst"), stdout: true},
+	{name: "lone-dir-not-walked", fx: fxBasic, args: dtArgs("-dti", "src/sub", "dst"), stdout: true},
+	{name: "lone-dir-all-excluded", fx: fxBasic, args: dtArgs("-ai", "--exclude=p.txt", "src/priv", "dst"), stdout: true},
+	{name: "lone-dir-delete", fx: fxBasic, args: dtArgs("-avi", "--delete", "src/emptydir", "dst"), stdout: true},
+	{name: "lone-dir-with-contents", fx: fxBasic, args: dtArgs("-ai", "src/priv", "dst"), stdout: true, cmp: dtSkipRoot},
+	{name: "lone-dir-slash-dest", fx: fxBasic, args: dtArgs("-ai", "src/emptydir", "dst/"), stdout: true, cmp: dtSkipRoot},
+}
+
+func init() { diffScenarios = append(diffScenarios, loneDirScenarios...) }
