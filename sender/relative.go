@@ -150,7 +150,7 @@ func (s *Sender) dropMissing(n *relNode, rel string, skips *[]skippedDir) (ioErr
 			gone := c.err != nil && !(fsops.IsNotExist(c.err) && s.cfg.Opts.DeleteMissingArgs)
 			if gone && !(fsops.IsNotExist(c.err) && s.cfg.Opts.IgnoreMissingArgs) {
 				s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(c.srcPath), fsops.ErrText(c.err))
-				ioErr = true
+				ioErr = ioErr || !fsops.IsNotExist(c.err) // see walkOperands
 			}
 			if gone {
 				c.final = false
@@ -384,7 +384,7 @@ func (s *Sender) mergeNamed(j *dirJob, subByName map[string]*dirJob) {
 			}
 			if err != nil {
 				s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(c.srcPath), fsops.ErrText(err))
-				j.ioError = true
+				j.ioError = j.ioError || !fsops.IsNotExist(err) // see walkOperands
 				continue
 			}
 			if !s.walkNamed(sub, c, st.Dev) {
@@ -425,10 +425,17 @@ func (s *Sender) mergeNamed(j *dirJob, subByName map[string]*dirJob) {
 // directory of a --files-from list can be entered: rsync stops the whole
 // run there (exit 3) rather than reporting each listed name.
 func CheckFilesFromDir(dir string) error {
-	d, err := fsops.OpenDirPath(dir)
-	if err != nil {
+	if err := enterable(dir); err != nil {
 		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("[sender] change_dir %q failed: %s", absPath(dir), fsops.ErrText(err))}
 	}
-	d.Close()
 	return nil
+}
+
+// enterable says why dir cannot be entered as a directory, if it cannot.
+func enterable(dir string) error {
+	d, err := fsops.OpenDirPath(dir)
+	if err == nil {
+		d.Close()
+	}
+	return err
 }

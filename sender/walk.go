@@ -257,6 +257,19 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 	for _, op := range s.cfg.Operands {
 		name, contents := operandName(op)
 		st, err := s.statOperand(op, name, contents)
+		if err != nil || contents && !st.IsDir() {
+			// rsync enters the directory an operand names or lies in
+			// before it looks at the name: failing there is an I/O
+			// error that stops deletions, --*-missing-args or not.
+			dir := parentOf(op)
+			if contents {
+				dir = op
+			}
+			if derr := enterable(dir); derr != nil {
+				fail("change_dir %q failed: %s", absPath(dir), fsops.ErrText(derr))
+				continue
+			}
+		}
 		if err != nil {
 			switch {
 			case fsops.IsNotExist(err) && opts.DeleteMissingArgs:
@@ -265,12 +278,12 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 				top.from = append(top.from, 0)
 			case fsops.IsNotExist(err) && opts.IgnoreMissingArgs:
 			default:
-				fail("link_stat %q failed: %s", absPath(op), fsops.ErrText(err))
+				// A missing operand fails the run (exit 23) but, as
+				// with rsync, does not stop deletions: it leaves out
+				// nothing that exists.
+				s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(op), fsops.ErrText(err))
+				top.ioError = top.ioError || !fsops.IsNotExist(err)
 			}
-			continue
-		}
-		if contents && !st.IsDir() {
-			fail("change_dir %q failed: not a directory", absPath(op))
 			continue
 		}
 		// The transfer root that rules are anchored at: the operand itself

@@ -98,3 +98,21 @@ var loneDirScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, loneDirScenarios...) }
+
+// A missing operand fails the run (exit 23) without stopping deletions;
+// a directory on its way that cannot be entered (missing, or a file
+// named with a trailing slash) stops them, --ignore-missing-args or not.
+func preSubExtra(b *fixtureBuilder) {
+	b.text("dst/sub/extra", "not in the source")
+	b.dir("dst/sub")
+	b.dir("dst")
+}
+
+var missingOperandScenarios = []diffScenario{
+	{name: "missing-operand-deletes", fx: fxBasic, pre: preSubExtra, args: dtArgs("-r", "--delete", "src/nothere", "src/sub", "dst/"), code: 23, stdout: true, cmp: dtNoTimes},
+	{name: "missing-parent-keeps", fx: fxBasic, pre: preSubExtra, args: dtArgs("-r", "--delete", "src/nope/x", "src/sub", "dst/"), code: 23, stdout: true, cmp: dtNoTimes},
+	{name: "file-slash-operand", fx: fxBasic, pre: preSubExtra, args: dtArgs("-r", "--delete", "src/a.txt/", "src/sub", "dst/"), code: 23, stdout: true, cmp: dtNoTimes},
+	{name: "ignore-missing-parent", fx: fxBasic, pre: preSubExtra, args: dtArgs("-r", "--delete", "--ignore-missing-args", "src/nope/x", "src/sub", "dst/"), code: 23, stdout: true, cmp: dtNoTimes},
+}
+
+func init() { diffScenarios = append(diffScenarios, missingOperandScenarios...) }
