@@ -440,7 +440,7 @@ func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.
 		}
 	}
 	r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
-	r.problem(wire.ProblemGeneral, "could not make way for new %s: %s", kind, rel)
+	r.problem(wire.ProblemPlain, "could not make way for new %s: %s", kind, rel)
 	return false, lines
 }
 

@@ -228,6 +228,11 @@ func (s *Sender) statOperand(p, rel string, contents bool) (fsops.Stat, error) {
 	}
 	fst, ferr := fsops.StatPath(p)
 	switch {
+	case ferr != nil && o.CopyUnsafeLinks:
+		if target, err := fsops.ReadlinkPath(p); err == nil && wire.UnsafeSymlink(target, rel) {
+			return st, errNoReferent // an unsafe link is copied as its referent, which is missing
+		}
+		return st, nil
 	case ferr != nil:
 		return st, nil // no referent: the link itself
 	case (contents || o.CopyDirLinks) && fst.IsDir():
@@ -240,6 +245,10 @@ func (s *Sender) statOperand(p, rel string, contents bool) (fsops.Stat, error) {
 	}
 	return st, nil
 }
+
+// errNoReferent: an operand that --copy-unsafe-links would copy as its
+// referent points nowhere.
+var errNoReferent = errors.New("symlink has no referent")
 
 // walkOperands stats the operands and builds the top-level batch and the
 // first directory jobs. It returns the operand handles to close at the end.
@@ -277,6 +286,9 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 				top.entries = append(top.entries, wire.Entry{Name: name})
 				top.from = append(top.from, 0)
 			case fsops.IsNotExist(err) && opts.IgnoreMissingArgs:
+			case err == errNoReferent:
+				s.problem(wire.ProblemPlain, "symlink has no referent: %q", absPath(op))
+				top.ioError = true
 			default:
 				// A missing operand fails the run (exit 23) but, as
 				// with rsync, does not stop deletions: it leaves out
@@ -515,7 +527,7 @@ func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat) (st 
 	fst, err := d.StatFollow(name)
 	switch {
 	case err != nil && whole:
-		s.problem(wire.ProblemGeneral, "symlink has no referent: %q", absPath(d.Join(name)))
+		s.problem(wire.ProblemPlain, "symlink has no referent: %q", absPath(d.Join(name)))
 		return fsops.Stat{}, nil, false
 	case err != nil, !fst.IsDir() && !whole:
 		return lst, nil, true // -k: a dangling link, or one to a file, stays a link

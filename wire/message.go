@@ -202,6 +202,7 @@ const (
 	ProblemDelLimit        // --max-delete stopped deletions (exit 25)
 	ProblemWarning         // printed on stderr, no effect on the exit code
 	ProblemDebug           // SYQ_DEBUG output
+	ProblemPlain           // as ProblemGeneral (exit 23), a line rsync prints bare, without "rsync: [side]"
 )
 
 // Exit codes shared with rsync.

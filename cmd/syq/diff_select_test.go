@@ -116,3 +116,18 @@ var missingOperandScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, missingOperandScenarios...) }
+
+// fxUnsafeDangling: an unsafe symlink that points nowhere, which
+// --copy-unsafe-links would copy as its referent.
+func fxUnsafeDangling(b *fixtureBuilder) {
+	fxBasic(b)
+	b.symlink("src/unsafe-dangling", "../nowhere")
+	b.dir("src")
+}
+
+var unsafeDanglingScenarios = []diffScenario{
+	{name: "copy-unsafe-dangling-operand", fx: fxUnsafeDangling, args: dtArgs("--copy-unsafe-links", "src/unsafe-dangling", "src/a.txt", "dst/"), code: 23, stdout: true, cmp: dtNoTimes},
+	{name: "copy-unsafe-dangling-tree", fx: fxUnsafeDangling, pre: preSubExtra, args: dtArgs("-r", "--delete", "--copy-unsafe-links", "src/", "dst/"), code: 23, stdout: true, cmp: dtNoTimes},
+}
+
+func init() { diffScenarios = append(diffScenarios, unsafeDanglingScenarios...) }

@@ -179,6 +179,10 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 			p.vanished = true
 			fmt.Fprintf(stderr, "%s\n", msg)
 			return
+		case wire.ProblemPlain:
+			p.general = true
+			fmt.Fprintln(stderr, msg)
+			return
 		case wire.ProblemWarning:
 			fmt.Fprintln(stderr, msg)
 			return
