@@ -27,7 +27,7 @@ func (r *Receiver) openAltDests() {
 		}
 		d, err := fsops.OpenDirOwned(p)
 		if err != nil {
-			r.cfg.Report(wire.ProblemWarning, "--"+r.opts.AltDestKind+"-dest arg does not exist: "+p)
+			r.cfg.Report(wire.ProblemWarning, "--"+r.opts.AltDestKind+"-dest arg does not exist: "+shown)
 			continue
 		}
 		r.alts = append(r.alts, d)

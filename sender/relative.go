@@ -426,7 +426,11 @@ func (s *Sender) mergeNamed(j *dirJob, subByName map[string]*dirJob) {
 // run there (exit 3) rather than reporting each listed name.
 func CheckFilesFromDir(dir string) error {
 	if err := enterable(dir); err != nil {
-		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("[sender] change_dir %q failed: %s", absPath(dir), fsops.ErrText(err))}
+		shown := dir // as given, below the working directory: rsync does not clean it
+		if !strings.HasPrefix(dir, "/") {
+			shown = strings.TrimSuffix(absPath("."), "/") + "/" + dir
+		}
+		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("[sender] change_dir %q failed: %s", shown, fsops.ErrText(err))}
 	}
 	return nil
 }

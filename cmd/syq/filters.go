@@ -99,7 +99,7 @@ func helperFilters(opts *wire.Options) (*filter.List, error) {
 func filterError(rule string, err error) error {
 	var se *filter.SyntaxError
 	if errors.As(err, &se) {
-		return &UsageError{Msg: se.Error()}
+		return &UsageError{Msg: se.Error(), NoPrefix: true} // rsync prints these bare
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("failed to open filter file %s: %v", rule, err)}
@@ -128,7 +128,7 @@ func expandFilesFrom(inv *Invocation, stdin io.Reader) error {
 		return nil
 	}
 	if len(inv.Sources) != 1 {
-		return &UsageError{Msg: "--files-from needs exactly one source directory"}
+		return &UsageError{Msg: "--files-from needs exactly one source directory", ShowUsage: true} // rsync prints its usage
 	}
 	if strings.HasPrefix(inv.filesFrom, ":") || isRemote(inv.filesFrom) {
 		path := strings.TrimPrefix(inv.filesFrom, ":")

@@ -80,21 +80,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	}
 	inv, err := parseRsyncArgs(args)
 	if err != nil {
-		var ue *UsageError
-		switch {
-		case errors.As(err, &ue) && ue.ShowUsage:
-			io.WriteString(stderr, helpText)
-		case errors.As(err, &ue) && ue.NoPrefix:
-			fmt.Fprintln(stderr, err)
-		default:
-			fmt.Fprintf(stderr, "syq: %v\n", err)
-		}
-		code := wire.ExitSyntax
-		if ue != nil {
-			code = ue.ExitCode()
-		}
-		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
-		return code
+		return usageFailure(stderr, err)
 	}
 	if inv.ShowHelp {
 		io.WriteString(stdout, helpText)
@@ -123,9 +109,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		var ue *UsageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "syq: %v\n", err)
-			fmt.Fprintf(stderr, "syq error: syntax or usage error (code %d)\n", wire.ExitSyntax)
-			return wire.ExitSyntax
+			return usageFailure(stderr, err)
 		}
 		fe := asFatal(err)
 		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
@@ -149,6 +133,27 @@ type problems struct {
 	unlogged                    io.Writer // stderr without the --log-file, if that differs
 	general, vanished, delLimit bool
 	quiet                       bool // -q: notes (rsync's FINFO) are not shown
+}
+
+// usageFailure prints a usage error as rsync does (its usage text, or
+// the message, bare or after the program's name) and returns the exit
+// code.
+func usageFailure(stderr io.Writer, err error) int {
+	var ue *UsageError
+	switch {
+	case errors.As(err, &ue) && ue.ShowUsage:
+		io.WriteString(stderr, helpText)
+	case errors.As(err, &ue) && ue.NoPrefix:
+		fmt.Fprintln(stderr, err)
+	default:
+		fmt.Fprintf(stderr, "syq: %v\n", err)
+	}
+	code := wire.ExitSyntax
+	if ue != nil {
+		code = ue.ExitCode()
+	}
+	fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
+	return code
 }
 
 func (p *problems) report(side string) func(int, string) {

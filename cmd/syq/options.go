@@ -69,7 +69,7 @@ type Invocation struct {
 	deleteEarlyLate bool                                    // --delete-before or --delete-after
 	noIncRecurse    bool                                    // --no-inc-recursive
 	qsort           bool                                    // --qsort
-	altDestMixed    bool                                    // more than one kind of --*-dest was given
+	altDestConflict string                                  // the error for a second kind of --*-dest
 	filesFrom       string                                  // --files-from
 	given           struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
 	maxSize         string                                  // --max-size as given
@@ -390,8 +390,9 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("no-fuzzy", 0, func(c *Invocation) { c.Opts.Fuzzy = 0 }), optFlag("no-y", 0, func(c *Invocation) { c.Opts.Fuzzy = 0 }))
 	altDest := func(kind string) func(*Invocation, string) {
 		return func(c *Invocation, s string) {
-			if c.Opts.AltDestKind != "" && c.Opts.AltDestKind != kind {
-				c.altDestMixed = true
+			if c.Opts.AltDestKind != "" && c.Opts.AltDestKind != kind && c.altDestConflict == "" {
+				// rsync stops at the first option of another kind.
+				c.altDestConflict = fmt.Sprintf("ERROR: the --%s-dest option conflicts with the --%s-dest option", kind, c.Opts.AltDestKind)
 			}
 			c.Opts.AltDestKind = kind
 			c.Opts.AltDests = append(c.Opts.AltDests, s)
@@ -972,8 +973,8 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		inv.Opts.Dirs = inv.given.dirs >= 0
 		inv.Opts.Relative = inv.given.relative >= 0
 	}
-	if inv.altDestMixed {
-		return nil, &UsageError{Msg: "You may not mix --compare-dest, --copy-dest, and --link-dest."}
+	if inv.altDestConflict != "" {
+		return nil, &UsageError{Msg: inv.altDestConflict}
 	}
 	if len(inv.Opts.AltDests) > 20 {
 		return nil, &UsageError{Msg: fmt.Sprintf("ERROR: at most 20 --%s-dest args may be specified", inv.Opts.AltDestKind)}

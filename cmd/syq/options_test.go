@@ -472,7 +472,7 @@ func TestParseEachImplementedOption(t *testing.T) {
 		{[]string{"--stats"}, func(o *wire.Options) { o.Stats = true }},
 		{[]string{"--itemize-changes"}, func(o *wire.Options) { o.Itemize = true }},
 		{[]string{"--progress"}, func(o *wire.Options) { o.Progress = true }},
-		{[]string{"--list-only"}, func(o *wire.Options) { o.ListOnly = true }},
+		{[]string{"--list-only"}, func(o *wire.Options) { o.ListOnly, o.Dirs = true, true }},
 		{[]string{"-l"}, func(o *wire.Options) { o.Links = true }},
 		{[]string{"--links"}, func(o *wire.Options) { o.Links = true }},
 		{[]string{"--perms"}, func(o *wire.Options) { o.Perms = true }},
