@@ -184,5 +184,9 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		return fe.Code
 	}
 	printSummary(inv, st, nil, time.Since(start), stdout)
-	return probs.exitCode()
+	code := probs.exitCode()
+	if code != 0 {
+		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
+	}
+	return code
 }
