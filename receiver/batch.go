@@ -357,6 +357,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			lines = r.decideOther(b, e, int32(i), rel, old, lines)
 		}
 		if want {
+			if old != nil && old.IsDir() {
+				old = nil // decideFile made way for the file: there is nothing to back up
+			}
 			b.refs.Add(1)
 			job := &fileJob{batch: b, index: int32(i), e: e, name: e.Name, rel: rel, old: old, basis: b.fuzzyBasis[int32(i)]}
 			if st, ok := b.basisStat[int32(i)]; ok {

@@ -132,3 +132,17 @@ func init() {
 			cmp: treecheck.CompareOptions{SkipMtime: true}, check: checkXdevBackups},
 	)
 }
+
+// An empty directory in the way of a file is removed, not backed up
+// (rsync backs up no directories), with or without --backup-dir.
+func preDirInWay(b *fixtureBuilder) {
+	b.dir("dst/a.txt")
+	b.dir("dst")
+}
+
+var backupDirInWayScenarios = []diffScenario{
+	{name: "backup-dir-dir-in-way", fx: fxPlain, pre: preDirInWay, args: dtArgs("-ai", "--backup-dir=../bk", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "backup-dir-in-way", fx: fxPlain, pre: preDirInWay, args: dtArgs("-ai", "-b", "src/", "dst/"), stdout: true, sorted: true, cmp: treecheck.CompareOptions{SkipDirMtime: true}}, // -b implies -O
+}
+
+func init() { diffScenarios = append(diffScenarios, backupDirInWayScenarios...) }
