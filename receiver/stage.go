@@ -54,9 +54,11 @@ type delayedFile struct {
 // exit codes when it is not there.
 func (r *Receiver) openTempDir() error {
 	td := r.opts.TempDir
-	if td == "" || r.root == nil {
+	if td == "" || r.root == nil && (r.rootPath != "" || r.cfg.Pulled) {
 		return nil
 	}
+	// With no destination opened (an empty transfer) rsync still checks
+	// the temp-dir, from where it runs, unless it pulled the empty list.
 	p := td
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(r.rootPath, td)

@@ -155,7 +155,10 @@ func (s *Sender) dropMissing(n *relNode, rel string, skips *[]skippedDir) (ioErr
 			if gone {
 				c.final = false
 			}
-			if c.err == nil && c.st.IsDir() && !s.cfg.Opts.Recursive && !s.cfg.Opts.Dirs {
+			if c.err == nil && s.cfg.Filter != nil && s.excluded(s.cfg.Filter.WithRoot(absPath(strings.TrimSuffix(c.srcPath, crel))), crel, c.st.IsDir()) {
+				c.final = false // passed over in silence, before the -r/-d check
+			}
+			if c.final && c.err == nil && c.st.IsDir() && !s.cfg.Opts.Recursive && !s.cfg.Opts.Dirs {
 				// Passed over before the directories implied on its
 				// way are sent, as rsync does: they stay only if
 				// another operand lies below.

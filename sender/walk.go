@@ -432,7 +432,7 @@ func (s *Sender) list(j *dirJob) {
 			var through *fsops.Dir // a directory reached through a followed symlink
 			if st.Mode&fsops.TypeMask == fsops.TypeLnk && s.follows() {
 				var ok bool
-				if st, through, ok = s.followLink(d, name, joinRel(j.rel, name), st); !ok {
+				if st, through, ok = s.followLink(d, name, joinRel(j.rel, name), st, rules); !ok {
 					j.ioError = j.ioError || st.Mode == 0
 					continue
 				}
@@ -508,7 +508,7 @@ func (s *Sender) follows() bool {
 // followed directory comes with an open handle. ok false means skip the
 // entry; a Mode of 0 in st then says it was an error (a link with no
 // referent, exit 23).
-func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat) (st fsops.Stat, through *fsops.Dir, ok bool) {
+func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat, rules *filter.List) (st fsops.Stat, through *fsops.Dir, ok bool) {
 	o := s.cfg.Opts
 	// whole: the link is copied as what it points to, whatever that is
 	// (-L, or --copy-unsafe-links for a link that leaves the tree); -k
@@ -527,6 +527,11 @@ func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat) (st 
 	fst, err := d.StatFollow(name)
 	switch {
 	case err != nil && whole:
+		if rules != nil && (s.excluded(rules, rel, false) || s.excluded(rules, rel, true)) {
+			// rsync asks the rules about the name, as a file and as a
+			// directory, before it reports a link it cannot follow.
+			return lst, nil, false
+		}
 		s.problem(wire.ProblemPlain, "symlink has no referent: %q", absPath(d.Join(name)))
 		return fsops.Stat{}, nil, false
 	case err != nil, !fst.IsDir() && !whole:

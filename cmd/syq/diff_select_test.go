@@ -131,3 +131,20 @@ var unsafeDanglingScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, unsafeDanglingScenarios...) }
+
+// The rules are asked before a symlink that cannot be followed is
+// reported, and before a -R directory operand is passed over; an empty
+// transfer still checks --temp-dir, from the working directory.
+func fxExcludedDangling(b *fixtureBuilder) {
+	fxBasic(b)
+	b.symlink("src/sub/gone~", "nowhere")
+	b.dir("src/sub")
+}
+
+var excludedFirstScenarios = []diffScenario{
+	{name: "copy-links-excluded-dangling", fx: fxExcludedDangling, args: dtArgs("-aiL", "-C", "--exclude=dangling", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "R-excluded-dir-operand", fx: fxBasic, args: dtArgs("-R", "--exclude=*", "src/", "dst/"), stdout: true, silent: true, cmp: dtSkipRoot},
+	{name: "temp-dir-missing-empty-transfer", fx: fxBasic, args: dtArgs("--temp-dir=nothere", "src/", "dst"), code: 1, stdout: true},
+}
+
+func init() { diffScenarios = append(diffScenarios, excludedFirstScenarios...) }
