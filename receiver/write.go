@@ -248,6 +248,18 @@ func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.Sour
 		f, err = dir.OpenWrite(job.name)
 		cur = job.old.Mode & 0o7777
 	} else {
+		if job.old != nil {
+			// A symlink or special file in the way is moved aside or
+			// removed, never written through, as rsync's generator
+			// makes way for the file.
+			if r.backupOn() {
+				if !r.backup(dir, job.name, job.rel) {
+					return &userError{fmt.Sprintf("not replacing %q: its backup failed", r.destPath(job.rel))}
+				}
+			} else if err := dir.Unlink(job.name); err != nil && !fsops.IsNotExist(err) {
+				return &userError{fmt.Sprintf("delete_file: unlink %q failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
+			}
+		}
 		f, err = dir.CreateExcl(job.name, r.createPerm(job))
 	}
 	if err != nil {

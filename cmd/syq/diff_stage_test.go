@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"syq/scripts/treecheck"
 )
 
 // dtXdevTemp is a -T directory on another filesystem (tmpfs) than the
@@ -91,3 +93,18 @@ func init() {
 	// temp file it could not make; run locally and pushed it lists them.
 	remoteSkip["T-temp-dir-dotdot"] = "rsync's pull receiver lists no refused file"
 }
+
+// --inplace with a symlink or fifo where a file goes: it is removed (or
+// backed up), never written through.
+func preInplaceInWay(b *fixtureBuilder) {
+	b.symlink("dst/a.txt", "../src/exec.sh")
+	b.fifo("dst/empty")
+	b.dir("dst")
+}
+
+var inplaceInWayScenarios = []diffScenario{
+	{name: "inplace-replaces-symlink", fx: fxPlain, pre: preInplaceInWay, args: dtArgs("-ai", "--inplace", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "inplace-backs-up-symlink", fx: fxPlain, pre: preInplaceInWay, args: dtArgs("-ai", "--inplace", "-b", "src/", "dst/"), stdout: true, sorted: true, cmp: treecheck.CompareOptions{SkipDirMtime: true}},
+}
+
+func init() { diffScenarios = append(diffScenarios, inplaceInWayScenarios...) }
