@@ -709,8 +709,9 @@ func checkBatch(fb *wire.FileBatch) error {
 		switch e.Type() {
 		case wire.TypeReg, wire.TypeDir, wire.TypeLnk, wire.TypeChr, wire.TypeBlk, wire.TypeFifo, wire.TypeSock:
 		case 0:
-			// A missing operand (--delete-missing-args): only at the top.
-			if fb.Dir != "" {
+			// A missing operand (--delete-missing-args): at the top, or
+			// with -R in an implied directory (an incomplete batch).
+			if fb.Dir != "" && fb.Complete {
 				return fmt.Errorf("protocol error: missing-argument entry %q below the top level", e.Name)
 			}
 		default:

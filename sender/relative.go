@@ -282,6 +282,12 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 			if fsops.IsNotExist(err) && opts.IgnoreMissingArgs {
 				continue
 			}
+			if fsops.IsNotExist(err) && opts.DeleteMissingArgs && c.final {
+				// The receiver deletes what has this name (mode 0: gone).
+				entries = append(entries, wire.Entry{Name: name})
+				from = append(from, uint8(pi))
+				continue
+			}
 			s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(c.srcPath), fsops.ErrText(err))
 			ioErr = true
 			continue

@@ -148,3 +148,25 @@ var excludedFirstScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, excludedFirstScenarios...) }
+
+// --delete-missing-args with -R: a missing name in an implied directory
+// (a --files-from entry, or an operand below a "/./") is deleted there.
+func fxMissingList(b *fixtureBuilder) {
+	fxBasic(b)
+	b.text("missing.txt", "a.txt\nnothere\nsub/gone\n")
+}
+
+func preMissingList(b *fixtureBuilder) {
+	b.text("dst/nothere", "old")
+	b.text("dst/sub/gone", "old")
+	b.text("dst/sub/kept", "old")
+	b.dir("dst/sub")
+	b.dir("dst")
+}
+
+var deleteMissingRelativeScenarios = []diffScenario{
+	{name: "delete-missing-args-files-from", fx: fxMissingList, pre: preMissingList, args: dtArgs("-ri", "--delete-missing-args", "--files-from=missing.txt", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoTimes},
+	{name: "R-delete-missing-args", fx: fxMissingList, pre: preMissingList, args: dtArgs("-i", "-R", "--delete-missing-args", "src/./a.txt", "src/./nothere", "src/./sub/gone", "dst/"), stdout: true, sorted: true, cmp: dtNoTimes},
+}
+
+func init() { diffScenarios = append(diffScenarios, deleteMissingRelativeScenarios...) }
