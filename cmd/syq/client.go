@@ -218,6 +218,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	var extra []io.ReadWriteCloser
 	var railTune *tuner.RailRun
 	railsUsed := 0
+	if inv.NoRails {
+		debugf("tuner: rails: none: --syq-no-rails")
+	}
 	if setup.Rails > 0 {
 		n := inv.Rails
 		if n == 0 && (compress != "" || setup.Options.Compress != "") {
