@@ -43,6 +43,8 @@ type Entry struct {
 type Cache struct {
 	Version int               `json:"version"`
 	Routes  map[string]*Entry `json:"routes"`
+	// Rails: the rail counts of remote routes (rails.go).
+	Rails map[string]*RailEntry `json:"rails,omitempty"`
 }
 
 // CachePath is ${XDG_CACHE_HOME:-~/.cache}/syq/tuner.json.
@@ -83,6 +85,11 @@ func LoadCache(path string) (*Cache, error) {
 	}
 	if c.Routes == nil {
 		c.Routes = map[string]*Entry{}
+	}
+	for k, e := range c.Rails {
+		if e == nil || !e.valid() {
+			delete(c.Rails, k)
+		}
 	}
 	return &c, nil
 }

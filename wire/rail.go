@@ -205,19 +205,12 @@ type RailTarget struct {
 // the rails that connected are numbered from 0 in target order. None
 // connecting is an error.
 func DialRails(ctx context.Context, offer *RailOffer, targets []RailTarget, indexed bool) ([]net.Conn, error) {
-	return dialRails(ctx, offer, targets, indexed, 0)
+	return dialRails(ctx, offer, targets, indexed, nil)
 }
 
-// dialRails is DialRails numbering the rails from first.
-func dialRails(ctx context.Context, offer *RailOffer, targets []RailTarget, indexed bool, first int) ([]net.Conn, error) {
-	token, err := hex.DecodeString(offer.Token)
-	if err != nil || len(token) == 0 {
-		return nil, errors.New("rail: bad token in the offer")
-	}
-	if first+len(targets) > MaxRails || !indexed && first+len(targets) > 1 {
-		return nil, fmt.Errorf("rail: %d rails asked for", len(targets))
-	}
-	cfg := &tls.Config{
+// railTLS is the client's TLS configuration for offer's rails.
+func railTLS(offer *RailOffer) *tls.Config {
+	return &tls.Config{
 		MinVersion: tls.VersionTLS13,
 		// The certificate is ephemeral and self-signed: it is checked
 		// against the hash that came over ssh, not against a CA.
@@ -233,6 +226,63 @@ func dialRails(ctx context.Context, offer *RailOffer, targets []RailTarget, inde
 			return nil
 		},
 	}
+}
+
+// railAddrs is where a rail to t goes: t's address, then the offer's
+// others.
+func railAddrs(offer *RailOffer, t RailTarget) []string {
+	addrs := []string{t.Addr}
+	for _, a := range offer.Addrs {
+		if a != t.Addr {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs
+}
+
+// dialTCP opens the TCP connection of a rail to addr (from local, if
+// not nil), its socket sized for a rail.
+func dialTCP(ctx context.Context, addr string, local net.IP) (net.Conn, error) {
+	nd := &net.Dialer{Timeout: 5 * time.Second}
+	if local != nil {
+		nd.LocalAddr = &net.TCPAddr{IP: local}
+	}
+	c, err := nd.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	tuneConn(c)
+	return c, nil
+}
+
+// handshakeRail runs the client's TLS handshake on raw.
+func handshakeRail(ctx context.Context, raw net.Conn, cfg *tls.Config) (net.Conn, error) {
+	tc := tls.Client(raw, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, fmt.Errorf("rail: TLS with %s: %w", raw.RemoteAddr(), err)
+	}
+	return tc, nil
+}
+
+// dialRails is DialRails; pre, if not nil, is the TCP connection of
+// the first target, already open. Every rail's TCP and TLS handshakes
+// run at once.
+func dialRails(ctx context.Context, offer *RailOffer, targets []RailTarget, indexed bool, pre net.Conn) ([]net.Conn, error) {
+	token, err := hex.DecodeString(offer.Token)
+	if err != nil || len(token) == 0 {
+		if pre != nil {
+			pre.Close()
+		}
+		return nil, errors.New("rail: bad token in the offer")
+	}
+	if len(targets) > MaxRails || !indexed && len(targets) > 1 {
+		if pre != nil {
+			pre.Close()
+		}
+		return nil, fmt.Errorf("rail: %d rails asked for", len(targets))
+	}
+	cfg := railTLS(offer)
 	type result struct {
 		c   net.Conn
 		err error
@@ -241,26 +291,26 @@ func dialRails(ctx context.Context, offer *RailOffer, targets []RailTarget, inde
 	for i, t := range targets {
 		results[i] = make(chan result, 1)
 		go func() {
-			addrs := []string{t.Addr}
-			for _, a := range offer.Addrs {
-				if a != t.Addr {
-					addrs = append(addrs, a)
-				}
+			if i == 0 && pre != nil {
+				c, err := handshakeRail(ctx, pre, cfg)
+				results[i] <- result{c, err}
+				return
 			}
 			var last error = errors.New("rail: no address offered")
-			for k, addr := range addrs {
-				nd := &net.Dialer{Timeout: 5 * time.Second}
-				if k == 0 && t.Local != nil {
-					nd.LocalAddr = &net.TCPAddr{IP: t.Local}
+			for k, addr := range railAddrs(offer, t) {
+				local := t.Local
+				if k > 0 {
+					local = nil
 				}
-				d := tls.Dialer{NetDialer: nd, Config: cfg}
-				c, err := d.DialContext(ctx, "tcp", addr)
-				if err != nil {
-					last = err
-					continue
+				raw, err := dialTCP(ctx, addr, local)
+				if err == nil {
+					var c net.Conn
+					if c, err = handshakeRail(ctx, raw, cfg); err == nil {
+						results[i] <- result{c, nil}
+						return
+					}
 				}
-				results[i] <- result{c, nil}
-				return
+				last = err
 			}
 			results[i] <- result{nil, last}
 		}()
@@ -275,15 +325,12 @@ func dialRails(ctx context.Context, offer *RailOffer, targets []RailTarget, inde
 		}
 		msg := token
 		if indexed {
-			msg = append(append([]byte(nil), token...), byte(first+len(rails)))
+			msg = append(append([]byte(nil), token...), byte(len(rails)))
 		}
 		if _, err := r.c.Write(msg); err != nil {
 			r.c.Close()
 			last = err
 			continue
-		}
-		if tc, ok := r.c.(*tls.Conn); ok {
-			tuneConn(tc.NetConn())
 		}
 		rails = append(rails, r.c)
 	}
@@ -476,61 +523,86 @@ var railRoundTrip = func(c net.Conn) (time.Duration, error) {
 	return fsops.TCPRoundTrip(sc)
 }
 
+// RailCount chooses the automatic rail count (the tuner): rule is
+// AutoRails' count for the round trip measured, floor the rails PlanRails
+// opens (one per address pair); it returns the count and why.
+type RailCount func(rule, floor int) (int, string)
+
 // OpenRails opens the client's rails for offer: n of them (--syq-rails
-// N), or with n 0 one per address pair (PlanRails) and then, if one
-// stream's window cannot cover a fast link at the round trip measured on
-// the first rail (AutoRails), more on the pairs that connected. Without
-// multi the helper takes one rail only. debugf (may be nil) hears the
-// decision.
-func OpenRails(ctx context.Context, offer *RailOffer, n int, multi bool, debugf func(string, ...any)) ([]net.Conn, error) {
+// N), or with n 0 one per address pair (PlanRails) and, if one stream's
+// window cannot cover a fast link at the round trip the first rail's TCP
+// handshake measured (AutoRails), more on the same pairs; count, if not
+// nil, has the last word on how many. The other rails are dialed while
+// the first one's TLS handshake runs, not after it. Without multi the
+// helper takes one rail only. debugf (may be nil) hears the decision.
+func OpenRails(ctx context.Context, offer *RailOffer, n int, multi bool, count RailCount, debugf func(string, ...any)) ([]net.Conn, error) {
 	if debugf == nil {
 		debugf = func(string, ...any) {}
 	}
-	targets := []RailTarget{{Addr: offer.Addrs[0]}}
-	if multi {
-		targets = PlanRails(offer.Addrs, n)
+	if !multi || n > 0 {
+		targets := []RailTarget{{Addr: offer.Addrs[0]}}
+		if multi {
+			targets = PlanRails(offer.Addrs, n)
+		}
+		rails, err := DialRails(ctx, offer, targets, multi)
+		if err == nil && len(rails) < len(targets) {
+			debugf("rail: %d of %d rails connected", len(rails), len(targets))
+		}
+		return rails, err
 	}
-	rails, err := DialRails(ctx, offer, targets, multi)
+	targets := PlanRails(offer.Addrs, 0)
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("rail: no usable address in %v", offer.Addrs)
+	}
+	// Rail 0's TCP connection first: its handshake gives the kernel a
+	// round trip, which decides how many rails to open.
+	var raw net.Conn
+	var err error
+	for k, addr := range railAddrs(offer, targets[0]) {
+		local := targets[0].Local
+		if k > 0 {
+			local = nil
+		}
+		if raw, err = dialTCP(ctx, addr, local); err == nil {
+			targets[0] = RailTarget{Addr: addr, Local: local}
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
-	}
-	if len(rails) < len(targets) {
-		debugf("rail: %d of %d rails connected", len(rails), len(targets))
-	}
-	if !multi || n > 0 {
-		return rails, nil
 	}
 	window := hostSockets().window
 	if offer.Window > 0 && offer.Window < window {
 		window = offer.Window
 	}
-	rtt, err := railRoundTrip(rails[0])
+	floor := len(targets)
+	rule, why := floor, ""
+	if rtt, err := railRoundTrip(raw); err != nil {
+		why = fmt.Sprintf("no round trip measured (%v): one per address pair", err)
+	} else {
+		rule = max(AutoRails(rtt, window), floor)
+		why = fmt.Sprintf("round trip %v, %d KiB in flight per rail, %.0f Mbit/s to cover: the rule says %d",
+			rtt.Round(10*time.Microsecond), window>>10, autoRailRate*8/1e6, rule)
+	}
+	want := rule
+	if count != nil {
+		var cwhy string
+		want, cwhy = count(rule, floor)
+		want = max(floor, min(want, MaxRails))
+		why += "; " + cwhy
+	}
+	for i := len(targets); i < want; i++ {
+		targets = append(targets, targets[i%floor])
+	}
+	rails, err := dialRails(ctx, offer, targets, true, raw)
 	if err != nil {
-		debugf("rail: no round trip measured (%v); %d rails", err, len(rails))
-		return rails, nil
+		return nil, err
 	}
-	want := AutoRails(rtt, window)
-	why := fmt.Sprintf("round trip %v, %d KiB in flight per rail, %.0f Mbit/s to cover", rtt.Round(10*time.Microsecond), window>>10, autoRailRate*8/1e6)
-	if want <= len(rails) {
-		debugf("rail: %d rails (%s: %d enough)", len(rails), why, want)
-		return rails, nil
+	if len(rails) < len(targets) {
+		debugf("rail: %d rails (%s: %d wanted, %d connected)", len(rails), why, want, len(rails))
+	} else {
+		debugf("rail: %d rails (%s)", len(rails), why)
 	}
-	var more []RailTarget
-	for i := len(rails); i < want; i++ {
-		r := rails[i%len(rails)]
-		t := RailTarget{Addr: r.RemoteAddr().String()}
-		if a, ok := r.LocalAddr().(*net.TCPAddr); ok {
-			t.Local = a.IP
-		}
-		more = append(more, t)
-	}
-	extra, err := dialRails(ctx, offer, more, true, len(rails))
-	if err != nil {
-		debugf("rail: %d rails (%s: %d wanted, no more connected: %v)", len(rails), why, want, err)
-		return rails, nil
-	}
-	rails = append(rails, extra...)
-	debugf("rail: %d rails (%s: %d wanted)", len(rails), why, want)
 	return rails, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -110,15 +111,22 @@ func TestOpenRailsAuto(t *testing.T) {
 		n          int
 		multi      bool
 		peerWindow int64
+		count      RailCount
 		want       int
 		debug      string
 	}{
-		{"long path", 200 * time.Millisecond, nil, 0, true, 0, AutoRails(200*time.Millisecond, window), "wanted"},
-		{"short path", 200 * time.Microsecond, nil, 0, true, 0, 1, "1 enough"},
-		{"peer window smaller", 50 * time.Millisecond, nil, 0, true, 1 << 20, AutoRails(50*time.Millisecond, min(window, 1<<20)), "1024 KiB in flight"},
-		{"--syq-rails 3", 200 * time.Millisecond, nil, 3, true, 0, 3, ""},
-		{"old helper", 200 * time.Millisecond, nil, 0, false, 0, 1, ""},
-		{"no measure", 0, errors.New("no TCP_INFO"), 0, true, 0, 1, "no round trip measured"},
+		{"long path", 200 * time.Millisecond, nil, 0, true, 0, nil, AutoRails(200*time.Millisecond, window), "the rule says"},
+		{"short path", 200 * time.Microsecond, nil, 0, true, 0, nil, 1, "the rule says 1"},
+		{"peer window smaller", 50 * time.Millisecond, nil, 0, true, 1 << 20, nil, AutoRails(50*time.Millisecond, min(window, 1<<20)), "1024 KiB in flight"},
+		{"--syq-rails 3", 200 * time.Millisecond, nil, 3, true, 0, nil, 3, ""},
+		{"old helper", 200 * time.Millisecond, nil, 0, false, 0, nil, 1, ""},
+		{"no measure", 0, errors.New("no TCP_INFO"), 0, true, 0, nil, 1, "no round trip measured"},
+		// The tuner has the last word: it learned 3 for this route.
+		{"tuner", 200 * time.Microsecond, nil, 0, true, 0, func(rule, floor int) (int, string) {
+			return 3, fmt.Sprintf("learned 3 (rule %d, floor %d)", rule, floor)
+		}, 3, "the rule says 1; learned 3 (rule 1, floor 1)"},
+		{"tuner past the maximum", 200 * time.Microsecond, nil, 0, true, 0, func(rule, floor int) (int, string) { return 99, "" }, MaxRails, ""},
+		{"--syq-rails 2 beats the tuner", 200 * time.Millisecond, nil, 2, true, 0, func(rule, floor int) (int, string) { return 5, "" }, 2, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fakeRoundTrip(t, tc.rtt, tc.rttErr)
@@ -136,7 +144,7 @@ func TestOpenRailsAuto(t *testing.T) {
 			accepted := acceptAsync(ctx, ln, tc.multi, count)
 			var log strings.Builder
 			debugf := func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }
-			rails, err := OpenRails(ctx, offer, tc.n, tc.multi, debugf)
+			rails, err := OpenRails(ctx, offer, tc.n, tc.multi, tc.count, debugf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,5 +225,88 @@ func TestTuneConn(t *testing.T) {
 	check("receive", p.recv, rcv, l.MaxRecv)
 	if rtt, err := railRoundTrip(c); err != nil || rtt <= 0 || rtt > time.Second {
 		t.Errorf("round trip on loopback: %v, %v", rtt, err)
+	}
+}
+
+// TestOpenRailsDialsAtOnce: the extra rails are dialed while rail 0's
+// TLS handshake runs. The helper here answers rail 0's handshake only
+// once every other rail's connection has come: dialing them after it
+// would never finish.
+func TestOpenRailsDialsAtOnce(t *testing.T) {
+	fakeRoundTrip(t, 200*time.Millisecond, nil)
+	ln, offer, err := ListenRails([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	want := AutoRails(200*time.Millisecond, hostSockets().window)
+	if want < 3 {
+		t.Fatalf("the rule gives %d rails at 200 ms: the test needs 3 or more", want)
+	}
+	// A relay in front of the helper: it holds the first connection's
+	// bytes until want connections have come, or 5 s have passed.
+	front, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer front.Close()
+	all := make(chan struct{})
+	held := make(chan bool, 1)
+	go func() {
+		for i := 0; ; i++ {
+			c, err := front.Accept()
+			if err != nil {
+				return
+			}
+			if i+1 == want {
+				close(all)
+			}
+			go func() {
+				defer c.Close()
+				if i == 0 {
+					select {
+					case <-all:
+						held <- true
+					case <-time.After(5 * time.Second):
+						held <- false
+						return
+					}
+				}
+				b, err := net.Dial("tcp", offer.Addrs[0])
+				if err != nil {
+					return
+				}
+				defer b.Close()
+				go io.Copy(b, c)
+				io.Copy(c, b)
+			}()
+		}
+	}()
+	relayed := *offer
+	relayed.Addrs = []string{front.Addr().String()}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	count := make(chan int, 1)
+	accepted := acceptAsync(ctx, ln, true, count)
+	rails, err := OpenRails(ctx, &relayed, 0, true, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rails {
+		defer c.Close()
+	}
+	if !<-held {
+		t.Fatalf("the other rails were not dialed while rail 0's TLS handshake waited")
+	}
+	if len(rails) != want {
+		t.Fatalf("%d rails, want %d", len(rails), want)
+	}
+	count <- len(rails)
+	if got := <-accepted; len(got) != want {
+		t.Fatalf("helper accepted %d rails, want %d", len(got), want)
+	} else {
+		for _, c := range got {
+			c.Close()
+		}
 	}
 }

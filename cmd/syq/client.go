@@ -216,12 +216,27 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		peerName = end.User + "@" + end.Host
 	}
 	var extra []io.ReadWriteCloser
+	var railTune *tuner.RailRun
+	railsUsed := 0
+	if inv.NoRails {
+		debugf("tuner: rails: none: --syq-no-rails")
+	}
 	if setup.Rails > 0 {
 		n := inv.Rails
 		if n == 0 && (compress != "" || setup.Options.Compress != "") {
 			n = 1 // file data on more rails would go uncompressed
+			debugf("tuner: rails: 1: compressed data stays on one rail")
+		} else if n > 0 {
+			debugf("tuner: rails: %d: fixed by --syq-rails", n)
 		}
-		if rails := takeRails(ctx, sess, n, setup.MultiRail); len(rails) > 0 {
+		rails := takeRails(ctx, sess, n, setup.MultiRail, func(helper string) wire.RailCount {
+			if n != 0 || !setup.MultiRail {
+				return nil
+			}
+			railTune = tuner.BeginRails(tuner.Observation{NoCache: inv.NoTunerCache, Debugf: debugf}, tuner.RailRoute(peerName, helper))
+			return railTune.Count
+		})
+		if railsUsed = len(rails); railsUsed > 0 {
 			rail := rails[0]
 			in, out, closer = bufio.NewReaderSize(rail, 256<<10), rail, rail
 			peerName += " " + addrPair(rail)
@@ -365,6 +380,10 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	if tune != nil {
 		tune.Finish(runErr == nil && probs.exitCode() == 0, live.Bytes.Load(), live.Files.Load(), elapsed)
 	}
+	if railTune != nil {
+		sent, received := st.Traffic()
+		railTune.Finish(runErr == nil && probs.exitCode() == 0, railsUsed, max(sent, received), elapsed)
+	}
 	if runErr != nil {
 		return fail(runErr)
 	}
@@ -387,10 +406,11 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 }
 
 // takeRails reads the helper's rail offer and opens n rails (0: as
-// many as the path needs, wire.OpenRails); none (after telling the
-// helper) means the transfer stays on the ssh channel. An old helper
-// (not multi) takes one rail.
-func takeRails(ctx context.Context, sess *remote.Session, n int, multi bool) []net.Conn {
+// many as the path needs, wire.OpenRails, with count(the helper's
+// address) choosing); none (after telling the helper) means the
+// transfer stays on the ssh channel. An old helper (not multi) takes one
+// rail.
+func takeRails(ctx context.Context, sess *remote.Session, n int, multi bool, count func(helper string) wire.RailCount) []net.Conn {
 	offer, err := wire.ReadRailOffer(sess.Reader)
 	if err != nil {
 		debugf("rail: no offer (%v)", err)
@@ -402,7 +422,8 @@ func takeRails(ctx context.Context, sess *remote.Session, n int, multi bool) []n
 		debugf("rail: none offered (the remote shell is not sshd, or the helper has none of the --syq-rail-addrs); data stays on the ssh connection")
 	default:
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		rails, err = wire.OpenRails(dctx, offer, n, multi, debugf)
+		helper, _, _ := net.SplitHostPort(offer.Addrs[0])
+		rails, err = wire.OpenRails(dctx, offer, n, multi, count(helper), debugf)
 		cancel()
 		if err != nil {
 			debugf("rail: cannot connect to %v (%v); data stays on the ssh connection", offer.Addrs, err)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,5 +108,57 @@ func TestRailsHelperKilled(t *testing.T) {
 				t.Error("a partial file is under the final name")
 			}
 		})
+	}
+}
+
+// TestRailsTunerOverSSH: without --syq-rails the rail count comes from
+// the tuner: the rule's on the first run over a route, the cached best
+// on the second, a probe one rail away on the third; each run that moved
+// enough data records its rate under the client's cache, and SYQ_DEBUG
+// says why. --syq-rails N overrides it and teaches nothing.
+func TestRailsTunerOverSSH(t *testing.T) {
+	srv := sshtest.Start(t)
+	rsh := srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+t.TempDir())
+	src := filepath.Join(t.TempDir(), "src")
+	os.MkdirAll(src, 0o755)
+	// More than tuner.RailLearnBytes; zeros are as good as any bytes
+	// here (no -z, no delta) and cost nothing to make.
+	if err := os.WriteFile(filepath.Join(src, "big"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(src, "big"), 65<<20); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	env := []string{"SYQ_DEBUG=1", "XDG_CACHE_HOME=" + cache}
+	dst := t.TempDir()
+	for i, tc := range []struct {
+		args  []string
+		rails int
+		want  []string
+	}{
+		{nil, 1, []string{`tuner: rails: route "rails 127.0.0.1 -> 127.0.0.1": 1 rails: no run recorded over this route: the rule's 1`, "first run: 1 rails"}},
+		{nil, 1, []string{"1 rails: cache: 1 gave the best rate", "1 rails confirmed"}},
+		{[]string{"--syq-rails=3"}, 3, []string{"tuner: rails: 3: fixed by --syq-rails"}},
+		{nil, 2, []string{"probing 2 (2 runs at 1 since the last probe)", "2 rails gave"}},
+	} {
+		args := append(append([]string{"-a"}, tc.args...), "-e", rsh, src+"/", "127.0.0.1:"+filepath.Join(dst, strconv.Itoa(i))+"/")
+		r := runSyq(t, env, args...)
+		if r.code != 0 {
+			t.Fatalf("run %d: code %d, stderr:\n%s", i+1, r.code, r.stderr)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("run %d: no %q in stderr:\n%s", i+1, want, r.stderr)
+			}
+		}
+		if got := strings.Count(r.stderr, "TLS 1.3"); got != tc.rails {
+			t.Errorf("run %d: %d rails, want %d:\n%s", i+1, got, tc.rails, r.stderr)
+		}
+		sameTree(t, src+"/", filepath.Join(dst, strconv.Itoa(i))+"/")
+	}
+	code, out, _ := syqCmd(t, cache, "tuner", "show")
+	if code != 0 || !strings.Contains(out, "rails 127.0.0.1 -> 127.0.0.1") || !strings.Contains(out, " 1:") || !strings.Contains(out, " 2:") {
+		t.Errorf("tuner show: code %d:\n%s", code, out)
 	}
 }

@@ -25,7 +25,9 @@ func runTuner(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "show":
-		err = tuner.Show(stdout, path)
+		if err = tuner.Show(stdout, path); err == nil {
+			tuner.ShowRails(stdout, path)
+		}
 	case "reset":
 		if err = tuner.Reset(path); err == nil {
 			fmt.Fprintf(stdout, "tuner cache %s cleared\n", path)
