@@ -255,9 +255,9 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		defer wg.Done()
 		_, sendErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources,
-			Walkers: tune.Walkers,
-			Report:  probs.report("sender"),
-			Filter:  inv.filters,
+			Walkers: tune.Walkers, Prefetch: tune.Prefetch,
+			Report: probs.report("sender"),
+			Filter: inv.filters,
 		}, sconn)
 		if sendErr != nil {
 			sconn.Close()
