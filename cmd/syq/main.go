@@ -26,6 +26,7 @@ import (
 )
 
 func main() {
+	tuneGC()
 	// SYQ_CPUPROFILE=FILE writes a CPU profile of this process (for
 	// engineers; the helper gets it through ssh's SetEnv SYQ_*).
 	if p := os.Getenv("SYQ_CPUPROFILE"); p != "" {
