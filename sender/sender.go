@@ -32,6 +32,8 @@ type Config struct {
 	// the receiver's writers when they copy the files themselves (one
 	// process); 0: none.
 	Prefetch int
+	// Debugf, if set, receives the sender's SYQ_DEBUG lines (phases).
+	Debugf func(format string, args ...any)
 	// Report receives every problem, already worded for the user.
 	Report func(class int, msg string)
 	// Filter, if set, decides which entries are listed (rsync's filter

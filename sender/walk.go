@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"syq/filter"
 	"syq/fsops"
@@ -68,6 +69,7 @@ const (
 // FileBatch for each. Directories are read by cfg.Walkers goroutines in
 // parallel; the emitter sends them in order so the list is deterministic.
 func (s *Sender) walk(ctx context.Context) error {
+	began := time.Now()
 	var top topLevel
 	var roots []*fsops.Dir
 	var jobs []*dirJob
@@ -160,6 +162,9 @@ func (s *Sender) walk(ctx context.Context) error {
 	}
 	if err := s.send(&wire.ListEnd{}); err != nil {
 		return err
+	}
+	if s.cfg.Debugf != nil {
+		s.cfg.Debugf("sender: file list done: %d batches, %d entries in %.3fs", emitted+1, emittedEntries+len(top.entries), time.Since(began).Seconds())
 	}
 	s.listEnded()
 	return nil

@@ -257,6 +257,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		_, sendErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources,
 			Walkers: tune.Walkers, Prefetch: tune.Prefetch,
+			Debugf: debugf,
 			Report: probs.report("sender"),
 			Filter: inv.filters,
 		}, sconn)
@@ -294,6 +295,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	debugf("local: done in %.3fs", elapsed.Seconds())
 
 	if code, ok := early.stopped(errOut); ok {
 		return code
