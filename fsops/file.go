@@ -128,6 +128,17 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	return total, nil
 }
 
+// WillNeed asks the kernel to start reading the first n bytes of f into
+// the page cache and returns without waiting for them
+// (posix_fadvise WILLNEED): many such requests keep the disk busy with
+// reads that would otherwise come one at a time.
+func WillNeed(f *File, n int64) error {
+	if err := unix.Fadvise(f.fd, 0, n, unix.FADV_WILLNEED); err != nil {
+		return &os.PathError{Op: "fadvise", Path: f.name, Err: err}
+	}
+	return nil
+}
+
 // noTmpfile remembers devices whose filesystem refused O_TMPFILE.
 var noTmpfile sync.Map
 

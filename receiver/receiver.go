@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"syq/filter"
 	"syq/fsops"
@@ -396,9 +397,13 @@ loop:
 		return loopErr
 	}
 	if ctx.Err() == nil && r.fatalErr() == nil {
+		began := time.Now()
 		r.finishDelayed()
 		r.linkFollowers()
 		r.setDirAttrs()
+		if r.cfg.Debug {
+			r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("receiver: data done; delayed updates, links and directory attributes took %.3fs", time.Since(began).Seconds()))
+		}
 	}
 	if n := r.skippedDeletes.Load(); n > 0 {
 		r.cfg.Report(wire.ProblemDelLimit, fmt.Sprintf("Deletions stopped due to --max-delete limit (%d skipped)", n))

@@ -28,6 +28,12 @@ type Config struct {
 	// ReadAhead is how many small files may be read ahead of the
 	// connection when data travels as bytes (0: a default).
 	ReadAhead int
+	// Prefetch is how many small files may be opened and read ahead of
+	// the receiver's writers when they copy the files themselves (one
+	// process); 0: none.
+	Prefetch int
+	// Debugf, if set, receives the sender's SYQ_DEBUG lines (phases).
+	Debugf func(format string, args ...any)
 	// Report receives every problem, already worded for the user.
 	Report func(class int, msg string)
 	// Filter, if set, decides which entries are listed (rsync's filter
@@ -49,8 +55,13 @@ type Sender struct {
 	listIOError bool // emitter only: some batch so far had a read error
 
 	pumpQueue chan pumpJob // wants whose file data goes out as bytes (nil within one process)
-	prune     pruneState   // -m (prune.go)
-	chmod     []ChmodRule  // --chmod
+	// prefetchQueue: answered batches whose files the prefetcher reads
+	// ahead of the writers (prefetch.go); nil unless within one process
+	// with cfg.Prefetch.
+	prefetchQueue chan prefetchJob
+	prefetchSlots slots
+	prune         pruneState  // -m (prune.go)
+	chmod         []ChmodRule // --chmod
 
 	rootsMu sync.Mutex
 	roots   []*fsops.Dir // handles jobs list through, closed when the walk ends
@@ -123,10 +134,23 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 			pumpErr <- err
 		}()
 	}
+	var prefetchDone chan struct{}
+	if conn.PassesFiles() && cfg.Prefetch > 0 {
+		s.prefetchQueue = make(chan prefetchJob, prefetchBatches)
+		s.prefetchSlots = make(slots, cfg.Prefetch)
+		prefetchDone = make(chan struct{})
+		go func() {
+			defer close(prefetchDone)
+			s.prefetch(ctx)
+		}()
+	}
 	go func() {
 		err := s.receiveLoop(ctx, &stats)
 		if s.pumpQueue != nil {
 			close(s.pumpQueue)
+		}
+		if s.prefetchQueue != nil {
+			close(s.prefetchQueue)
 		}
 		recvErr <- err
 	}()
@@ -146,6 +170,10 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		if perr := <-pumpErr; perr != nil && (err == nil || ctx.Err() != nil) {
 			err = perr
 		}
+	}
+	if prefetchDone != nil {
+		cancel() // a prefetch waiting for a slot gives up
+		<-prefetchDone
 	}
 	s.releaseAll()
 	if walkErr != nil {
@@ -195,9 +223,18 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 			// The receiver now owns the batch's directory handles. Data
 			// goes out before the release, which may send DataEnd.
 			ref := &batchRef{s: s, rec: rec}
+			if s.prefetchQueue != nil {
+				ref.pre = newPrefetched()
+			}
 			if err := s.send(&wire.Data{Seq: m.Seq, Ref: ref}); err != nil {
 				ref.Release()
 				return err
+			}
+			if ref.pre != nil {
+				select {
+				case s.prefetchQueue <- prefetchJob{ref: ref, indexes: m.Indexes}:
+				default: // the prefetcher is far enough ahead already
+				}
 			}
 			s.release(m.Seq, false)
 			if ctx.Err() != nil {
@@ -219,6 +256,7 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 type batchRef struct {
 	s    *Sender
 	rec  *batchRecord
+	pre  *prefetched // files opened ahead of the writers, or nil
 	once sync.Once
 }
 
@@ -227,7 +265,14 @@ func (b *batchRef) Open(i int32) (wire.Source, error) {
 	dir := b.rec.srcs[b.rec.from[i]]
 	o := b.s.cfg.Opts
 	// With -L the entry may be a followed symlink.
-	f, err := dir.OpenSource(e.Name, o.CopyLinks || o.CopyUnsafeLinks, o.OpenNoatime)
+	var f *fsops.File
+	var err error
+	if b.pre != nil {
+		f = b.pre.take(b.s, i)
+	}
+	if f == nil {
+		f, err = dir.OpenSource(e.Name, o.CopyLinks || o.CopyUnsafeLinks, o.OpenNoatime)
+	}
 	if err == nil {
 		// The file may have been replaced (renamed over) or rewritten
 		// since it was listed; its listed size is what the receiver
@@ -282,6 +327,9 @@ func (b *batchRef) Dev(i int32) uint64 { return b.rec.devs[b.rec.from[i]] }
 
 func (b *batchRef) Release() {
 	b.once.Do(func() {
+		if b.pre != nil {
+			b.pre.release(b.s)
+		}
 		for _, d := range b.rec.srcs {
 			d.Close()
 		}

@@ -234,3 +234,20 @@ func TestPlanScalesAndOverrides(t *testing.T) {
 		t.Fatalf("a network filesystem gets no more in flight: %+v vs %+v", nfs, two)
 	}
 }
+
+// TestPlanPrefetch: a local copy from a disk reads ahead of its writers;
+// from memory there is nothing to wait for, so it does not.
+func TestPlanPrefetch(t *testing.T) {
+	disk := Plan(Observation{CPUs: 2, Route: Route{Kind: "local", Src: "ext4", Dst: "ext4", SameFS: true}})
+	if disk.Prefetch <= 0 {
+		t.Fatalf("a local copy from ext4 gets no prefetch: %+v", disk)
+	}
+	for _, fs := range []string{"tmpfs", "ramfs"} {
+		if mem := Plan(Observation{CPUs: 2, Route: Route{Kind: "local", Src: fs, Dst: "ext4"}}); mem.Prefetch != 0 {
+			t.Errorf("a local copy from %s prefetches %d files", fs, mem.Prefetch)
+		}
+	}
+	if fixed := Plan(Observation{CPUs: 2, Workers: 3}); fixed.Prefetch <= 0 {
+		t.Errorf("--syq-workers turns the prefetch off: %+v", fixed)
+	}
+}

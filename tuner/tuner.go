@@ -36,12 +36,25 @@ type Observation struct {
 type Settings struct {
 	Walkers, DirWorkers, Writers int
 	ReadAhead                    int // small files the sender reads ahead of the connection
-	Why                          string
+	// Prefetch: small files the sender opens and asks the kernel to read
+	// ahead of the writers when they copy the files themselves (local).
+	Prefetch int
+	Why      string
 }
 
 // DefaultReadAhead is how many small files a sender reads ahead when the
 // tuner does not say otherwise.
 const DefaultReadAhead = 32
+
+// DefaultPrefetch is how many small files a local copy reads ahead of
+// its writers. The reads only start I/O, so the count is what the disk
+// may have queued at once, not goroutines: measured on a cold ext4 loop
+// image (virtio disk), 4 readers with one prefetcher 64 files ahead went
+// within the noise of 16 or 64 readers (2.1-3.7 s without); under
+// other processes' disk load a deeper window kept paying, up to 256 (a
+// copy of 20,000 files 6.4-7.2 s at 256, 9.2-13 s at 64, 11-15 s
+// without), and 1024 gained nothing more.
+const DefaultPrefetch = 256
 
 // CPUs reports the usable CPU count.
 func CPUs() int { return runtime.GOMAXPROCS(0) }
@@ -57,7 +70,7 @@ func Plan(o Observation) Settings {
 	}
 	if o.Workers > 0 {
 		w := o.Workers
-		return Settings{Walkers: w, DirWorkers: w, Writers: w, ReadAhead: max(w, DefaultReadAhead),
+		return Settings{Walkers: w, DirWorkers: w, Writers: w, ReadAhead: max(w, DefaultReadAhead), Prefetch: max(w, DefaultPrefetch),
 			Why: fmt.Sprintf("fixed by --syq-workers=%d", w)}
 	}
 	s := Settings{
@@ -65,8 +78,15 @@ func Plan(o Observation) Settings {
 		DirWorkers: o.CPUs + 2,
 		Writers:    2*o.CPUs + 2,
 		ReadAhead:  DefaultReadAhead,
+		Prefetch:   DefaultPrefetch,
 	}
 	s.Why = fmt.Sprintf("%d CPUs", o.CPUs)
+	if memoryFS[o.Route.Src] {
+		// Nothing to wait for: the extra call per file would be all
+		// it did.
+		s.Prefetch = 0
+		s.Why += ", source in memory (no prefetch)"
+	}
 	if o.Route.Network {
 		s.Walkers = max(s.Walkers, 16)
 		s.DirWorkers = max(s.DirWorkers, 8)
@@ -121,8 +141,8 @@ func Begin(o Observation) *Run {
 		if o.Workers == 0 {
 			why += "; the writers are on the other side"
 		}
-		r.debug("tuner: walkers=%d dir-workers=%d writers=%d read-ahead=%d: %s; no adapting, cache not used",
-			plan.Walkers, plan.DirWorkers, plan.Writers, plan.ReadAhead, why)
+		r.debug("tuner: walkers=%d dir-workers=%d writers=%d read-ahead=%d prefetch=%d: %s; no adapting, cache not used",
+			plan.Walkers, plan.DirWorkers, plan.Writers, plan.ReadAhead, plan.Prefetch, why)
 		return r
 	}
 	start, dir, why := plan.Writers, 1, plan.Why
@@ -138,8 +158,8 @@ func Begin(o Observation) *Run {
 	r.WriterGate = NewGate(r.ctrl.Workers())
 	r.Settings.Writers = MaxWorkers
 	r.Settings.Why = why
-	r.debug("tuner: walkers=%d dir-workers=%d writers=%d (adapting, up to %d) read-ahead=%d: %s",
-		plan.Walkers, plan.DirWorkers, r.ctrl.Workers(), MaxWorkers, plan.ReadAhead, why)
+	r.debug("tuner: walkers=%d dir-workers=%d writers=%d (adapting, up to %d) read-ahead=%d prefetch=%d: %s",
+		plan.Walkers, plan.DirWorkers, r.ctrl.Workers(), MaxWorkers, plan.ReadAhead, plan.Prefetch, why)
 	return r
 }
 
@@ -199,6 +219,9 @@ func (r *Run) Adapt(ctx context.Context, progress func() (bytes, files int64)) {
 		}
 	}()
 }
+
+// memoryFS are the filesystems whose files are never read from a disk.
+var memoryFS = map[string]bool{"tmpfs": true, "ramfs": true}
 
 // Result is what a finished run teaches the cache.
 type Result struct {

@@ -26,6 +26,7 @@ import (
 )
 
 func main() {
+	tuneGC()
 	// SYQ_CPUPROFILE=FILE writes a CPU profile of this process (for
 	// engineers; the helper gets it through ssh's SetEnv SYQ_*).
 	if p := os.Getenv("SYQ_CPUPROFILE"); p != "" {
@@ -264,9 +265,10 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		defer wg.Done()
 		_, sendErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources,
-			Walkers: tune.Walkers,
-			Report:  probs.report("sender"),
-			Filter:  inv.filters,
+			Walkers: tune.Walkers, Prefetch: tune.Prefetch,
+			Debugf: debugf,
+			Report: probs.report("sender"),
+			Filter: inv.filters,
 		}, sconn)
 		if sendErr != nil {
 			sconn.Close()
@@ -302,6 +304,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	debugf("local: done in %.3fs", elapsed.Seconds())
 
 	if code, ok := early.stopped(errOut); ok {
 		return code
