@@ -245,6 +245,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		SkipCompress: opts.SkipCompress,
 		Rails:        extra,
 		Debugf:       debugf,
+		Verify:       peer.Has(wire.CapVerify),
 		OnLog: func(class int, text string) {
 			switch class {
 			case wire.LogStdout:

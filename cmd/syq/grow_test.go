@@ -7,21 +7,33 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"syq/scripts/sshtest"
 )
 
 // TestDiffGrowingFile: a file that grows after it was listed (while an
 // earlier, throttled file is still being copied) is copied as it is
-// when opened, and the run exits 0, under rsync and syq alike; syq used
-// to leave it out with exit 24.
+// when opened, and the run exits 0, under rsync and syq alike, locally
+// and pushed over ssh (rsync's sender sends the length it finds when it
+// opens the file); syq used to leave it out with exit 24.
 func TestDiffGrowingFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("throttled copy skipped in -short mode")
 	}
 	bin := testBinary(t)
+	srv := sshtest.Start(t)
+	rsh := srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+t.TempDir())
 	for _, tool := range []struct {
 		name string
 		argv []string
-	}{{"rsync", []string{dtRefRsync}}, {"syq", []string{bin, "rsync"}}} {
+		ssh  bool
+	}{
+		{"rsync", []string{dtRefRsync}, false},
+		{"syq", []string{bin, "rsync"}, false},
+		{"rsync-ssh", []string{dtRefRsync}, true},
+		{"syq-ssh", []string{bin, "rsync"}, true},
+		{"syq-ssh-no-rails", []string{bin, "rsync", "--syq-no-rails"}, true},
+	} {
 		t.Run(tool.name, func(t *testing.T) {
 			root := t.TempDir()
 			src := filepath.Join(root, "src")
@@ -54,6 +66,9 @@ func TestDiffGrowingFile(t *testing.T) {
 				grown <- err
 			}()
 			args := append(tool.argv[1:], "-a", "--bwlimit=1000", "src/", "dst/")
+			if tool.ssh {
+				args = append(tool.argv[1:], "-a", "--bwlimit=1000", "-e", rsh, "src/", "127.0.0.1:"+filepath.Join(root, "dst")+"/")
+			}
 			code, _, stderr, timedOut, err := runDiffTool(tool.argv[0], args, root, false)
 			if gerr := <-grown; gerr != nil {
 				t.Fatal(gerr)
