@@ -63,11 +63,14 @@ const (
 	// Wants, which asks again for the files that failed the check.
 	// Both sides set StreamConfig.Verify only when both list it.
 	CapVerify = "verify"
+	// CapRailZstd: compressed frames are understood on data rails too
+	// (rails.go), so -z works with several rails.
+	CapRailZstd = "railzstd"
 )
 
 // LocalHello describes this build.
 func LocalHello(program string) *Hello {
-	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapMultiRail, CapZstd, CapDelta, CapVerify}}
+	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapMultiRail, CapZstd, CapDelta, CapVerify, CapRailZstd}}
 }
 
 // Has reports whether h lists the capability c.

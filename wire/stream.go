@@ -39,8 +39,8 @@ type StreamConfig struct {
 
 	// Rails, if any, are more connections to the same peer, opened in
 	// the same order on both sides (rails.go): file data is spread over
-	// them and the Stream's own connection. The Stream closes them.
-	// With rails, file data goes uncompressed.
+	// them and the Stream's own connection, compressed on each by its
+	// own encoder with Compress. The Stream closes them.
 	Rails []io.ReadWriteCloser
 	// Debugf, if not nil, hears about rails that die.
 	Debugf func(format string, args ...any)
@@ -404,8 +404,12 @@ func (s *Stream) writeLoop() {
 		wake = rs.wake
 		defer rs.stopWriting()
 	}
-	// put0 writes a numbered frame on rail 0, uncompressed.
-	put0 := func(head, data []byte) error {
+	// put0 writes a numbered frame on rail 0, in the compression
+	// block when zip says so.
+	put0 := func(head, data []byte, zip bool) error {
+		if zip && z != nil {
+			return s.queue(head, data)
+		}
 		if err := s.seal(); err != nil {
 			return err
 		}
@@ -419,11 +423,12 @@ func (s *Stream) writeLoop() {
 		var err error
 		switch m := m.(type) {
 		case *FileData:
+			zip := z != nil && !z.plainData(m)
 			if rs != nil {
-				return rs.sendFile(m, put0)
+				return rs.sendFile(m, zip, put0)
 			}
 			scratch = appendFileDataHead(scratch[:0], m)
-			if z != nil && !z.plainData(m) {
+			if zip {
 				return s.queue(scratch, m.Bytes)
 			}
 			if err := s.seal(); err != nil {
@@ -539,7 +544,7 @@ func (s *Stream) writeLoop() {
 }
 
 // drainAndFlush writes what is queued, then flushes.
-func (s *Stream) drainAndFlush(write func(Message) error, put0 func(head, data []byte) error) error {
+func (s *Stream) drainAndFlush(write func(Message) error, put0 put0Func) error {
 	for {
 		select {
 		case m := <-s.ctrl:

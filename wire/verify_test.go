@@ -257,3 +257,15 @@ func TestVerifyDataHash(t *testing.T) {
 		t.Fatal("running and one-shot checksums differ")
 	}
 }
+
+// BenchmarkDataHash: the checksum's cost per byte, as each side pays it
+// in DataChunk pieces.
+func BenchmarkDataHash(b *testing.B) {
+	p := markedFile(DataChunk, 0)
+	b.SetBytes(int64(len(p)))
+	h := NewDataHash()
+	for b.Loop() {
+		h.Write(p)
+	}
+	h.Sum()
+}

@@ -93,11 +93,6 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: err})
 	}
-	// Either side compressing (-z here, or -M -z for the helper) keeps
-	// the data on one rail: the extra rails would carry it uncompressed.
-	if inv.Rails > 1 && !inv.NoRails && (opts.Compress != "" || helperOpts.Compress != "") {
-		return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: errors.New("--syq-rails: several rails with -z are not built yet (file data on the extra rails would go uncompressed); use --syq-rails 1 or leave out -z")})
-	}
 	ver, err := helperVersion()
 	if err != nil {
 		return fail(&wire.FatalError{Code: wire.ExitStartClient, Err: fmt.Errorf("cannot identify this executable: %w", err)})
@@ -218,8 +213,13 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	var extra []io.ReadWriteCloser
 	if setup.Rails > 0 {
 		n := inv.Rails
-		if n == 0 && (compress != "" || setup.Options.Compress != "") {
-			n = 1 // file data on more rails would go uncompressed
+		if (compress != "" || setup.Options.Compress != "") && !peer.Has(wire.CapRailZstd) {
+			// An older helper cannot read compressed frames on data
+			// rails: either side compressing keeps the data on one.
+			if n > 1 {
+				debugf("remote: the helper cannot compress on several rails; one rail")
+			}
+			n = 1
 		}
 		if rails := takeRails(ctx, sess, n, setup.MultiRail); len(rails) > 0 {
 			rail := rails[0]
