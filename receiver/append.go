@@ -47,7 +47,7 @@ func (r *Receiver) writeAppend(ctx context.Context, job *fileJob, src wire.Sourc
 		return &userError{fmt.Sprintf("open %q failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
 	}
 	defer f.Close()
-	from, size := job.old.Size, job.e.Size
+	from, size := job.old.Size, sourceSize(src, job)
 	verify := r.opts.Append == 2
 
 	var in io.Reader = src
@@ -105,6 +105,9 @@ func (r *Receiver) writeAppend(ctx context.Context, job *fileJob, src wire.Sourc
 			}
 			return err
 		}
+	}
+	if err := wire.Verify(src); err != nil {
+		return err
 	}
 	if err := r.setFileAttrs(f, job, job.old.Mode&0o7777); err != nil {
 		return err

@@ -197,7 +197,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			r.pending[fb.Seq] = jobs
 			r.pendMu.Unlock()
 		}
-		if len(sigs) > 0 {
+		// Deltas, and with a verifying connection any data, may fail
+		// their check: the batch's second Wants asks for them again.
+		if len(sigs) > 0 || len(wants) > 0 && wire.Verifies(r.conn) {
 			b.deltaDone = func() bool { return r.deltaBatchDone(b) }
 		}
 		r.send(&wire.Wants{Seq: fb.Seq, Indexes: wants, Sigs: sigs})

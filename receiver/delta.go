@@ -188,5 +188,29 @@ func (r *Receiver) deltaBatchDone(b *batchState) bool {
 
 // badDelta: err says the data written is not (a prefix of) the file.
 func badDelta(err error) bool {
-	return errors.Is(err, errDeltaMismatch) || errors.Is(err, delta.ErrBadDelta)
+	return failedCheck(err) || errors.Is(err, delta.ErrBadDelta)
+}
+
+// failedCheck: the file written is not what the sender read, by the
+// checksum that came with a delta or with whole data (wire.Verify).
+func failedCheck(err error) bool {
+	return errors.Is(err, errDeltaMismatch) || errors.Is(err, wire.ErrMismatch)
+}
+
+// verifyFailed reports a file that failed its check, in rsync's words:
+// a warning under -v or -i when it is asked for again, an error (exit
+// 23) when the second copy failed too. Either way the copy is
+// discarded (--inplace and --append keep what they wrote in place).
+func (r *Receiver) verifyFailed(job *fileJob, again bool) {
+	kept := "discarded"
+	if r.opts.Inplace || r.appends(job) {
+		kept = "retained"
+	}
+	if again {
+		if r.opts.Verbose > 0 || r.opts.Itemize {
+			r.cfg.Report(wire.ProblemWarning, fmt.Sprintf("WARNING: %s failed verification -- update %s (will try again).", wire.DisplayName(job.rel), kept))
+		}
+		return
+	}
+	r.problem(wire.ProblemGeneral, "ERROR: %s failed verification -- update %s.", wire.DisplayName(job.rel), kept)
 }

@@ -51,11 +51,14 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 	} else {
 		err = r.writeTemp(ctx, job, src)
 	}
-	if errors.Is(err, errDeltaMismatch) && !job.redone && ctx.Err() == nil {
-		job.batch.addRedo(job)
-		return
-	}
-	if err != nil && ctx.Err() == nil {
+	if failedCheck(err) && ctx.Err() == nil {
+		if !job.redone {
+			r.verifyFailed(job, true)
+			job.batch.addRedo(job)
+			return
+		}
+		r.verifyFailed(job, false)
+	} else if err != nil && ctx.Err() == nil {
 		r.writeFailed(job, err)
 	}
 	if err == nil && !r.opts.DelayUpdates { // delayed files are synced when placed
@@ -291,7 +294,12 @@ func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.Sourc
 		}
 		// A network source is paced by its stream; a local one held to
 		// --bwlimit goes through read and write.
-		return fsops.CopyStream(ctx, dst, wire.PacedReader(src, r.pacer), sourceSize(src, job), r.opts.Sparse)
+		if err := fsops.CopyStream(ctx, dst, wire.PacedReader(src, r.pacer), sourceSize(src, job), r.opts.Sparse); err != nil {
+			return err
+		}
+		// What was written is checked against what the sender read
+		// (nothing to check for a local source or an older peer).
+		return wire.Verify(src)
 	}
 	srcDev := job.srcDev
 	if srcDev == 0 {
@@ -305,7 +313,8 @@ func (r *Receiver) copyData(ctx context.Context, dst *fsops.File, src wire.Sourc
 }
 
 // sourceSize is the length of the data src holds: its entry's, unless
-// the file changed length after it was listed (wire.ResizedFile).
+// the file changed length after it was listed (wire.ResizedFile, which
+// a network source always is).
 func sourceSize(src wire.Source, job *fileJob) int64 {
 	if f, ok := src.(wire.ResizedFile); ok {
 		return f.Size()

@@ -73,13 +73,18 @@ func (j *pumpJob) sigFor(k int) *delta.Signature {
 	return nil
 }
 
-// openDelta opens a large wanted file and sends it as a delta.
+// openDelta opens a large wanted file and sends it as a delta; one
+// whose length changed since it was listed goes whole, announcing its
+// length, which a delta cannot.
 func (s *Sender) openDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signature) error {
 	src, err := ref.Open(i)
 	if err != nil {
 		return s.send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true})
 	}
 	defer src.Close()
+	if _, resized := openedSize(src, &ref.rec.entries[i]); resized {
+		return s.sendFrom(ref, seq, i, src)
+	}
 	return s.sendDelta(ref, seq, i, sig, src)
 }
 

@@ -51,8 +51,14 @@ const (
 // readAhead is one small file read ahead of its turn.
 type readAhead struct {
 	data []byte
-	ok   bool // false: the sender could not read it (and said why)
-	done chan struct{}
+	sum  []byte // data's checksum, when the connection verifies
+	ok   bool   // false: the sender could not read it (and said why)
+	// resized: the file's length when opened was not its entry's (it
+	// goes whole, announcing it); big holds the open file when that
+	// length is too much to read ahead.
+	resized bool
+	big     wire.Source
+	done    chan struct{}
 }
 
 func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) error {
@@ -80,7 +86,7 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 				return
 			}
 			go func() {
-				a.data, a.ok = s.readWhole(ref, i)
+				s.readWhole(ref, i, a)
 				close(a.done)
 			}()
 		}
@@ -109,9 +115,13 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 			return ctx.Err()
 		}
 		var err error
-		if sig != nil {
+		switch {
+		case a.big != nil:
+			err = s.sendFrom(ref, job.seq, i, a.big)
+			a.big.Close()
+		case sig != nil && !a.resized:
 			err = s.sendDeltaAhead(ref, job.seq, i, sig, a)
-		} else {
+		default:
 			err = s.sendWhole(job.seq, i, a)
 		}
 		a.data = nil
@@ -123,21 +133,39 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 	return nil
 }
 
-// readWhole reads a small wanted file; false means it could not be read
-// (reported here or by Open).
-func (s *Sender) readWhole(ref *batchRef, i int32) ([]byte, bool) {
-	e := &ref.rec.entries[i]
+// readWhole reads a small wanted file into a; a.ok false means it
+// could not be read (reported here or by Open). A file that grew past
+// what is read ahead stays open in a.big.
+func (s *Sender) readWhole(ref *batchRef, i int32, a *readAhead) {
 	src, err := ref.Open(i)
 	if err != nil {
-		return nil, false
+		return
+	}
+	size, resized := openedSize(src, &ref.rec.entries[i])
+	a.resized = resized
+	if size > readAheadMax {
+		a.big, a.ok = src, true
+		return
 	}
 	defer src.Close()
-	buf := make([]byte, e.Size)
+	buf := make([]byte, size)
 	if _, err := io.ReadFull(src, buf); err != nil {
 		s.readFailed(ref, i, err)
-		return nil, false
+		return
 	}
-	return buf, true
+	a.data, a.ok = buf, true
+	if s.verify {
+		a.sum = wire.DataSum(buf)
+	}
+}
+
+// openedSize is the length src is sent at: its entry's, or, over a
+// connection that verifies, the length it had when opened (true).
+func openedSize(src wire.Source, e *wire.Entry) (int64, bool) {
+	if f, ok := src.(wire.ResizedFile); ok && f.Size() != e.Size {
+		return f.Size(), true
+	}
+	return e.Size, false
 }
 
 // sendWhole sends a file read ahead, in chunks.
@@ -150,7 +178,14 @@ func (s *Sender) sendWhole(seq uint64, i int32, a *readAhead) error {
 	for {
 		n := min(int64(len(data)), wire.DataChunk)
 		end := n == int64(len(data))
-		if err := s.send(&wire.FileData{Seq: seq, Index: i, Offset: off, Bytes: data[:n:n], End: end}); err != nil {
+		f := &wire.FileData{Seq: seq, Index: i, Offset: off, Bytes: data[:n:n], End: end}
+		if off == 0 && a.resized {
+			f.Resized, f.Size = true, int64(len(a.data))
+		}
+		if end {
+			f.Sum = a.sum
+		}
+		if err := s.send(f); err != nil {
 			return err
 		}
 		if end {
@@ -175,22 +210,44 @@ func (s *Sender) readFailed(ref *batchRef, i int32, err error) {
 // reports why) goes out as a Failed chunk, so the receiver keeps what it
 // had. Only a broken connection is returned.
 func (s *Sender) sendFile(ref *batchRef, seq uint64, i int32) error {
-	e := &ref.rec.entries[i]
 	src, err := ref.Open(i)
 	if err != nil {
 		return s.send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true})
 	}
 	defer src.Close()
+	return s.sendFrom(ref, seq, i, src)
+}
+
+// sendFrom sends the bytes of the open file src, hashing them as they
+// are read when the connection verifies.
+func (s *Sender) sendFrom(ref *batchRef, seq uint64, i int32, src wire.Source) error {
+	e := &ref.rec.entries[i]
+	size, resized := openedSize(src, e)
+	var h *wire.DataHash
+	if s.verify {
+		h = wire.NewDataHash()
+	}
 	var off int64
 	for {
-		n := min(e.Size-off, wire.DataChunk)
+		n := min(size-off, wire.DataChunk)
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(src, buf); err != nil {
 			s.readFailed(ref, i, err)
 			return s.send(&wire.FileData{Seq: seq, Index: i, Offset: off, End: true, Failed: true})
 		}
-		end := off+n == e.Size
-		if err := s.send(&wire.FileData{Seq: seq, Index: i, Offset: off, Bytes: buf, End: end}); err != nil {
+		end := off+n == size
+		f := &wire.FileData{Seq: seq, Index: i, Offset: off, Bytes: buf, End: end}
+		if off == 0 && resized {
+			f.Resized, f.Size = true, size
+		}
+		if h != nil {
+			// Before the send: from there on the stream owns buf.
+			h.Write(buf)
+			if end {
+				f.Sum = h.Sum()
+			}
+		}
+		if err := s.send(f); err != nil {
 			return fmt.Errorf("sending %s: %w", e.Name, err)
 		}
 		off += n

@@ -60,8 +60,11 @@ type Sender struct {
 	// with cfg.Prefetch.
 	prefetchQueue chan prefetchJob
 	prefetchSlots slots
-	prune         pruneState  // -m (prune.go)
-	chmod         []ChmodRule // --chmod
+	// verify: the connection carries checksums of files sent whole
+	// and asks again for those that arrive damaged (wire.Verifies).
+	verify bool
+	prune  pruneState  // -m (prune.go)
+	chmod  []ChmodRule // --chmod
 
 	rootsMu sync.Mutex
 	roots   []*fsops.Dir // handles jobs list through, closed when the walk ends
@@ -108,6 +111,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		inflight:   make(map[uint64]*batchRecord),
 		credits:    newCredits(inflightEntries),
 		linkGroups: make(map[[2]uint64]uint64),
+		verify:     wire.Verifies(conn),
 	}
 	for _, c := range cfg.Opts.Chmod {
 		rules, err := ParseChmod(c, fsops.Umask())
@@ -201,7 +205,9 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 			}
 			second := rec.wanted
 			rec.wanted, rec.redo = true, false
-			keep := !second && hasSig(m.Sigs)
+			// The batch stays for a second Wants that asks again for
+			// what did not check out: deltas, and with verify anything.
+			keep := !second && (hasSig(m.Sigs) || s.verify && len(m.Indexes) > 0)
 			rec.redo = keep
 			s.mu.Unlock()
 			if second {
@@ -284,10 +290,11 @@ func (b *batchRef) Open(i int32) (wire.Source, error) {
 		if serr == nil && st.Size == e.Size && st.Mode&fsops.TypeMask == e.Type() {
 			return f, nil
 		}
-		if serr == nil && st.Mode&fsops.TypeMask == e.Type() && e.IsReg() && b.s.pumpQueue == nil {
-			// Within one process the receiver reads the file itself:
-			// it gets what the file holds now, as rsync sends the
-			// length it finds when it opens the file.
+		if serr == nil && st.Mode&fsops.TypeMask == e.Type() && e.IsReg() && (b.s.pumpQueue == nil || b.s.verify) {
+			// rsync sends the length it finds when it opens the file.
+			// Within one process the receiver reads the file itself;
+			// over a connection that verifies the pump announces the
+			// new length (wire.FileData.Resized).
 			return resizedFile{f, st.Size}, nil
 		}
 		f.Close()

@@ -508,6 +508,17 @@ type FileData struct {
 	// Delta: the bytes are a delta's op stream (delta.go), not the
 	// file's content.
 	Delta bool
+	// Sum, on the End chunk of a file sent whole to a peer that
+	// verifies (CapVerify), is the DataHash of every byte the sender
+	// read (DataSumSize bytes); the receiving Stream checks it
+	// (verify.go).
+	Sum []byte
+	// Resized, on the first chunk of a file sent whole to a peer that
+	// verifies, says the file's length when the sender opened it, Size,
+	// differs from its entry's: as rsync, the sender sends what the
+	// file holds when opened.
+	Resized bool
+	Size    int64
 }
 
 func (*FileData) isMessage() {}
@@ -516,12 +527,14 @@ const (
 	fileDataEnd = 1 << iota
 	fileDataFailed
 	fileDataDelta
+	fileDataSum  // DataSumSize bytes of Sum follow the flags (CapVerify)
+	fileDataSize // a uvarint Size follows the flags (CapVerify)
 )
 
 // appendFileDataHead appends the frame header and fields of f; the caller
 // appends f.Bytes, which are the rest of the body.
 func appendFileDataHead(out []byte, f *FileData) []byte {
-	var body [4 * binary.MaxVarintLen64]byte
+	var body [5*binary.MaxVarintLen64 + DataSumSize]byte
 	b := binary.AppendUvarint(body[:0], f.Seq)
 	b = binary.AppendUvarint(b, uint64(f.Index))
 	b = binary.AppendUvarint(b, uint64(f.Offset))
@@ -535,7 +548,17 @@ func appendFileDataHead(out []byte, f *FileData) []byte {
 	if f.Delta {
 		flags |= fileDataDelta
 	}
+	if f.Sum != nil {
+		flags |= fileDataSum
+	}
+	if f.Resized {
+		flags |= fileDataSize
+	}
 	b = append(b, flags)
+	if f.Resized {
+		b = binary.AppendUvarint(b, uint64(f.Size))
+	}
+	b = append(b, f.Sum...)
 	out = append(out, frameFileData)
 	out = binary.BigEndian.AppendUint32(out, uint32(len(b)+len(f.Bytes)))
 	return append(out, b...)
@@ -553,8 +576,27 @@ func decodeFileData(body []byte) (*FileData, error) {
 	if idx > math.MaxInt32 {
 		return nil, fmt.Errorf("index %d out of range", idx)
 	}
-	if flags&^(fileDataEnd|fileDataFailed|fileDataDelta) != 0 {
+	if flags&^(fileDataEnd|fileDataFailed|fileDataDelta|fileDataSum|fileDataSize) != 0 {
 		return nil, fmt.Errorf("unknown data flags %#x", flags)
+	}
+	whole := flags&(fileDataFailed|fileDataDelta) == 0
+	if flags&fileDataSize != 0 {
+		if !whole || f.Offset != 0 {
+			return nil, fmt.Errorf("a new length on a chunk at offset %d (flags %#x)", f.Offset, flags)
+		}
+		f.Resized, f.Size = true, d.nonNeg()
+	}
+	if flags&fileDataSum != 0 {
+		if !whole || flags&fileDataEnd == 0 {
+			return nil, fmt.Errorf("a checksum on a chunk that does not end a whole file (flags %#x)", flags)
+		}
+		if len(d.b) < DataSumSize {
+			return nil, errShort
+		}
+		f.Sum, d.b = d.b[:DataSumSize:DataSumSize], d.b[DataSumSize:]
+	}
+	if d.err != nil {
+		return nil, d.err
 	}
 	if len(d.b) > DataChunk {
 		return nil, fmt.Errorf("data chunk of %d bytes exceeds %d", len(d.b), DataChunk)

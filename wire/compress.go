@@ -142,17 +142,23 @@ func (p *speedJudge) next(n int64, now time.Time) bool {
 // ReadSetup refuses unknown levels from a peer); nil if the encoder
 // cannot be made, which these fixed options never cause.
 func newCompressor(level string, skip []string) *compressor {
-	ok, l := zstd.EncoderLevelFromString(level)
-	if !ok {
-		l = zstd.SpeedFastest
-	}
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(blockMax), zstd.WithSingleSegment(true))
+	enc, err := newBlockEncoder(level)
 	if err != nil {
 		return nil
 	}
 	return &compressor{enc: enc, backoff: backoffMin, skip: newSuffixSet(skip),
 		judge: speedJudge{main: paceMain, left: paceProbe}, now: time.Now}
+}
+
+// newBlockEncoder makes an encoder of one block at a time at level (the
+// fastest if unknown).
+func newBlockEncoder(level string) (*zstd.Encoder, error) {
+	ok, l := zstd.EncoderLevelFromString(level)
+	if !ok {
+		l = zstd.SpeedFastest
+	}
+	return zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(blockMax), zstd.WithSingleSegment(true))
 }
 
 // plainData decides whether a chunk of file data bypasses compression:

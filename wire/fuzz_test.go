@@ -14,6 +14,7 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(byte(frameBatch), encodeBatch(nil, &FileBatch{Seq: 3, Dir: "a", Entries: sampleEntries(3)})[frameHeader:])
 	f.Add(byte(frameWants), encodeWants(nil, &Wants{Seq: 1, Indexes: []int32{0, 5, 2}})[frameHeader:])
 	f.Add(byte(frameFileData), appendFileDataHead(nil, &FileData{Seq: 1, Index: 2, Offset: 3, End: true})[frameHeader:])
+	f.Add(byte(frameFileData), appendFileDataHead(nil, &FileData{Seq: 1, Index: 2, End: true, Sum: DataSum(nil), Resized: true, Size: 9})[frameHeader:])
 	f.Add(byte(frameDone), encodeDone(nil, &Done{Stats: Stats{Files: 3}})[frameHeader:])
 	f.Add(byte(frameLog), encodeLog(nil, &Log{Class: 1, Text: "x"})[frameHeader:])
 	f.Add(byte(frameData), encodeSeq(nil, frameData, 7)[frameHeader:])
@@ -65,8 +66,17 @@ func FuzzStream(f *testing.F) {
 	c := newCompressor(CompressLevel(3), nil)
 	c.block = append(c.block, seed.Bytes()...)
 	f.Add(append([]byte(nil), c.seal()...))
+	// A verifying peer's file: a new length first, a checksum last.
+	var vseed bytes.Buffer
+	vseed.Write(encodeBatch(nil, &FileBatch{Seq: 0, Dir: ".", Entries: sampleEntries(3)}))
+	vseed.Write(appendEmpty(nil, frameListEnd))
+	vseed.Write(encodeSeq(nil, frameData, 0))
+	vseed.Write(appendFileDataHead(nil, &FileData{Seq: 0, Index: 1, Bytes: make([]byte, 5), End: true, Sum: DataSum(make([]byte, 5)), Resized: true, Size: 5}))
+	vseed.Write(make([]byte, 5))
+	f.Add(vseed.Bytes())
 	f.Fuzz(func(t *testing.T, in []byte) {
-		s := NewStream(bufio.NewReader(bytes.NewReader(in)), io.Discard, nil, StreamConfig{})
+		// Half the inputs meet a Stream that verifies.
+		s := NewStream(bufio.NewReader(bytes.NewReader(in)), io.Discard, nil, StreamConfig{Verify: len(in)%2 == 0})
 		defer s.Close()
 		deadline := time.After(5 * time.Second)
 		for range 1000 {
@@ -87,6 +97,7 @@ func FuzzStream(f *testing.F) {
 						for i := range int32(4) {
 							if src, err := m.Ref.Open(i); err == nil {
 								io.Copy(io.Discard, src)
+								Verify(src)
 							}
 						}
 						m.Ref.Release()

@@ -57,11 +57,20 @@ const (
 	// Options.Compress asks for them (-z).
 	CapZstd  = "zstd"
 	CapDelta = "delta" // sig frames before Wants, delta FileData
+	// CapVerify: a file sent whole ends with the checksum of what the
+	// sender read (FileData.Sum) and may carry its length when opened
+	// (FileData.Resized); every batch answered with data gets a second
+	// Wants, which asks again for the files that failed the check.
+	// Both sides set StreamConfig.Verify only when both list it.
+	CapVerify = "verify"
+	// CapRailZstd: compressed frames are understood on data rails too
+	// (rails.go), so -z works with several rails.
+	CapRailZstd = "railzstd"
 )
 
 // LocalHello describes this build.
 func LocalHello(program string) *Hello {
-	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapMultiRail, CapZstd, CapDelta}}
+	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapMultiRail, CapZstd, CapDelta, CapVerify, CapRailZstd}}
 }
 
 // Has reports whether h lists the capability c.

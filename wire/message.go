@@ -135,11 +135,13 @@ type LocalFile interface {
 	ReadAt([]byte, int64) (int, error)
 }
 
-// ResizedFile is a LocalFile whose length when opened differs from its
-// entry's: it grew or shrank after it was listed. As rsync sends what a
-// file holds when it is opened, the receiver copies Size bytes.
+// ResizedFile is a Source whose length may differ from its entry's: a
+// LocalFile that grew or shrank after it was listed, or a file arriving
+// on a Stream, which the sender may send at its length when opened
+// (FileData.Resized). As rsync sends what a file holds when it is
+// opened, the receiver copies Size bytes.
 type ResizedFile interface {
-	LocalFile
+	Source
 	Size() int64
 }
 

@@ -22,6 +22,14 @@ package wire
 // travel on rail 0: its reader may wait for the application, and the
 // sender must hear acks even then. Once no data rail is left everything
 // goes on rail 0 without acks, as on a single rail.
+//
+// With compression (-z) each data rail's writer compresses the numbered
+// frames it sends with its own encoder, one frame per compressed frame
+// (frameCompressed around frameSeqData), so the rails compress in
+// parallel and a frame sent again on another rail after its rail died
+// needs nothing of the first rail's state; each rail's reader has its
+// own decoder. Numbered frames that go on rail 0 join the Stream's own
+// compression blocks.
 
 import (
 	"bufio"
@@ -29,6 +37,8 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 const (
@@ -57,6 +67,12 @@ type rail struct {
 	inflight int64        // unacknowledged bytes
 	busy     bool         // the writer holds a frame
 	dead     bool
+
+	// The rail's writer and reader only: compression state (-z).
+	enc   *zstd.Encoder
+	block []byte // the plain frame being compressed
+	out   []byte // its compressed frame
+	dec   *zstd.Decoder
 }
 
 // sentFrame is a numbered FileData frame kept until acknowledged.
@@ -67,6 +83,7 @@ type sentFrame struct {
 	size int64
 	rail int  // -1 while waiting to be sent again
 	done bool // acknowledged
+	zip  bool // compress it (-z, unless the compressor says plain)
 }
 
 // seqFrame is a numbered frame that arrived before its turn.
@@ -271,12 +288,16 @@ func (rs *railSet) pickLocked(size int64, force bool) *rail {
 	return r
 }
 
-// sendFile sends one FileData (writing goroutine); put0 writes a frame
-// and its data on rail 0.
-func (rs *railSet) sendFile(m *FileData, put0 func(head, data []byte) error) error {
-	var tmp [frameHeader + 4*10]byte
+// put0Func writes a numbered frame and its data on rail 0, compressed
+// when zip says so.
+type put0Func func(head, data []byte, zip bool) error
+
+// sendFile sends one FileData (writing goroutine); zip asks for it to
+// be compressed.
+func (rs *railSet) sendFile(m *FileData, zip bool, put0 put0Func) error {
+	var tmp [frameHeader + 5*10 + DataSumSize]byte
 	head := appendSeqHead(nil, rs.seq, appendFileDataHead(tmp[:0], m), len(m.Bytes))
-	f := &sentFrame{seq: rs.seq, head: head, data: m.Bytes, size: int64(len(head) + len(m.Bytes))}
+	f := &sentFrame{seq: rs.seq, head: head, data: m.Bytes, size: int64(len(head) + len(m.Bytes)), zip: zip}
 	rs.seq++
 	for {
 		if err := rs.flushResends(put0); err != nil {
@@ -325,8 +346,8 @@ func (rs *railSet) placeLocked(f *sentFrame, r *rail) {
 
 // put0 writes f on rail 0; rail 0 never fails alone (its loss ends the
 // Stream), so its frames are not kept.
-func (rs *railSet) put0(f *sentFrame, put0 func(head, data []byte) error) error {
-	err := put0(f.head, f.data)
+func (rs *railSet) put0(f *sentFrame, put0 put0Func) error {
+	err := put0(f.head, f.data, f.zip)
 	rs.mu.Lock()
 	f.head, f.data = nil, nil
 	rs.mu.Unlock()
@@ -334,7 +355,7 @@ func (rs *railSet) put0(f *sentFrame, put0 func(head, data []byte) error) error 
 }
 
 // flushResends sends again the frames of dead rails (writing goroutine).
-func (rs *railSet) flushResends(put0 func(head, data []byte) error) error {
+func (rs *railSet) flushResends(put0 put0Func) error {
 	rs.mu.Lock()
 	for len(rs.resend) > 0 && !rs.closed {
 		f := rs.resend[0]
@@ -396,6 +417,9 @@ func (rs *railSet) writeRail(r *rail) {
 		r.busy = true
 		rs.mu.Unlock()
 
+		if f.zip {
+			head, data = rs.compress(r, head, data)
+		}
 		r.wmu.Lock()
 		_, err := r.w.Write(head)
 		if err == nil {
@@ -419,6 +443,25 @@ func (rs *railSet) writeRail(r *rail) {
 			return
 		}
 	}
+}
+
+// compress returns what r's writer sends for a numbered frame: one
+// compressed frame holding it, or the frame as it is when compressing
+// does not pay (the same test as the Stream's blocks).
+func (rs *railSet) compress(r *rail, head, data []byte) ([]byte, []byte) {
+	if r.enc == nil {
+		enc, err := newBlockEncoder(rs.s.cfg.Compress)
+		if err != nil {
+			return head, data
+		}
+		r.enc = enc
+	}
+	r.block = append(append(r.block[:0], head...), data...)
+	r.out = appendCompressed(r.out[:0], r.enc, r.block)
+	if len(r.out) > len(r.block)-len(r.block)/shrinkDiv {
+		return head, data
+	}
+	return r.out, nil
 }
 
 // waitWritten waits until every queued frame is written (Flush).
@@ -446,6 +489,11 @@ func (rs *railSet) waitWritten() {
 // readRail reads what the peer sends on a data rail: numbered frames
 // and acks.
 func (rs *railSet) readRail(r *rail) {
+	defer func() {
+		if r.dec != nil {
+			r.dec.Close()
+		}
+	}()
 	for {
 		typ, body, err := rs.s.readFrameFrom(r.r)
 		if err != nil {
@@ -455,6 +503,8 @@ func (rs *railSet) readRail(r *rail) {
 		switch typ {
 		case frameSeqData:
 			err = rs.insert(body)
+		case frameCompressed:
+			err = rs.insertCompressed(r, body)
 		case frameRailAck:
 			var n uint64
 			if n, err = decodeSeq(body); err == nil {
@@ -469,6 +519,36 @@ func (rs *railSet) readRail(r *rail) {
 			return
 		}
 	}
+}
+
+// insertCompressed keeps the numbered frames of a compressed frame
+// that came on data rail r.
+func (rs *railSet) insertCompressed(r *rail, body []byte) error {
+	if r.dec == nil {
+		dec, err := newBlockDecoder()
+		if err != nil {
+			return fmt.Errorf("zstd decoder: %w", err)
+		}
+		r.dec = dec // closed when readRail ends
+	}
+	block, err := decodeCompressed(r.dec, body)
+	if err != nil {
+		return err
+	}
+	for len(block) > 0 {
+		typ, inner, rest, err := nextPlainFrame(block)
+		if err != nil {
+			return err
+		}
+		if typ != frameSeqData {
+			return fmt.Errorf("frame type %d compressed on a data rail", typ)
+		}
+		if err := rs.insert(inner); err != nil {
+			return err
+		}
+		block = rest
+	}
+	return nil
 }
 
 // readRail0 reads rail 0 for the reading goroutine.

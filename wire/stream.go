@@ -39,11 +39,15 @@ type StreamConfig struct {
 
 	// Rails, if any, are more connections to the same peer, opened in
 	// the same order on both sides (rails.go): file data is spread over
-	// them and the Stream's own connection. The Stream closes them.
-	// With rails, file data goes uncompressed.
+	// them and the Stream's own connection, compressed on each by its
+	// own encoder with Compress. The Stream closes them.
 	Rails []io.ReadWriteCloser
 	// Debugf, if not nil, hears about rails that die.
 	Debugf func(format string, args ...any)
+	// Verify: both sides listed CapVerify (verify.go). A file sent
+	// whole must then end with its checksum, and may announce a new
+	// length; every batch answered with data gets a second Wants.
+	Verify bool
 }
 
 // Stream is a Conn over a byte stream, such as the standard input and
@@ -250,6 +254,9 @@ func (s *Stream) Send(m Message) error {
 		if len(m.Bytes) > DataChunk {
 			return fmt.Errorf("wire: data chunk of %d bytes exceeds %d", len(m.Bytes), DataChunk)
 		}
+		if !s.cfg.Verify && (m.Sum != nil || m.Resized) {
+			return errors.New("wire: a checksum or a new length for a peer without " + CapVerify)
+		}
 		q = s.data
 	case *DataEnd:
 		q = s.data
@@ -397,8 +404,12 @@ func (s *Stream) writeLoop() {
 		wake = rs.wake
 		defer rs.stopWriting()
 	}
-	// put0 writes a numbered frame on rail 0, uncompressed.
-	put0 := func(head, data []byte) error {
+	// put0 writes a numbered frame on rail 0, in the compression
+	// block when zip says so.
+	put0 := func(head, data []byte, zip bool) error {
+		if zip && z != nil {
+			return s.queue(head, data)
+		}
 		if err := s.seal(); err != nil {
 			return err
 		}
@@ -412,11 +423,12 @@ func (s *Stream) writeLoop() {
 		var err error
 		switch m := m.(type) {
 		case *FileData:
+			zip := z != nil && !z.plainData(m)
 			if rs != nil {
-				return rs.sendFile(m, put0)
+				return rs.sendFile(m, zip, put0)
 			}
 			scratch = appendFileDataHead(scratch[:0], m)
-			if z != nil && !z.plainData(m) {
+			if zip {
 				return s.queue(scratch, m.Bytes)
 			}
 			if err := s.seal(); err != nil {
@@ -532,7 +544,7 @@ func (s *Stream) writeLoop() {
 }
 
 // drainAndFlush writes what is queued, then flushes.
-func (s *Stream) drainAndFlush(write func(Message) error, put0 func(head, data []byte) error) error {
+func (s *Stream) drainAndFlush(write func(Message) error, put0 put0Func) error {
 	for {
 		select {
 		case m := <-s.ctrl:
@@ -855,7 +867,9 @@ func (s *Stream) startData(seq uint64) (*streamRef, error) {
 	ref := &streamRef{seq: seq, indexes: idx, entries: entries, files: make([]*streamFile, len(idx)), pos: make(map[int32]int, len(idx))}
 	// A batch answered with deltas gets a second Wants (the files to
 	// send again whole, maybe none), so its entries stay until then.
-	ref.keep = len(w.Sigs) > 0
+	// With CapVerify every batch does: it asks again for the files
+	// whose checksum did not match.
+	ref.keep = len(w.Sigs) > 0 || s.cfg.Verify
 	for k, i := range idx {
 		if i < 0 || int(i) >= len(entries) {
 			return nil, s.protocolErr("batch %d: want for entry %d of %d", seq, i, len(entries))
@@ -863,6 +877,7 @@ func (s *Stream) startData(seq uint64) (*streamRef, error) {
 		ref.pos[i] = k
 		ref.files[k] = newStreamFile(s.budget)
 		ref.files[k].deltaOK = k < len(w.Sigs) && w.Sigs[k] != nil
+		ref.files[k].size = entries[i].Size
 	}
 	s.cur, s.curPos = ref, 0
 	return ref, nil
@@ -880,7 +895,6 @@ func (s *Stream) route(f *FileData) error {
 		return s.protocolErr("batch %d: data for entry %d where %d was due", f.Seq, f.Index, want)
 	}
 	file := ref.files[s.curPos]
-	size := ref.entries[want].Size
 	if f.Offset != file.received {
 		return s.protocolErr("batch %d entry %d: data at offset %d, expected %d", f.Seq, f.Index, f.Offset, file.received)
 	}
@@ -889,9 +903,24 @@ func (s *Stream) route(f *FileData) error {
 	}
 	if !file.seen {
 		file.seen, file.delta = true, f.Delta
+		if f.Resized {
+			if !s.cfg.Verify {
+				return s.protocolErr("batch %d entry %d: a new length from a peer that did not offer %s", f.Seq, f.Index, CapVerify)
+			}
+			file.size = f.Size
+		}
+		// Only whole data carries a checksum; the writer hashes what it
+		// takes from here on.
+		file.verify = s.cfg.Verify && !f.Delta && !f.Failed
+		if file.verify {
+			file.hash = NewDataHash()
+		}
 	} else if f.Delta != file.delta && !f.Failed {
 		return s.protocolErr("batch %d entry %d: delta and whole data mixed", f.Seq, f.Index)
+	} else if f.Resized {
+		return s.protocolErr("batch %d entry %d: a new length after its first chunk", f.Seq, f.Index)
 	}
+	size := file.size
 	// A delta's length is not the file's: the receiver's applier checks
 	// what it rebuilds against the size.
 	if !file.delta && int64(len(f.Bytes)) > size-file.received {
@@ -909,7 +938,10 @@ func (s *Stream) route(f *FileData) error {
 			if !file.delta && file.received != size {
 				return s.protocolErr("batch %d entry %d: %d bytes for a file of %d", f.Seq, f.Index, file.received, size)
 			}
-			file.finish()
+			if !file.delta && file.verify != (f.Sum != nil) {
+				return s.protocolErr("batch %d entry %d: whole data ends with a checksum only if both sides offered %s", f.Seq, f.Index, CapVerify)
+			}
+			file.finish(f.Sum)
 		}
 	}
 	if f.End || f.Failed {
@@ -977,6 +1009,14 @@ type streamFile struct {
 	deltaOK  bool  // a signature went with the want
 	delta    bool  // set by the first chunk, before the writer starts
 	seen     bool  // reading goroutine only: a chunk arrived
+	// size is the length of the data: the entry's, or the new length
+	// the first chunk announced; set before the writer starts.
+	size int64
+	// verify: the data ends with the sender's checksum, sum, which
+	// Verify compares with hash, the writer's of what it read.
+	verify bool
+	hash   *DataHash // the writer's
+	sum    []byte    // under mu, set with ended
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -1019,9 +1059,9 @@ func (f *streamFile) push(b []byte) {
 	f.cond.Broadcast()
 }
 
-func (f *streamFile) finish() {
+func (f *streamFile) finish(sum []byte) {
 	f.mu.Lock()
-	f.started, f.ended = true, true
+	f.started, f.ended, f.sum = true, true, sum
 	f.mu.Unlock()
 	f.cond.Broadcast()
 }
@@ -1050,6 +1090,10 @@ func (f *streamFile) dropLocked() {
 }
 
 func (f *streamFile) isDelta() bool { return f.delta }
+
+// Size is the length of the data the sender sends: the entry's, unless
+// the file changed length after it was listed (ResizedFile).
+func (f *streamFile) Size() int64 { return f.size }
 
 // waitStart waits for the first chunk (or the end, for an empty file).
 func (f *streamFile) waitStart() error {
@@ -1089,8 +1133,8 @@ func (f *streamFile) waitLocked() error {
 
 func (f *streamFile) Read(p []byte) (int, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if err := f.waitLocked(); err != nil {
+		f.mu.Unlock()
 		return 0, err
 	}
 	c := f.chunks[0]
@@ -1103,6 +1147,12 @@ func (f *streamFile) Read(p []byte) (int, error) {
 	}
 	f.held -= int64(n)
 	f.budget.release(int64(n))
+	f.mu.Unlock()
+	if f.hash != nil {
+		// The one writer hashes what it takes, outside the lock the
+		// reading goroutine needs to queue more.
+		f.hash.Write(p[:n])
+	}
 	return n, nil
 }
 

@@ -93,11 +93,6 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: err})
 	}
-	// Either side compressing (-z here, or -M -z for the helper) keeps
-	// the data on one rail: the extra rails would carry it uncompressed.
-	if inv.Rails > 1 && !inv.NoRails && (opts.Compress != "" || helperOpts.Compress != "") {
-		return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: errors.New("--syq-rails: several rails with -z are not built yet (file data on the extra rails would go uncompressed); use --syq-rails 1 or leave out -z")})
-	}
 	ver, err := helperVersion()
 	if err != nil {
 		return fail(&wire.FatalError{Code: wire.ExitStartClient, Err: fmt.Errorf("cannot identify this executable: %w", err)})
@@ -223,9 +218,11 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	if setup.Rails > 0 {
 		n := inv.Rails
-		if n == 0 && (compress != "" || setup.Options.Compress != "") {
-			n = 1 // file data on more rails would go uncompressed
-			debugf("tuner: rails: 1: compressed data stays on one rail")
+		if (compress != "" || setup.Options.Compress != "") && !peer.Has(wire.CapRailZstd) {
+			// An older helper cannot read compressed frames on data
+			// rails: either side compressing keeps the data on one.
+			n = 1
+			debugf("tuner: rails: 1: the helper cannot compress on several rails")
 		} else if n > 0 {
 			debugf("tuner: rails: %d: fixed by --syq-rails", n)
 		}
@@ -260,6 +257,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		SkipCompress: opts.SkipCompress,
 		Rails:        extra,
 		Debugf:       debugf,
+		Verify:       peer.Has(wire.CapVerify),
 		OnLog: func(class int, text string) {
 			switch class {
 			case wire.LogStdout:

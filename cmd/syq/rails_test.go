@@ -66,8 +66,6 @@ func TestRailsRefusals(t *testing.T) {
 	src := smallTree(t)
 	for _, args := range [][]string{
 		{"--syq-rails=17"},
-		{"--syq-rails=2", "-z"},
-		{"--syq-rails=2", "-M", "-z"}, // the helper compressing counts too
 		{"--syq-rail-addrs=not-an-ip"},
 	} {
 		r := runSyq(t, nil, append(append([]string{"-a"}, args...), "-e", rsh, src, "lh:"+t.TempDir()+"/x/")...)

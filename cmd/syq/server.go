@@ -113,6 +113,7 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 		SkipCompress: setup.Options.SkipCompress,
 		Rails:        extra,
 		Debugf:       debugf,
+		Verify:       peer.Has(wire.CapVerify),
 	})
 	// The client ends the transfer by closing the connection; signals
 	// (ssh hanging up) stop the helper the same way.
