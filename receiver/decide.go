@@ -340,7 +340,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 	}
 	display := rel
 	if e.Type() == wire.TypeLnk {
-		display = rel + " -> " + e.Link
+		display = rel + " -> " + r.shownLink(e)
 		if opts.SafeLinks && wire.UnsafeSymlink(e.Link, rel) {
 			if opts.Info.Name > 0 {
 				r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("ignoring unsafe symlink %q -> %q", rel, e.Link))

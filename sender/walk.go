@@ -595,8 +595,13 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 			s.problem(wire.ProblemGeneral, "readlink %q failed: %v", absPath(dir.Join(srcName)), fsops.ErrText(err))
 			return e, false, false
 		}
-		e.Link = target
+		// The size stays the link's own, as rsync's (it counts in
+		// --stats and -v's total).
 		e.Size = int64(len(target))
+		if opts.MungeLinks {
+			target = wire.UnmungeLink(target)
+		}
+		e.Link = target
 	case fsops.TypeChr, fsops.TypeBlk:
 		e.Rdev = st.Rdev
 	case fsops.TypeFifo, fsops.TypeSock:

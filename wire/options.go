@@ -21,9 +21,16 @@ type Options struct {
 	// receiving side follow symlinks whoever owns them.
 	InsecureLinks bool
 	KeepDirLinks  bool // -K: a destination symlink to a directory counts as that directory
-	Relative      bool // -R (refused until built)
-	ImpliedDirs   bool // --implied-dirs (default true with -R)
-	ListOnly      bool // --list-only, or a single source without a destination
+	// MungeLinks (--munge-links) is for the side that reads it, as in
+	// rsync where each side needs its own: a receiver prefixes every
+	// symlink target it makes with MungePrefix, a sender strips that
+	// prefix from the targets it lists. The command line gives it to
+	// the local side only; -M--munge-links to the remote (in a local
+	// copy: the receiving) side.
+	MungeLinks  bool
+	Relative    bool // -R (refused until built)
+	ImpliedDirs bool // --implied-dirs (default true with -R)
+	ListOnly    bool // --list-only, or a single source without a destination
 	// OldArgs (--old-args): the remote sender splits each operand into
 	// words as a shell would, before expanding wildcards.
 	OldArgs bool

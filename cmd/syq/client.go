@@ -430,6 +430,8 @@ func remoteOptions(inv *Invocation) (wire.Options, error) {
 	// Nor --no-super: only -M--no-super reaches it.
 	base := inv.Opts
 	base.FakeSuper = false
+	// Nor --munge-links: each side needs its own (-M--munge-links).
+	base.MungeLinks = false
 	if base.Super < 0 {
 		base.Super = 0
 	}
