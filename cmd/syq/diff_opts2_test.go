@@ -46,3 +46,24 @@ var mungeScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, mungeScenarios...) }
+
+// --stderr: errors (the default) and client put errors on stderr and
+// the rest on stdout; all puts everything on stderr.
+var stderrScenarios = []diffScenario{
+	{name: "stderr-errors", fx: fxBasic, args: dtArgs("-av", "--stderr=errors", "src/", "nothere", "dst/"), code: 23, stdout: true, stderr: true},
+	{name: "stderr-client", fx: fxBasic, args: dtArgs("-av", "--stderr=c", "src/", "nothere", "dst/"), code: 23, stdout: true, stderr: true},
+	{name: "stderr-all", fx: fxBasic, args: dtArgs("-av", "--stderr=all", "src/", "nothere", "dst/"), code: 23, stdout: true, silent: true, stderr: true},
+	{name: "stderr-all-itemize", fx: fxBasic, pre: preExtras, args: dtArgs("-ai", "--delete", "--stderr=a", "src/", "dst/"), stdout: true, silent: true, stderr: true, sorted: true},
+	{name: "stderr-all-list-only", fx: fxBasic, args: dtArgs("-r", "--stderr=all", "--list-only", "src/"), stdout: true, silent: true, stderr: true},
+	{name: "stderr-msgs2stderr", fx: fxBasic, args: dtArgs("-av", "--msgs2stderr", "src/", "dst/"), stdout: true, silent: true, stderr: true},
+	{name: "stderr-no-msgs2stderr", fx: fxBasic, args: dtArgs("-av", "--stderr=all", "--no-msgs2stderr", "src/", "dst/"), stdout: true, stderr: true},
+	{name: "stderr-all-then-errors", fx: fxBasic, args: dtArgs("-av", "--stderr=all", "--stderr=e", "src/", "dst/"), stdout: true, stderr: true},
+	{name: "stderr-bad-mode", fx: fxBasic, args: dtArgs("-av", "--stderr=x", "src/", "dst/"), code: 1, stderr: true},
+	{name: "stderr-empty-mode", fx: fxBasic, args: dtArgs("-av", "--stderr=", "src/", "dst/"), code: 1, stderr: true},
+}
+
+func init() {
+	diffScenarios = append(diffScenarios, stderrScenarios...)
+	remoteSkip["stderr-bad-mode"] = "no transfer"
+	remoteSkip["stderr-empty-mode"] = "no transfer"
+}

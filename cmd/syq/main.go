@@ -96,6 +96,11 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
 		return code
 	}
+	if inv.StderrAll && inv.VersionLevel < 2 {
+		// --stderr=all: what rsync prints as messages goes to stderr
+		// too (its -VV JSON is not one).
+		stdout = stderr
+	}
 	if inv.ShowHelp {
 		io.WriteString(stdout, helpText)
 		return 0

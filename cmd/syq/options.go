@@ -49,6 +49,13 @@ type Invocation struct {
 	// StopAt is when --stop-at or --stop-after ends the transfer (exit
 	// 30); zero: never.
 	StopAt time.Time
+	// StderrAll is --stderr=all (or --msgs2stderr): every message,
+	// also -v's and -i's lines and the summary, goes to stderr. rsync's
+	// other modes, errors (its default) and client, differ only in which
+	// of its processes prints an error; both put errors on stderr and
+	// the rest on stdout, as syq's client does.
+	StderrAll bool
+	stderrErr string // a bad --stderr mode, reported after parsing
 	// LogFile is --log-file: where the client logs what happened.
 	LogFile string
 	// VersionLevel counts -V: 2 or more prints the capabilities as JSON,
@@ -255,8 +262,9 @@ func buildCLIOptions() []cliOpt {
 			c.DebugHelp = c.DebugHelp || strings.EqualFold(w, "help")
 		}
 	}))
-	add(optTodo("stderr", 0, cliStrArg))
-	add(optTodos("msgs2stderr", "no-msgs2stderr")...)
+	add(optText("stderr", 0, applyStderr))
+	add(optFlag("msgs2stderr", 0, func(c *Invocation) { c.StderrAll = true }))
+	add(optFlag("no-msgs2stderr", 0, func(c *Invocation) { c.StderrAll = false }))
 	add(optFlag("quiet", 'q', func(c *Invocation) { c.Opts.Quiet = true }))
 	add(optNoop("motd"), optNoop("no-motd"))
 	add(optFlag("stats", 0, func(c *Invocation) { c.Opts.Stats = true }))
@@ -861,6 +869,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := cliApply(inv, hits); err != nil {
 		return nil, err
 	}
+	if inv.stderrErr != "" {
+		return nil, &UsageError{Msg: inv.stderrErr}
+	}
 	if help {
 		inv.ShowHelp = true
 		return inv, nil
@@ -1167,6 +1178,19 @@ func checkInfo(value string) error {
 		}
 	}
 	return nil
+}
+
+// applyStderr takes --stderr's mode, which may be abbreviated to one
+// letter, as rsync's.
+func applyStderr(c *Invocation, mode string) {
+	switch {
+	case mode != "" && strings.HasPrefix("errors", mode), mode != "" && strings.HasPrefix("client", mode):
+		c.StderrAll = false
+	case mode != "" && strings.HasPrefix("all", mode):
+		c.StderrAll = true
+	case c.stderrErr == "":
+		c.stderrErr = fmt.Sprintf("--stderr mode %q is not one of errors, all, or client", mode)
+	}
 }
 
 func applyInfo(c *Invocation, value string) {
