@@ -223,7 +223,12 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 		old = nil
 	}
-	if old != nil && old.IsReg() {
+	if old != nil && r.writesDevice(old) && old.Size == 0 && b.dir != nil {
+		// --write-devices: the device is the file, as long as seeking
+		// to its end says (the job writes into it: write.go).
+		old.Size, _ = b.dir.DeviceSize(e.Name)
+	}
+	if old != nil && r.isFile(old) {
 		if opts.Update && mtimeNewer(old, e) {
 			return false, r.skipNote(lines, r.display(rel)+" is newer")
 		}
@@ -250,7 +255,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 	}
 	it := newItem(r.sentChar())
-	if len(r.alts) > 0 && (old == nil || old.IsReg() && opts.AltDestKind != wire.AltCopy) {
+	if len(r.alts) > 0 && (old == nil || r.isFile(old) && opts.AltDestKind != wire.AltCopy) {
 		// A missing or out-of-date file: rsync looks in the --*-dest
 		// directories first (for an out-of-date one, only --compare-dest
 		// and --link-dest, and only for an exact match).
@@ -277,7 +282,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	if opts.Fuzzy > 0 {
 		b.fuzzyUsed(e.Name) // replaced by this run: no basis for later files
 	}
-	if old != nil && old.IsReg() {
+	if old != nil && r.isFile(old) {
 		it = item{update: r.sentChar(), flags: r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e), basis: old.Size}
 		if old.Size != e.Size {
 			it.flags |= flagSize
@@ -302,6 +307,18 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		return false, lines
 	}
 	return true, lines
+}
+
+// isFile says whether old, at the name of a regular file's entry, is
+// the file to update: a regular file, or with --write-devices a device.
+func (r *Receiver) isFile(old *fsops.Stat) bool {
+	return old.IsReg() || r.writesDevice(old)
+}
+
+// writesDevice says whether old is a device that --write-devices writes
+// into rather than replaces.
+func (r *Receiver) writesDevice(old *fsops.Stat) bool {
+	return r.opts.WriteDevices && old.IsDevice()
 }
 
 // keepsType says whether entries of type t are made at the destination:

@@ -234,6 +234,13 @@ func (b *batchRef) Open(i int32) (wire.Source, error) {
 		// expects, so sending it would leave a truncated or mixed copy
 		// under the final name. It is left out, as a vanished file is.
 		st, serr := fsops.Fstat(f)
+		if serr == nil && o.CopyDevices && st.IsDevice() {
+			// Listed as a regular file of the device's size.
+			st.Mode = fsops.TypeReg | st.Mode&0o777
+			if st.Size == 0 {
+				st.Size, serr = fsops.DeviceSize(f)
+			}
+		}
 		// Only the size matters here: a file rewritten in place at the
 		// same size is sent as it now is, as rsync would.
 		if serr == nil && st.Size == e.Size && st.Mode&fsops.TypeMask == e.Type() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"syq/filter"
 	"syq/fsops"
@@ -554,6 +555,16 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 		if _, err := dir.ApplyFakeStat(srcName, &st); err != nil {
 			s.problem(wire.ProblemGeneral, "failed to read xattr %s for %q: %s", fsops.FakeStatXattr, absPath(dir.Join(srcName)), fsops.ErrText(err))
 		}
+	}
+	if opts.CopyDevices && st.IsDevice() {
+		// --copy-devices: its contents, as a regular file. A device's
+		// own mtime says nothing of them, so the file is "new now".
+		size := st.Size
+		if size == 0 {
+			size, _ = dir.DeviceSize(srcName)
+		}
+		st.Mode = fsops.TypeReg | st.Mode&0o777
+		st.Size, st.MtimeSec = size, time.Now().Unix()
 	}
 	e = wire.Entry{
 		Name: name, Mode: st.Mode, MtimeSec: st.MtimeSec, MtimeNsec: st.MtimeNsec,

@@ -4,6 +4,22 @@ package main
 // --write-devices, -m with -R, -H's choice of the name to transfer, and
 // -i with --out-format.
 
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"syq/scripts/treecheck"
+)
+
 // fxMunge: links rsync's sending side un-munges (a target below the
 // munge prefix) or leaves (the bare prefix, anything else).
 func fxMunge(b *fixtureBuilder) {
@@ -67,3 +83,149 @@ func init() {
 	remoteSkip["stderr-bad-mode"] = "no transfer"
 	remoteSkip["stderr-empty-mode"] = "no transfer"
 }
+
+// Loop devices for the --copy-devices and --write-devices scenarios:
+// one the senders read (dtLoopRead, fixed content) and one the
+// receivers write into (dtLoopWrite). Both arms of a scenario share
+// them, which is safe: they read the same bytes, and write the same
+// bytes. dtReleaseLoops (TestMain) detaches them.
+var (
+	dtLoopOnce        sync.Once
+	dtLoopErr         error
+	dtLoopDir         string
+	dtLoopRead        string
+	dtLoopWrite       string
+	dtLoopReadContent []byte
+	dtLoopReadDev     uint64
+	dtLoopWriteDev    uint64
+	dtLoopWriteSize   = 64 << 10
+	dtLoopReadSize    = 192 << 10
+)
+
+func dtLoops(t testing.TB) {
+	if os.Geteuid() != 0 {
+		t.Skip("device scenarios need root (mknod, losetup): not run, not passed")
+	}
+	dtLoopOnce.Do(func() {
+		dtLoopDir, dtLoopErr = os.MkdirTemp("", "syqloop-")
+		if dtLoopErr != nil {
+			return
+		}
+		attach := func(name string, data []byte) (string, uint64, error) {
+			back := filepath.Join(dtLoopDir, name)
+			if err := os.WriteFile(back, data, 0o600); err != nil {
+				return "", 0, err
+			}
+			out, err := exec.Command("losetup", "--find", "--show", back).CombinedOutput()
+			if err != nil {
+				return "", 0, fmt.Errorf("losetup: %v: %s", err, out)
+			}
+			dev := strings.TrimSpace(string(out))
+			var st unix.Stat_t
+			if err := unix.Stat(dev, &st); err != nil {
+				return "", 0, err
+			}
+			return dev, st.Rdev, nil
+		}
+		dtLoopReadContent = make([]byte, dtLoopReadSize)
+		for i := range dtLoopReadContent {
+			dtLoopReadContent[i] = byte(i*7 + i>>9)
+		}
+		if dtLoopRead, dtLoopReadDev, dtLoopErr = attach("read", dtLoopReadContent); dtLoopErr != nil {
+			return
+		}
+		dtLoopWrite, dtLoopWriteDev, dtLoopErr = attach("write", make([]byte, dtLoopWriteSize))
+	})
+	if dtLoopErr != nil {
+		t.Skipf("no loop device for the device scenarios (%v): not run, not passed", dtLoopErr)
+	}
+}
+
+// dtReleaseLoops detaches the loop devices dtLoops attached.
+func dtReleaseLoops() {
+	for _, d := range []string{dtLoopRead, dtLoopWrite} {
+		if d != "" {
+			exec.Command("losetup", "-d", d).Run()
+		}
+	}
+	if dtLoopDir != "" {
+		os.RemoveAll(dtLoopDir)
+	}
+}
+
+func (b *fixtureBuilder) blk(rel string, rdev uint64, attrs ...fbAttr) {
+	b.parents(rel)
+	b.must(unix.Mknod(b.p(rel), unix.S_IFBLK|0o600, int(rdev)))
+	b.record(rel, 0o640, false, attrs)
+}
+
+// fxDevices: a regular file, character devices that read as empty
+// (null, zero) and a block device with content.
+func fxDevices(b *fixtureBuilder) {
+	dtLoops(b.t)
+	b.dir("src")
+	b.file("src/f", 5000)
+	b.chr("src/null", 1, 3)
+	b.chr("src/zero", 1, 5, fbMode(0o4755))
+	b.blk("src/blk", dtLoopReadDev)
+	b.dir("src")
+}
+
+// preDevices: a copy made earlier with --copy-devices: the same content,
+// older times.
+func preCopiedDevices(b *fixtureBuilder) {
+	b.file("dst/null", 0, fbMtAt(-100))
+	b.data("dst/blk", dtLoopReadContent, fbMtAt(-100), fbMode(0o640))
+	b.dir("dst")
+}
+
+// preWriteDevices: devices stand where the source has regular files.
+func preWriteDevices(b *fixtureBuilder) {
+	b.chr("dst/f", 1, 3, fbMtAt(-100))
+	b.blk("dst/g", dtLoopWriteDev, fbMtAt(-100))
+	b.dir("dst")
+}
+
+func fxWriteDevices(b *fixtureBuilder) {
+	dtLoops(b.t)
+	b.dir("src")
+	b.file("src/f", 5000)
+	b.file("src/g", 20000)
+	b.file("src/h", 10)
+	b.chr("src/null", 1, 3)
+	b.dir("src")
+}
+
+// dtDeviceTimes: the files --copy-devices makes carry the time of the
+// run.
+var dtDeviceTimes = treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return p == "null" || p == "zero" || p == "blk" }}
+
+// checkLoopWritten: dst/g, the write loop device, holds src/g's data.
+func checkLoopWritten(t *testing.T, root string) {
+	want, err := os.ReadFile(filepath.Join(root, "src/g"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(want))
+	f, err := os.Open(dtLoopWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.ReadFull(f, got); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s: the loop device does not hold src/g's data (%v)", root, err)
+	}
+}
+
+var deviceScenarios = []diffScenario{
+	{name: "copy-devices", fx: fxDevices, args: dtArgs("-a", "--copy-devices", "src/", "dst/"), cmp: dtDeviceTimes},
+	{name: "copy-devices-rt", fx: fxDevices, args: dtArgs("-rt", "--copy-devices", "src/", "dst/"), cmp: dtDeviceTimes},
+	{name: "copy-devices-existing", fx: fxDevices, pre: preCopiedDevices, args: dtArgs("-ai", "--copy-devices", "src/", "dst/"), cmp: dtDeviceTimes, stdout: true, sorted: true},
+	{name: "copy-devices-operand", fx: fxDevices, args: dtArgs("-a", "--copy-devices", "src/blk", "dst/"), cmp: treecheck.CompareOptions{SkipRoot: true, SkipMtimeOf: dtDeviceTimes.SkipMtimeOf}},
+	{name: "devices-without-copy", fx: fxDevices, args: dtArgs("-a", "src/", "dst/")},
+	{name: "write-devices", fx: fxWriteDevices, pre: preWriteDevices, args: dtArgs("-ai", "--write-devices", "src/", "dst/"), stdout: true, sorted: true, check: checkLoopWritten},
+	{name: "write-devices-no", fx: fxWriteDevices, pre: preWriteDevices, args: dtArgs("-a", "--write-devices", "--no-write-devices", "src/", "dst/")},
+	{name: "write-devices-copy-devices", fx: fxWriteDevices, pre: preWriteDevices, args: dtArgs("-ai", "--write-devices", "--copy-devices", "src/", "dst/"), cmp: dtDeviceTimes, stdout: true, sorted: true},
+}
+
+func init() { diffScenarios = append(diffScenarios, deviceScenarios...) }

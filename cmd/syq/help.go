@@ -127,6 +127,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --devices           recreate device nodes (needs root)
      --specials          recreate fifos and sockets
  -D                      both --devices and --specials
+     --copy-devices      copy device contents as a regular file
+     --write-devices     write to devices as files (implies --inplace)
      --super             receiver attempts super-user activities
                          (--no-super: acts as an ordinary user even as root)
      --fake-super        store/recover privileged attrs using xattrs

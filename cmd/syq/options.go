@@ -354,8 +354,10 @@ func buildCLIOptions() []cliOpt {
 	add(optBool(func(o *wire.Options) *bool { return &o.Specials }, "specials", 0, "no-specials")...)
 	add(optFlag("", 'D', func(c *Invocation) { c.Opts.Devices, c.Opts.Specials = true, true }))
 	add(optFlag("no-D", 0, func(c *Invocation) { c.Opts.Devices, c.Opts.Specials = false, false }))
-	add(optTodos("copy-devices", "write-devices", "drop-D")...)
-	add(optNoop("no-write-devices"), optNoop("no-drop-D"))
+	add(optFlag("copy-devices", 0, func(c *Invocation) { c.Opts.CopyDevices = true }))
+	add(optBool(func(o *wire.Options) *bool { return &o.WriteDevices }, "write-devices", 0, "no-write-devices")...)
+	add(optTodos("drop-D")...)
+	add(optNoop("no-drop-D"))
 	add(optBool(func(o *wire.Options) *bool { return &o.Times }, "times", 't', "no-times", "no-t")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.Atimes }, "atimes", 'U', "no-atimes", "no-U")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.OpenNoatime }, "open-noatime", 0, "no-open-noatime")...)
@@ -959,6 +961,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		if _, err := sender.ParseChmod(c, 0); err != nil {
 			return nil, &UsageError{Msg: err.Error(), NoPrefix: true}
 		}
+	}
+	if inv.Opts.WriteDevices {
+		inv.Opts.Inplace = true // as rsync: a device is written where it is
 	}
 	if err := settleBackup(inv); err != nil {
 		return nil, err
