@@ -5,11 +5,11 @@ package wire
 // the helper in the handshake, which is why they live here.
 type Options struct {
 	// What the sender walks and lists.
-	Recursive       bool // -r
-	Dirs            bool // -d: transfer directories without recursing
-	Links           bool // -l: copy symlinks as symlinks
-	HardLinks       bool // -H
-	Devices         bool // --devices (part of -D)
+	Recursive bool // -r
+	Dirs      bool // -d: transfer directories without recursing
+	Links     bool // -l: copy symlinks as symlinks
+	HardLinks bool // -H
+	Devices   bool // --devices (part of -D)
 	// CopyDevices (--copy-devices): the sender lists a character or
 	// block device as a regular file of the device's size, with its
 	// permissions and the time of listing, and sends its contents.
@@ -17,7 +17,7 @@ type Options struct {
 	// WriteDevices (--write-devices, which implies --inplace): a
 	// receiver writes a regular file's data into a device that stands
 	// under its name instead of replacing the device.
-	WriteDevices bool
+	WriteDevices    bool
 	Specials        bool // --specials (part of -D)
 	OneFileSys      bool // -x: do not cross filesystem boundaries
 	SkipMountDirs   bool // -xx: also leave out the mount-point directories themselves
