@@ -7,7 +7,6 @@ package sender
 // batches are not complete and the receiver deletes nothing in them.
 
 import (
-	"fmt"
 	"path"
 	"sort"
 	"strings"
@@ -269,7 +268,7 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 		}
 		skipped := c.final && st.IsDir() && !opts.Recursive && !opts.Dirs
 		if skipped {
-			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping directory %s", crel))
+			s.problem(wire.ProblemInfo, "skipping directory %s", crel)
 			if len(c.children) == 0 {
 				continue
 			}
@@ -334,6 +333,7 @@ func (s *Sender) walkNamed(j *dirJob, c *relNode, dev uint64) bool {
 // listImplied lists an implied directory: only the children operands name.
 func (s *Sender) listImplied(j *dirJob) {
 	entries, from, dirs, devs, jobs, ioErr := s.relativeLevel(j.implied, j.rel)
+	entries, from, jobs = s.dropPruned(entries, from, jobs, j.rel) // -m: prune.go
 	j.entries, j.from, j.dirs, j.devs, j.subdirs, j.ioError = entries, from, dirs, devs, jobs, ioErr
 	j.complete = false
 }

@@ -229,3 +229,31 @@ var deviceScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, deviceScenarios...) }
+
+// -m with -R: the directories implied on the way are pruned too when
+// nothing but directories lies below them.
+var pruneRelativeScenarios = []diffScenario{
+	{name: "R-m-prune", fx: fxPrune, args: dtArgs("-aimR", "src/empty", "src/full", "src/mixed/sub", "dst/"), cmp: dtSkipRoot, stdout: true, sorted: true},
+	{name: "R-m-prune-all-empty", fx: fxPrune, args: dtArgs("-aimR", "src/empty/e1", "src/x", "dst/"), cmp: dtSkipRoot, stdout: true, sorted: true, silent: true},
+	{name: "R-m-prune-marker", fx: fxPrune, args: dtArgs("-aimR", "src/./empty", "src/./full/d1", "src/./onlylogs", "dst/"), cmp: dtSkipRoot, stdout: true, sorted: true},
+	{name: "R-m-prune-exclude", fx: fxPrune, args: dtArgs("-amR", "--exclude=*.log", "src/onlylogs", "src/mixed", "dst/"), cmp: dtSkipRoot},
+	// The directories --no-implied-dirs makes carry the time of the run.
+	{name: "R-m-prune-no-implied-dirs", fx: fxPrune, args: dtArgs("-amR", "--no-implied-dirs", "src/full/d1", "src/empty/e1", "dst/"),
+		cmp: treecheck.CompareOptions{SkipRoot: true, SkipMtimeOf: func(p string) bool { return p == "src" || p == "src/full" }}},
+	// rsync lists "src" a second time before src/d/e (the previous
+	// operand's path is "src" itself), and that keeps it.
+	{name: "R-m-prune-repeated-implied", fx: fxPrune, args: dtArgs("-aimR", "src/empty", "src/d/e", "dst/"), cmp: dtSkipRoot, stdout: true, sorted: true},
+	{name: "R-m-prune-shared-implied", fx: fxPrune, args: dtArgs("-aimR", "src/empty", "src/x", "dst/"), cmp: dtSkipRoot, stdout: true, sorted: true},
+	{name: "R-m-prune-repeated-deeper", fx: fxPrune, args: dtArgs("-aimR", "src/d/e", "src/d/e/f/g", "src/empty/e1", "dst/"), cmp: dtSkipRoot, stdout: true, sorted: true},
+	{name: "R-m-prune-dot", fx: fxPrune, args: dtArgs("-aimR", "./src/empty", "./src/d/e", "dst/"), cmp: dtSkipRoot, stdout: true, sorted: true},
+	{name: "R-m-prune-d", fx: fxPrune, args: dtArgs("-dimR", "src/full/d1/d2/file", "src/empty/e1/", "dst/"), cmp: dtNoTimes, stdout: true, sorted: true},
+	{name: "R-m-prune-delete", fx: fxPrune, pre: func(b *fixtureBuilder) {
+		b.file("dst/src/empty/old", 5)
+		b.dir("dst/src/empty/e1")
+		b.dir("dst/src/empty")
+		b.dir("dst/src")
+		b.dir("dst")
+	}, args: dtArgs("-aimR", "--delete", "src/empty", "src/full", "dst/"), cmp: dtSkipRoot, stdout: true, sorted: true},
+}
+
+func init() { diffScenarios = append(diffScenarios, pruneRelativeScenarios...) }
