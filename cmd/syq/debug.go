@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"syq/remote"
 )
 
 // rsyncDebugFlags are the names --debug takes in rsync 3.x.
@@ -55,7 +57,12 @@ func checkDebug(inv *Invocation) error {
 // debugLevel is the level of rsync's --debug flag name (lower case) in
 // this run: from --debug's words, in order ("all" and "none" included).
 func debugLevel(inv *Invocation, name string) int {
-	level := 0
+	return debugLevelFrom(inv, name, 0)
+}
+
+// debugLevelFrom is debugLevel for a flag that -v gives level base.
+func debugLevelFrom(inv *Invocation, name string, base int) int {
+	level := base
 	for _, v := range inv.debugFlags {
 		for _, w := range strings.Split(v, ",") {
 			word := strings.ToLower(strings.TrimRight(w, "0123456789"))
@@ -72,6 +79,30 @@ func debugLevel(inv *Invocation, name string) int {
 		}
 	}
 	return level
+}
+
+// connectionLine is the line rsync's client prints with --debug=CMD
+// (which -vv gives) before it runs the remote shell: the command's words,
+// those with characters outside a plain set in double quotes, and their
+// count. argv is the remote-shell command up to the host; syq's remote
+// command is its helper, which the bootstrap finds or installs (or
+// --rsync-path names with --syq-no-bootstrap).
+func connectionLine(inv *Invocation, argv []string) string {
+	helper := "syq"
+	if inv.NoBootstrap && inv.RsyncPath != "" {
+		helper = inv.RsyncPath
+	}
+	words := append(append([]string{}, argv...), helper, remote.ServerFlag)
+	var b strings.Builder
+	b.WriteString("opening connection using: ")
+	for _, w := range words {
+		if strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,.-_=+@/") != "" {
+			w = `"` + w + `"`
+		}
+		b.WriteString(w + " ")
+	}
+	fmt.Fprintf(&b, " (%d args)", len(words))
+	return b.String()
 }
 
 // nstrLines are the lines rsync's client prints with --debug=NSTR: the

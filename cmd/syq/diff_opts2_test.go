@@ -257,3 +257,16 @@ var pruneRelativeScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, pruneRelativeScenarios...) }
+
+// -i with --out-format: the format replaces -i's "%i %n%L" line; -i then
+// only matters through %i (-ii: unchanged items too).
+var itemizeFormatScenarios = []diffScenario{
+	{name: "i-out-format-no-i", fx: fxBasic, pre: preAttrsOnly, args: dtArgs("-a", "-i", "--out-format=X %n %l", "src/", "dst/"), stdout: true},
+	{name: "i-out-format-after", fx: fxBasic, pre: preAttrsOnly, args: dtArgs("-a", "--out-format=X %n", "-i", "src/", "dst/"), stdout: true},
+	{name: "ii-out-format-i", fx: fxBasic, pre: preQuick, args: dtArgs("-a", "-ii", "--out-format=[%i] %n%L", "src/", "dst/"), stdout: true},
+	{name: "ii-out-format-no-i", fx: fxBasic, pre: preQuick, args: dtArgs("-a", "-ii", "--out-format=%n", "src/", "dst/"), stdout: true},
+	{name: "i-out-format-v", fx: fxBasic, pre: preExtras, args: dtArgs("-a", "-iv", "--delete", "--out-format=%o %n", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "i-out-format-i-dry-run", fx: fxBasic, pre: preAttrsOnly, args: dtArgs("-an", "-i", "--out-format=%i|%n|%L", "src/", "dst/"), stdout: true},
+}
+
+func init() { diffScenarios = append(diffScenarios, itemizeFormatScenarios...) }

@@ -1192,9 +1192,9 @@ func dtNormOut(s, root string) string { return strings.ReplaceAll(s, root, "<ROO
 // each tool's own protocol bytes.
 func dtNormSummary(s string) string {
 	s = regexp.MustCompile(`(?m)^sent .* bytes/sec$`).ReplaceAllString(s, "sent ...")
-	// -vv's "opening connection using: ssh ... rsync --server ..." names
-	// rsync's server; syq runs its own helper and does not print it.
-	s = regexp.MustCompile(`(?m)^opening connection using: .*\n`).ReplaceAllString(s, "")
+	// -vv's "opening connection using: ssh ... HOST rsync --server ...
+	// (N args)" names rsync's server after the host, syq its helper.
+	s = regexp.MustCompile(`(?m)^(opening connection using: .* 127\.0\.0\.1) .*  \(\d+ args\)$`).ReplaceAllString(s, "$1 ...")
 	return regexp.MustCompile(`(?m)  speedup is [0-9.]+`).ReplaceAllString(s, "  speedup ...")
 }
 

@@ -950,10 +950,14 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		if err := receiver.CheckFormat(f, inv.checksumChoice); err != nil {
 			return nil, &UsageError{Msg: err.Error()}
 		}
-		// rsync: a format with %i shows what -i shows; any format
-		// implies --info=name, which syq's receiver reads as "names".
+		// rsync: a format with %i shows what -i shows (-ii: unchanged
+		// items too); any format implies --info=name, which syq's
+		// receiver reads as "names". The format replaces -i's own
+		// line, so without %i, -i changes nothing.
 		if receiver.FormatHas(f, 'i') {
 			inv.Opts.Itemize = true
+		} else {
+			inv.Opts.Itemize, inv.Opts.ItemizeUnchanged = false, false
 		}
 	}
 	inv.Opts.ChecksumChoice = inv.checksumChoice
