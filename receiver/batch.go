@@ -408,6 +408,24 @@ func (r *Receiver) waitReady(ctx context.Context, fb *wire.FileBatch) (*dirReady
 	}
 }
 
+// waitDecided waits until every batch before seq is decided (or the
+// transfer stops).
+func (r *Receiver) waitDecided(seq uint64) {
+	for {
+		r.doneMu.Lock()
+		progress, prefix := r.progress, r.donePrefix
+		r.doneMu.Unlock()
+		if prefix >= seq {
+			return
+		}
+		select {
+		case <-progress:
+		case <-r.ctx.Done():
+			return
+		}
+	}
+}
+
 // batchDone records that batch seq is decided; donePrefix counts the
 // batches finished without a gap.
 func (r *Receiver) batchDone(seq uint64) {

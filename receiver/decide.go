@@ -173,6 +173,11 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	if opts.MinSize != nil && e.Size < *opts.MinSize {
 		return false, r.skipNote(lines, r.display(rel)+" is under min-size")
 	}
+	if e.LinkGroup != 0 {
+		// From here on LinkLeader says whether this name is the one
+		// written (hlink choice: chooseLeader).
+		e.LinkLeader = r.chooseLeader(b, e, rel, old)
+	}
 	if e.LinkGroup != 0 && !e.LinkLeader {
 		f := follower{rel: rel, group: e.LinkGroup, e: *e}
 		r.linkMu.Lock()
@@ -198,9 +203,6 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		// decided on its own.
 	}
 	if e.LinkLeader {
-		r.linkMu.Lock()
-		r.leaders[e.LinkGroup] = rel
-		r.linkMu.Unlock()
 		if opts.DryRun {
 			// Nothing is written: the leader counts as done once
 			// decided, and its followers show in list order.
@@ -307,6 +309,34 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		return false, lines
 	}
 	return true, lines
+}
+
+// chooseLeader says whether e, a name of hard-link group e.LinkGroup at
+// rel (its destination entry old), is the one written, the others being
+// linked to it, and records it as the group's leader if so. As rsync's
+// generator it is the first name, in list order, that the destination
+// (or a --*-dest directory) has as a file, up to date or updated there,
+// else the last name of the group (which the sender marks). Names are taken in list order:
+// this waits until every earlier batch is decided.
+func (r *Receiver) chooseLeader(b *batchState, e *wire.Entry, rel string, old *fsops.Stat) bool {
+	r.waitDecided(b.seq)
+	present := old != nil && r.isFile(old)
+	if old == nil && len(r.alts) > 0 {
+		// One a --*-dest directory has counts as present: a basis
+		// for --copy-dest, data that matches for the other two.
+		level, _, _ := r.altLookup(b, e, false)
+		present = level >= 2 || level == 1 && r.opts.AltDestKind == wire.AltCopy
+	}
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	if _, ok := r.leaders[e.LinkGroup]; ok {
+		return false
+	}
+	if !e.LinkLeader && !present {
+		return false // rsync defers it: a later name may be written
+	}
+	r.leaders[e.LinkGroup] = rel
+	return true
 }
 
 // isFile says whether old, at the name of a regular file's entry, is

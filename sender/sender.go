@@ -45,6 +45,7 @@ type Sender struct {
 	credits  *credits // bounds the entries sent and not yet finished by the receiver
 
 	linkGroups map[[2]uint64]uint64
+	lastLinks  map[[2]uint64]string // -H: the path of each inode's last name (hlink.go)
 
 	listIOError bool // emitter only: some batch so far had a read error
 

@@ -80,6 +80,9 @@ func (s *Sender) walk(ctx context.Context) error {
 		s.findPruned(top.entries, jobs) // prune.go
 		top.entries, top.from, jobs = s.dropPruned(top.entries, top.from, jobs, "")
 	}
+	if s.cfg.Opts.HardLinks {
+		s.findLastLinks(top.entries, jobs) // hlink.go
+	}
 	defer func() {
 		for _, r := range roots {
 			r.Close()
@@ -165,7 +168,7 @@ func (s *Sender) walk(ctx context.Context) error {
 	return nil
 }
 
-// emit assigns hard-link groups in send order and sends one batch.
+// emit numbers hard-link groups in send order and sends one batch.
 func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 	if s.cfg.Opts.HardLinks {
 		for i := range j.entries {
@@ -174,15 +177,16 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 				continue
 			}
 			key := [2]uint64{e.LinkGroup, uint64(e.Rdev)}
+			// The receiver picks the name it writes; the last one of
+			// the group is its choice when the destination has none.
+			e.LinkLeader = s.isLastLink(j.rel, e) // hlink.go
 			e.Rdev = 0
-			if g, ok := s.linkGroups[key]; ok {
-				e.LinkGroup = g
-			} else {
+			g, ok := s.linkGroups[key]
+			if !ok {
 				g = uint64(len(s.linkGroups) + 1)
 				s.linkGroups[key] = g
-				e.LinkGroup = g
-				e.LinkLeader = true
 			}
+			e.LinkGroup = g
 		}
 	}
 	credit, err := s.credits.acquire(ctx, len(j.entries))

@@ -270,3 +270,86 @@ var itemizeFormatScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, itemizeFormatScenarios...) }
+
+// fxHardGroups: hard-linked groups spread over directories.
+func fxHardGroups(b *fixtureBuilder) {
+	b.dir("src")
+	b.file("src/a1", 3000)
+	b.hardlink("src/a2", "src/a1")
+	b.hardlink("src/sub/a3", "src/a1")
+	b.file("src/b1", 500)
+	b.hardlink("src/b2", "src/b1")
+	b.file("src/d/c1", 700)
+	b.hardlink("src/e/c2", "src/d/c1")
+	b.hardlink("src/e/c3", "src/d/c1")
+	b.file("src/single", 20)
+	b.dir("src/d")
+	b.dir("src/e")
+	b.dir("src/sub")
+	b.dir("src")
+}
+
+// dtHardOrigin is the name each group of fxHardGroups was made under:
+// its mode and times are recorded there.
+var dtHardOrigin = map[string]string{"a2": "a1", "sub/a3": "a1", "b2": "b1", "e/c2": "d/c1", "e/c3": "d/c1"}
+
+// dtCopyOf writes dst/rel as an up-to-date copy of src/rel (a file of its
+// own).
+func dtCopyOf(b *fixtureBuilder, rel string) {
+	data, err := os.ReadFile(b.p("src/" + rel))
+	b.must(err)
+	origin := rel
+	if o, ok := dtHardOrigin[rel]; ok {
+		origin = o
+	}
+	r := b.byRel["src/"+origin]
+	b.data("dst/"+rel, data, fbMt(r.mtime), fbMode(r.mode))
+}
+
+func preHardMiddleUptodate(b *fixtureBuilder) {
+	dtCopyOf(b, "a2")
+	dtCopyOf(b, "e/c3")
+	b.dir("dst/e")
+	b.dir("dst")
+}
+
+func preHardOutdated(b *fixtureBuilder) {
+	b.file("dst/a1", 3000, fbMtAt(-50)) // outdated: the leader, updated
+	dtCopyOf(b, "sub/a3")               // up to date, but after a1: linked
+	b.file("dst/b2", 10)                // the last name, outdated
+	b.dir("dst/sub")
+	b.dir("dst")
+}
+
+func preHardLinkedAlready(b *fixtureBuilder) {
+	dtCopyOf(b, "a1")
+	b.hardlink("dst/a2", "dst/a1")
+	dtCopyOf(b, "b1")
+	b.hardlink("dst/b2", "dst/b1")
+	dtCopyOf(b, "d/c1")
+	b.dir("dst/d")
+	b.dir("dst")
+}
+
+func preHardLinkDest(b *fixtureBuilder) {
+	b.dir("dst")
+	data, err := os.ReadFile(b.p("src/a2"))
+	b.must(err)
+	r := b.byRel["src/a1"]
+	b.data("old/a2", data, fbMt(r.mtime), fbMode(r.mode))
+	b.dir("old")
+}
+
+var hardLeaderScenarios = []diffScenario{
+	{name: "H-leader-middle-uptodate", fx: fxHardGroups, pre: preHardMiddleUptodate, args: dtArgs("-aiH", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "H-leader-outdated", fx: fxHardGroups, pre: preHardOutdated, args: dtArgs("-aiH", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "H-leader-linked-already", fx: fxHardGroups, pre: preHardLinkedAlready, args: dtArgs("-aiiH", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "H-leader-none-present", fx: fxHardGroups, pre: preDstDir, args: dtArgs("-aiH", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "H-leader-dry-run", fx: fxHardGroups, pre: preHardOutdated, args: dtArgs("-aiHn", "src/", "dst/"), stdout: true, sorted: true, dstSame: true},
+	{name: "H-leader-delete", fx: fxHardGroups, pre: preHardMiddleUptodate, args: dtArgs("-aH", "--delete", "src/", "dst/")},
+	{name: "H-leader-vv", fx: fxHardGroups, pre: preHardMiddleUptodate, args: dtArgs("-avvH", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "H-leader-link-dest", fx: fxHardGroups, pre: preHardLinkDest, args: dtArgs("-aiH", "--link-dest=../old", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "H-leader-exclude-last", fx: fxHardGroups, pre: preHardMiddleUptodate, args: dtArgs("-aiH", "--exclude=sub/", "--exclude=c3", "src/", "dst/"), stdout: true, sorted: true},
+}
+
+func init() { diffScenarios = append(diffScenarios, hardLeaderScenarios...) }

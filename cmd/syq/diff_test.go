@@ -1150,10 +1150,6 @@ var itemizeKnownDiff = map[string]string{
 	// read has a line in syq's output only.
 	"unreadable-source": "line before data", "unreadable-source-rt": "line before data",
 	"unreadable-source-delete": "line before data", "unreadable-source-delete-ignore-errors": "line before data",
-	// -H: syq transfers the first name of a group it lists and links the
-	// others at the end; rsync picks another leader and shows "hf" lines.
-	"H-groups": "hard-link leader", "H-src-no-slash": "hard-link leader",
-	"H-existing-dest": "hard-link leader", "delete-H": "hard-link leader",
 }
 
 // quietArgs: the arguments print nothing on stdout of their own, so -i
