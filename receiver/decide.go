@@ -332,8 +332,14 @@ func (r *Receiver) chooseLeader(b *batchState, e *wire.Entry, rel string, old *f
 	if _, ok := r.leaders[e.LinkGroup]; ok {
 		return false
 	}
-	if !e.LinkLeader && !present {
-		return false // rsync defers it: a later name may be written
+	// rsync defers a name that is not present: a later one may be
+	// written. When the last name is then skipped (--ignore-existing,
+	// --update, --existing), rsync goes back to the name before it;
+	// syq cannot ask for an earlier batch's data again, so with those
+	// options the first name not skipped is written instead.
+	skips := r.opts.IgnoreExisting || r.opts.Update || r.opts.Existing
+	if !e.LinkLeader && !present && !skips {
+		return false
 	}
 	r.leaders[e.LinkGroup] = rel
 	return true
