@@ -3,6 +3,7 @@ package receiver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -168,6 +169,17 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		return
 	}
 	fb.Entries = r.mapIDs(fb.Entries) // idmap.go
+	if r.opts.MungeLinks && r.opts.Links {
+		// --munge-links: every link made here leads below MungePrefix
+		// (output shows the sender's target: shownLink). A local sender
+		// still holds the entries: change a copy.
+		fb.Entries = slices.Clone(fb.Entries)
+		for i := range fb.Entries {
+			if e := &fb.Entries[i]; e.Type() == wire.TypeLnk {
+				e.Link = wire.MungeLink(e.Link)
+			}
+		}
+	}
 	b := &batchState{rel: fb.Dir, seq: fb.Seq}
 	b.refs.Store(1)
 	var lines, deleted []string
@@ -397,6 +409,24 @@ func (r *Receiver) waitReady(ctx context.Context, fb *wire.FileBatch) (*dirReady
 		case <-progress:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+	}
+}
+
+// waitDecided waits until every batch before seq is decided (or the
+// transfer stops).
+func (r *Receiver) waitDecided(seq uint64) {
+	for {
+		r.doneMu.Lock()
+		progress, prefix := r.progress, r.donePrefix
+		r.doneMu.Unlock()
+		if prefix >= seq {
+			return
+		}
+		select {
+		case <-progress:
+		case <-r.ctx.Done():
+			return
 		}
 	}
 }

@@ -173,6 +173,11 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	if opts.MinSize != nil && e.Size < *opts.MinSize {
 		return false, r.skipNote(lines, r.display(rel)+" is under min-size")
 	}
+	if e.LinkGroup != 0 {
+		// From here on LinkLeader says whether this name is the one
+		// written (hlink choice: chooseLeader).
+		e.LinkLeader = r.chooseLeader(b, e, rel, old)
+	}
 	if e.LinkGroup != 0 && !e.LinkLeader {
 		f := follower{rel: rel, group: e.LinkGroup, e: *e}
 		r.linkMu.Lock()
@@ -198,9 +203,6 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		// decided on its own.
 	}
 	if e.LinkLeader {
-		r.linkMu.Lock()
-		r.leaders[e.LinkGroup] = rel
-		r.linkMu.Unlock()
 		if opts.DryRun {
 			// Nothing is written: the leader counts as done once
 			// decided, and its followers show in list order.
@@ -223,7 +225,12 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 		old = nil
 	}
-	if old != nil && old.IsReg() {
+	if old != nil && r.writesDevice(old) && old.Size == 0 && b.dir != nil {
+		// --write-devices: the device is the file, as long as seeking
+		// to its end says (the job writes into it: write.go).
+		old.Size, _ = b.dir.DeviceSize(e.Name)
+	}
+	if old != nil && r.isFile(old) {
 		if opts.Update && mtimeNewer(old, e) {
 			return false, r.skipNote(lines, r.display(rel)+" is newer")
 		}
@@ -250,7 +257,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 	}
 	it := newItem(r.sentChar())
-	if len(r.alts) > 0 && (old == nil || old.IsReg() && opts.AltDestKind != wire.AltCopy) {
+	if len(r.alts) > 0 && (old == nil || r.isFile(old) && opts.AltDestKind != wire.AltCopy) {
 		// A missing or out-of-date file: rsync looks in the --*-dest
 		// directories first (for an out-of-date one, only --compare-dest
 		// and --link-dest, and only for an exact match).
@@ -277,7 +284,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	if opts.Fuzzy > 0 {
 		b.fuzzyUsed(e.Name) // replaced by this run: no basis for later files
 	}
-	if old != nil && old.IsReg() {
+	if old != nil && r.isFile(old) {
 		it = item{update: r.sentChar(), flags: r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e), basis: old.Size}
 		if old.Size != e.Size {
 			it.flags |= flagSize
@@ -302,6 +309,52 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		return false, lines
 	}
 	return true, lines
+}
+
+// chooseLeader says whether e, a name of hard-link group e.LinkGroup at
+// rel (its destination entry old), is the one written, the others being
+// linked to it, and records it as the group's leader if so. As rsync's
+// generator it is the first name, in list order, that the destination
+// (or a --*-dest directory) has as a file, up to date or updated there,
+// else the last name of the group (which the sender marks). Names are taken in list order:
+// this waits until every earlier batch is decided.
+func (r *Receiver) chooseLeader(b *batchState, e *wire.Entry, rel string, old *fsops.Stat) bool {
+	r.waitDecided(b.seq)
+	present := old != nil && r.isFile(old)
+	if old == nil && len(r.alts) > 0 {
+		// One a --*-dest directory has counts as present: a basis
+		// for --copy-dest, data that matches for the other two.
+		level, _, _ := r.altLookup(b, e, false)
+		present = level >= 2 || level == 1 && r.opts.AltDestKind == wire.AltCopy
+	}
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	if _, ok := r.leaders[e.LinkGroup]; ok {
+		return false
+	}
+	// rsync defers a name that is not present: a later one may be
+	// written. When the last name is then skipped (--ignore-existing,
+	// --update, --existing), rsync goes back to the name before it;
+	// syq cannot ask for an earlier batch's data again, so with those
+	// options the first name not skipped is written instead.
+	skips := r.opts.IgnoreExisting || r.opts.Update || r.opts.Existing
+	if !e.LinkLeader && !present && !skips {
+		return false
+	}
+	r.leaders[e.LinkGroup] = rel
+	return true
+}
+
+// isFile says whether old, at the name of a regular file's entry, is
+// the file to update: a regular file, or with --write-devices a device.
+func (r *Receiver) isFile(old *fsops.Stat) bool {
+	return old.IsReg() || r.writesDevice(old)
+}
+
+// writesDevice says whether old is a device that --write-devices writes
+// into rather than replaces.
+func (r *Receiver) writesDevice(old *fsops.Stat) bool {
+	return r.opts.WriteDevices && old.IsDevice()
 }
 
 // keepsType says whether entries of type t are made at the destination:
@@ -340,7 +393,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 	}
 	display := rel
 	if e.Type() == wire.TypeLnk {
-		display = rel + " -> " + e.Link
+		display = rel + " -> " + r.shownLink(e)
 		if opts.SafeLinks && wire.UnsafeSymlink(e.Link, rel) {
 			if opts.Info.Name > 0 {
 				r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("ignoring unsafe symlink %q -> %q", rel, e.Link))

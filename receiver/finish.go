@@ -33,7 +33,10 @@ func (r *Receiver) linkFollower(f follower, lines []string) []string {
 		r.linkMu.Lock()
 		id := r.settled[f.group]
 		r.linkMu.Unlock()
-		if id != nil && len(r.alts) > 0 {
+		if fs, ok := r.dryRunOld(f.rel); ok && fs.IsReg() {
+			// A file the link would replace shows what differs.
+			it = r.replacedByLink(f, &fs)
+		} else if id != nil && len(r.alts) > 0 {
 			it, quiet = r.altFollowerItem(f, &fsops.Stat{Dev: id.dev, Ino: id.ino}, it)
 		}
 		return r.followerLine(lines, it, quiet, display, f)
@@ -62,13 +65,7 @@ func (r *Receiver) linkFollower(f follower, lines []string) []string {
 	switch {
 	case ferr == nil && fs.IsReg():
 		// A file replaced by the link shows what differs from it.
-		it = item{update: 'h', flags: r.attrChanges(&f.e, &fs)}
-		if fs.Size != f.e.Size {
-			it.flags |= flagSize
-		}
-		if !r.opts.Times {
-			it.flags |= flagTime
-		}
+		it = r.replacedByLink(f, &fs)
 	case ferr != nil && len(r.alts) > 0 && lerr == nil:
 		// A new link that a --*-dest directory has shows against it.
 		it, quiet = r.altFollowerItem(f, &ls, it)
@@ -91,6 +88,34 @@ func (r *Receiver) linkFollower(f follower, lines []string) []string {
 		return lines
 	}
 	return r.followerLine(lines, it, quiet, display, f)
+}
+
+// replacedByLink itemizes the file fs that follower f's link replaces:
+// what differs from it.
+func (r *Receiver) replacedByLink(f follower, fs *fsops.Stat) item {
+	it := item{update: 'h', flags: r.attrChanges(&f.e, fs)}
+	if fs.Size != f.e.Size {
+		it.flags |= flagSize
+	}
+	if !r.opts.Times {
+		it.flags |= flagTime
+	}
+	return it
+}
+
+// dryRunOld is what stands at rel in the destination (a dry run's
+// follower: nothing was made or replaced).
+func (r *Receiver) dryRunOld(rel string) (fsops.Stat, bool) {
+	if r.root == nil {
+		return fsops.Stat{}, false
+	}
+	d, err := r.root.OpenBeneath(parentRel(rel), r.followsDirLinks())
+	if err != nil {
+		return fsops.Stat{}, false
+	}
+	defer d.Close()
+	st, err := d.Lstat(baseRel(rel))
+	return st, err == nil
 }
 
 // followerLine adds the line of a hard link made to its leader (display

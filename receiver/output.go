@@ -131,7 +131,7 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 				return r.aheadLine(r.uptodate(name, e))
 			}
 			if e.Type() == wire.TypeLnk {
-				name = strings.TrimSuffix(name, " -> "+r.display(e.Link))
+				name = strings.TrimSuffix(name, " -> "+r.display(r.shownLink(e)))
 			}
 			return r.aheadLine(name)
 		case it.update == '.' && !it.flags.any():
@@ -142,6 +142,16 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	return ""
 }
 
+// shownLink is a symlink's target as output shows it. With
+// --munge-links the receiver made it munged, but rsync's lines come from
+// its sender (the client) except in a pull, and show what it listed.
+func (r *Receiver) shownLink(e *wire.Entry) string {
+	if r.opts.MungeLinks && r.opts.Links && !r.cfg.Pulled {
+		return strings.TrimPrefix(e.Link, wire.MungePrefix)
+	}
+	return e.Link
+}
+
 // itemizing says whether lines are itemized (-i, or %i in
 // --out-format) rather than -v's names.
 func (r *Receiver) itemizing() bool { return !r.out.deferSent }
@@ -150,7 +160,7 @@ func (r *Receiver) itemizing() bool { return !r.out.deferSent }
 // displayed, a symlink's target left out.
 func (r *Receiver) uptodate(name string, e *wire.Entry) string {
 	if e.Type() == wire.TypeLnk {
-		name = strings.TrimSuffix(name, " -> "+r.display(e.Link))
+		name = strings.TrimSuffix(name, " -> "+r.display(r.shownLink(e)))
 	}
 	return name + " is uptodate"
 }
@@ -242,7 +252,7 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 func (r *Receiver) formatLine(format, itemized, name, rel string, e *wire.Entry, basis int64, transferred bool, sum func() string) string {
 	link := ""
 	if e != nil && e.Type() == wire.TypeLnk {
-		if suffix := " -> " + r.display(e.Link); strings.HasSuffix(name, suffix) {
+		if suffix := " -> " + r.display(r.shownLink(e)); strings.HasSuffix(name, suffix) {
 			name, link = strings.TrimSuffix(name, suffix), suffix
 		}
 		rel, _, _ = strings.Cut(rel, " -> ")

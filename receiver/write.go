@@ -167,7 +167,7 @@ func (r *Receiver) fill(ctx context.Context, f *fsops.File, src wire.Source, job
 	if err := r.copyData(ctx, f, src, job); err != nil {
 		return err
 	}
-	if r.opts.Inplace {
+	if r.opts.Inplace && (job.old == nil || !r.writesDevice(job.old)) {
 		if err := fsops.Truncate(f, sourceSize(src, job)); err != nil {
 			return err
 		}
@@ -242,8 +242,8 @@ func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.Sour
 	var f *fsops.File
 	var err error
 	cur := r.createPerm(job) &^ r.umaskNow
-	if job.old != nil && job.old.IsReg() {
-		if r.backupOn() {
+	if job.old != nil && r.isFile(job.old) {
+		if r.backupOn() && job.old.IsReg() {
 			if err := r.backupCopy(dir, job.name, job.rel); err != nil {
 				return &userError{fmt.Sprintf("not updating %q in place: its backup failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
 			}

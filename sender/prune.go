@@ -12,6 +12,8 @@ package sender
 // to leave out, so the list still streams afterwards.
 
 import (
+	"path"
+	"strings"
 	"sync/atomic"
 
 	"syq/filter"
@@ -37,7 +39,9 @@ func (s *Sender) findPruned(top []wire.Entry, jobs []*dirJob) {
 	pruned := map[string]bool{}
 	var keep func(j *dirJob) bool
 	keep = func(j *dirJob) bool {
-		p := &dirJob{rel: j.rel, srcs: j.srcs}
+		// With -R a job may list only what operands name (implied) or
+		// merge those paths into its walk (named).
+		p := &dirJob{rel: j.rel, srcs: j.srcs, implied: j.implied, named: j.named}
 		s.list(p)
 		for _, d := range p.dirs {
 			d.Close()
@@ -66,6 +70,15 @@ func (s *Sender) findPruned(top []wire.Entry, jobs []*dirJob) {
 			}
 		}
 		return kept
+	}
+	var repeats map[string]bool
+	if s.cfg.Opts.Relative {
+		repeats = relativeRepeats(s.cfg.Operands, s.cfg.Opts.Recursive)
+	}
+	keepInner := keep
+	keep = func(j *dirJob) bool {
+		kept := keepInner(j)
+		return kept || repeats[j.rel]
 	}
 	listed := make(map[string]bool, len(jobs))
 	for _, j := range jobs {
@@ -115,4 +128,67 @@ func (s *Sender) dropPruned(entries []wire.Entry, from []uint8, subdirs []*dirJo
 		}
 	}
 	return entries, from, subdirs[:m]
+}
+
+// relativeRepeats lists the directories rsync's sender lists twice under
+// -R, which -m then keeps whatever they hold. Before each operand it
+// lists the directories on the operand's path that the previous
+// operand's path does not share, and it counts one as shared only when
+// that path goes on below it ("a/b" after "a" lists "a" again). Its
+// receiver blanks the second copy of a name, and a blank entry counts
+// as content when it prunes, so the directory and those above it stay.
+// A directory counts as listed before when an earlier operand led
+// through it, named it, or (with -r) lay above it; an operand listed
+// before is a repeat too.
+func relativeRepeats(operands []string, recursive bool) map[string]bool {
+	out := map[string]bool{}
+	implied := map[string]bool{}
+	var walked []string
+	listedBefore := func(p string) bool {
+		if implied[p] {
+			return true
+		}
+		for _, w := range walked {
+			if p == w || recursive && strings.HasPrefix(p, w+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	last := ""
+	for _, op := range operands {
+		_, rel := relativeSplit(op)
+		var comps []string
+		for _, c := range strings.Split(rel, "/") {
+			if c != "" && c != "." {
+				comps = append(comps, c)
+			}
+		}
+		if len(comps) == 0 {
+			continue
+		}
+		full := path.Join(comps...)
+		if len(comps) > 1 {
+			dir := path.Join(comps[:len(comps)-1]...)
+			if dir != last && !strings.HasPrefix(last, dir+"/") {
+				k := 0
+				for k < len(comps)-1 && strings.HasPrefix(last, path.Join(comps[:k+1]...)+"/") {
+					k++
+				}
+				for i := k; i < len(comps)-1; i++ {
+					p := path.Join(comps[:i+1]...)
+					if listedBefore(p) {
+						out[p] = true
+					}
+					implied[p] = true
+				}
+				last = dir
+			}
+		}
+		if listedBefore(full) {
+			out[full] = true // the operand itself, listed twice
+		}
+		walked = append(walked, full)
+	}
+	return out
 }

@@ -104,7 +104,7 @@ func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 	missing := s.dropMissing(tree, "", &skips)
 	sort.SliceStable(skips, func(i, j int) bool { return skips[i].operand < skips[j].operand })
 	for _, sk := range skips {
-		s.cfg.Report(wire.ProblemInfo, "skipping directory "+sk.shown)
+		s.problem(wire.ProblemInfo, "skipping directory %s", sk.shown)
 	}
 	var top topLevel
 	if tree.final {
@@ -359,6 +359,7 @@ func (s *Sender) walkNamed(j *dirJob, c *relNode, dev uint64) bool {
 // listImplied lists an implied directory: only the children operands name.
 func (s *Sender) listImplied(j *dirJob) {
 	entries, from, dirs, devs, jobs, ioErr := s.relativeLevel(j.implied, j.rel)
+	entries, from, jobs = s.dropPruned(entries, from, jobs, j.rel) // -m: prune.go
 	j.entries, j.from, j.dirs, j.devs, j.subdirs, j.ioError = entries, from, dirs, devs, jobs, ioErr
 	j.complete = false
 }

@@ -51,6 +51,7 @@ type Sender struct {
 	credits  *credits // bounds the entries sent and not yet finished by the receiver
 
 	linkGroups map[[2]uint64]uint64
+	lastLinks  map[[2]uint64]string // -H: the path of each inode's last name (hlink.go)
 
 	listIOError bool // emitter only: some batch so far had a read error
 
@@ -285,6 +286,13 @@ func (b *batchRef) Open(i int32) (wire.Source, error) {
 		// expects, so sending it would leave a truncated or mixed copy
 		// under the final name. It is left out, as a vanished file is.
 		st, serr := fsops.Fstat(f)
+		if serr == nil && o.CopyDevices && st.IsDevice() {
+			// Listed as a regular file of the device's size.
+			st.Mode = fsops.TypeReg | st.Mode&0o777
+			if st.Size == 0 {
+				st.Size, serr = fsops.DeviceSize(f)
+			}
+		}
 		// Only the size matters here: a file rewritten in place at the
 		// same size is sent as it now is, as rsync would.
 		if serr == nil && st.Size == e.Size && st.Mode&fsops.TypeMask == e.Type() {

@@ -3,7 +3,6 @@ package sender
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -81,6 +80,9 @@ func (s *Sender) walk(ctx context.Context) error {
 	if s.cfg.Opts.PruneEmptyDirs && (s.cfg.Opts.Recursive || s.cfg.Opts.Dirs) {
 		s.findPruned(top.entries, jobs) // prune.go
 		top.entries, top.from, jobs = s.dropPruned(top.entries, top.from, jobs, "")
+	}
+	if s.cfg.Opts.HardLinks {
+		s.findLastLinks(top.entries, jobs) // hlink.go
 	}
 	defer func() {
 		for _, r := range roots {
@@ -170,7 +172,7 @@ func (s *Sender) walk(ctx context.Context) error {
 	return nil
 }
 
-// emit assigns hard-link groups in send order and sends one batch.
+// emit numbers hard-link groups in send order and sends one batch.
 func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 	if s.cfg.Opts.HardLinks {
 		for i := range j.entries {
@@ -179,15 +181,16 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 				continue
 			}
 			key := [2]uint64{e.LinkGroup, uint64(e.Rdev)}
+			// The receiver picks the name it writes; the last one of
+			// the group is its choice when the destination has none.
+			e.LinkLeader = s.isLastLink(j.rel, e) // hlink.go
 			e.Rdev = 0
-			if g, ok := s.linkGroups[key]; ok {
-				e.LinkGroup = g
-			} else {
+			g, ok := s.linkGroups[key]
+			if !ok {
 				g = uint64(len(s.linkGroups) + 1)
 				s.linkGroups[key] = g
-				e.LinkGroup = g
-				e.LinkLeader = true
 			}
+			e.LinkGroup = g
 		}
 	}
 	credit, err := s.credits.acquire(ctx, len(j.entries))
@@ -319,7 +322,7 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			}
 		}
 		if st.IsDir() && !opts.Recursive && !opts.Dirs {
-			s.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping directory %s", name))
+			s.problem(wire.ProblemInfo, "skipping directory %s", name)
 			continue
 		}
 		// Top-level entries are opened through their parent directory.
@@ -575,7 +578,7 @@ func (s *Sender) excluded(rules *filter.List, rel string, isDir bool) bool {
 	}
 	verdict, rule := rules.Decide(filter.Sender, rel, isDir)
 	if line := filter.DebugLine("sender", verdict, rel, isDir, rule); line != "" {
-		s.cfg.Report(wire.ProblemInfo, line)
+		s.problem(wire.ProblemInfo, "%s", line)
 	}
 	return verdict < 0
 }
@@ -594,6 +597,16 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 		if _, err := dir.ApplyFakeStat(srcName, &st); err != nil {
 			s.problem(wire.ProblemGeneral, "failed to read xattr %s for %q: %s", fsops.FakeStatXattr, absPath(dir.Join(srcName)), fsops.ErrText(err))
 		}
+	}
+	if opts.CopyDevices && st.IsDevice() {
+		// --copy-devices: its contents, as a regular file. A device's
+		// own mtime says nothing of them, so the file is "new now".
+		size := st.Size
+		if size == 0 {
+			size, _ = dir.DeviceSize(srcName)
+		}
+		st.Mode = fsops.TypeReg | st.Mode&0o777
+		st.Size, st.MtimeSec = size, time.Now().Unix()
 	}
 	e = wire.Entry{
 		Name: name, Mode: st.Mode, MtimeSec: st.MtimeSec, MtimeNsec: st.MtimeNsec,
@@ -635,8 +648,13 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 			s.problem(wire.ProblemGeneral, "readlink %q failed: %v", absPath(dir.Join(srcName)), fsops.ErrText(err))
 			return e, false, false
 		}
-		e.Link = target
+		// The size stays the link's own, as rsync's (it counts in
+		// --stats and -v's total).
 		e.Size = int64(len(target))
+		if opts.MungeLinks {
+			target = wire.UnmungeLink(target)
+		}
+		e.Link = target
 	case fsops.TypeChr, fsops.TypeBlk:
 		e.Rdev = st.Rdev
 	case fsops.TypeFifo, fsops.TypeSock:

@@ -48,3 +48,21 @@ func UnsafeSymlink(target, path string) bool {
 	}
 	return false
 }
+
+// MungePrefix is what --munge-links puts before every symlink target a
+// receiver makes, so that no link it writes can lead anywhere unless a
+// directory of that name exists (rsync's SYMLINK_PREFIX; its client
+// refuses to munge when one does).
+const MungePrefix = "/rsyncd-munged/"
+
+// MungeLink is the target a receiver with --munge-links makes.
+func MungeLink(target string) string { return MungePrefix + target }
+
+// UnmungeLink is the target a sender with --munge-links lists: a target
+// that starts with MungePrefix and goes on after it loses the prefix.
+func UnmungeLink(target string) string {
+	if len(target) > len(MungePrefix) && strings.HasPrefix(target, MungePrefix) {
+		return target[len(MungePrefix):]
+	}
+	return target
+}

@@ -32,7 +32,9 @@ type Entry struct {
 	Sum       []byte // content checksum, sent only with -c
 	// LinkGroup is non-zero for a file with several hard links (-H); every
 	// entry of the same inode carries the same value. LinkLeader marks the
-	// first one sent, the one whose data is transferred.
+	// last one sent: the receiver writes the first name of the group that
+	// it has as a file (rsync's leader), else this one, and links the
+	// others to it.
 	LinkGroup  uint64
 	LinkLeader bool
 	// Xattrs are the extended attributes, sorted by name, sent only

@@ -5,11 +5,19 @@ package wire
 // the helper in the handshake, which is why they live here.
 type Options struct {
 	// What the sender walks and lists.
-	Recursive       bool // -r
-	Dirs            bool // -d: transfer directories without recursing
-	Links           bool // -l: copy symlinks as symlinks
-	HardLinks       bool // -H
-	Devices         bool // --devices (part of -D)
+	Recursive bool // -r
+	Dirs      bool // -d: transfer directories without recursing
+	Links     bool // -l: copy symlinks as symlinks
+	HardLinks bool // -H
+	Devices   bool // --devices (part of -D)
+	// CopyDevices (--copy-devices): the sender lists a character or
+	// block device as a regular file of the device's size, with its
+	// permissions and the time of listing, and sends its contents.
+	CopyDevices bool
+	// WriteDevices (--write-devices, which implies --inplace): a
+	// receiver writes a regular file's data into a device that stands
+	// under its name instead of replacing the device.
+	WriteDevices    bool
 	Specials        bool // --specials (part of -D)
 	OneFileSys      bool // -x: do not cross filesystem boundaries
 	SkipMountDirs   bool // -xx: also leave out the mount-point directories themselves
@@ -21,9 +29,16 @@ type Options struct {
 	// receiving side follow symlinks whoever owns them.
 	InsecureLinks bool
 	KeepDirLinks  bool // -K: a destination symlink to a directory counts as that directory
-	Relative      bool // -R (refused until built)
-	ImpliedDirs   bool // --implied-dirs (default true with -R)
-	ListOnly      bool // --list-only, or a single source without a destination
+	// MungeLinks (--munge-links) is for the side that reads it, as in
+	// rsync where each side needs its own: a receiver prefixes every
+	// symlink target it makes with MungePrefix, a sender strips that
+	// prefix from the targets it lists. The command line gives it to
+	// the local side only; -M--munge-links to the remote (in a local
+	// copy: the receiving) side.
+	MungeLinks  bool
+	Relative    bool // -R (refused until built)
+	ImpliedDirs bool // --implied-dirs (default true with -R)
+	ListOnly    bool // --list-only, or a single source without a destination
 	// OldArgs (--old-args): the remote sender splits each operand into
 	// words as a shell would, before expanding wildcards.
 	OldArgs bool

@@ -155,11 +155,17 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(&wire.FatalError{Code: wire.ExitStartClient, Err: err})
 	}
-	sess, err := remote.Start(startCtx, remote.Config{
+	rcfg := remote.Config{
 		Rsh: inv.Rsh, User: end.User, Host: end.Host, RsyncPath: inv.RsyncPath,
 		Bootstrap: !inv.NoBootstrap, Version: ver, Binary: exe,
 		Stderr: stderr, Debug: debugf, Early: firstWords,
-	})
+	}
+	if debugLevelFrom(inv, "cmd", min(max(opts.Verbose-1, 0), 1)) > 0 && !opts.Quiet {
+		if argv, err := remote.Command(rcfg, ""); err == nil {
+			fmt.Fprintln(stdout, connectionLine(inv, argv[:len(argv)-1]))
+		}
+	}
+	sess, err := remote.Start(startCtx, rcfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -449,6 +455,8 @@ func remoteOptions(inv *Invocation) (wire.Options, error) {
 	// Nor --no-super: only -M--no-super reaches it.
 	base := inv.Opts
 	base.FakeSuper = false
+	// Nor --munge-links: each side needs its own (-M--munge-links).
+	base.MungeLinks = false
 	if base.Super < 0 {
 		base.Super = 0
 	}

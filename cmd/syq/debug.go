@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"syq/remote"
 )
 
 // rsyncDebugFlags are the names --debug takes in rsync 3.x.
@@ -14,7 +16,8 @@ filter flist fuzzy genr hash hlink iconv io nstr own proto recv send time all no
 // with an optional level; "none" and level 0 silence) and refuses names
 // rsync does not know. Of rsync's debug output syq prints only FUZZY's,
 // the --fuzzy choices (scripts check them), FILTER's, the rule that hid,
-// showed or protected a name, and NSTR's (nstrLines); the rest traces
+// showed or protected a name, NSTR's (nstrLines) and CMD's
+// (connectionLine); the rest traces
 // rsync's internals, not a result, and SYQ_DEBUG=1 shows syq's own
 // decisions instead.
 func checkDebug(inv *Invocation) error {
@@ -55,7 +58,12 @@ func checkDebug(inv *Invocation) error {
 // debugLevel is the level of rsync's --debug flag name (lower case) in
 // this run: from --debug's words, in order ("all" and "none" included).
 func debugLevel(inv *Invocation, name string) int {
-	level := 0
+	return debugLevelFrom(inv, name, 0)
+}
+
+// debugLevelFrom is debugLevel for a flag that -v gives level base.
+func debugLevelFrom(inv *Invocation, name string, base int) int {
+	level := base
 	for _, v := range inv.debugFlags {
 		for _, w := range strings.Split(v, ",") {
 			word := strings.ToLower(strings.TrimRight(w, "0123456789"))
@@ -72,6 +80,30 @@ func debugLevel(inv *Invocation, name string) int {
 		}
 	}
 	return level
+}
+
+// connectionLine is the line rsync's client prints with --debug=CMD
+// (which -vv gives) before it runs the remote shell: the command's words,
+// those with characters outside a plain set in double quotes, and their
+// count. argv is the remote-shell command up to the host; syq's remote
+// command is its helper, which the bootstrap finds or installs (or
+// --rsync-path names with --syq-no-bootstrap).
+func connectionLine(inv *Invocation, argv []string) string {
+	helper := "syq"
+	if inv.NoBootstrap && inv.RsyncPath != "" {
+		helper = inv.RsyncPath
+	}
+	words := append(append([]string{}, argv...), helper, remote.ServerFlag)
+	var b strings.Builder
+	b.WriteString("opening connection using: ")
+	for _, w := range words {
+		if strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,.-_=+@/") != "" {
+			w = `"` + w + `"`
+		}
+		b.WriteString(w + " ")
+	}
+	fmt.Fprintf(&b, " (%d args)", len(words))
+	return b.String()
 }
 
 // nstrLines are the lines rsync's client prints with --debug=NSTR: the
@@ -123,7 +155,8 @@ syq takes rsync's --debug names (ACL BACKUP BIND CHDIR CONNECT CMD DEL
 DELTASUM DUP EXIT FILTER FLIST FUZZY GENR HASH HLINK ICONV IO NSTR OWN PROTO
 RECV SEND TIME, ALL, NONE). Of rsync's debug output it prints only FUZZY's
 (the --fuzzy basis choices, levels 1-2), FILTER's (the rule that hid,
-showed or protected a name) and NSTR's (the checksum and compressor
-chosen); the rest traces rsync's own internals. SYQ_DEBUG=1 shows syq's
-decisions instead.
+showed or protected a name), NSTR's (the checksum and compressor
+chosen) and CMD's (the remote-shell command, which -vv shows too); the
+rest traces rsync's own internals. SYQ_DEBUG=1 shows syq's decisions
+instead.
 `

@@ -31,11 +31,6 @@ var remoteSkip = map[string]string{
 	"filter-bad-perdir-rule":  "rsync's pulling client exits 12",
 	"filter-bad-perdir-named": "rsync's pulling client exits 12",
 	"v-banner-qsort":          "rsync's server refuses its own --qsort",
-	// -vv makes rsync print the ssh command it runs, which names rsync's
-	// server where syq runs its helper.
-	"vv-uptodate":   "rsync -vv prints its remote-shell command",
-	"ivv-unchanged": "rsync -vv prints its remote-shell command",
-	"vv-dry-run":    "rsync -vv prints its remote-shell command",
 	// Pulling, rsync's generator may list a directory for deletion after
 	// some of its files arrived, and names them too: timing, not rules.
 	"f-debug-vv": "rsync's pulling generator's deletion scan races its receiver",

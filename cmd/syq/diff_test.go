@@ -433,16 +433,19 @@ func fxSrc2(b *fixtureBuilder) {
 // ---------------------------------------------------------------- scenarios
 
 type diffScenario struct {
-	name    string
-	fx      func(*fixtureBuilder) // builds the source side (and anything else) under the scenario root
-	pre     func(*fixtureBuilder) // pre-populates dst (same in both roots)
-	args    []string              // rsync arguments, operands relative to the scenario root
-	cmp     treecheck.CompareOptions
-	code    int  // exit code rsync itself must give (guards the harness)
-	unpriv  bool // run both tools as fbNobody (fixture owned by fbNobody)
-	stdout  bool // compare standard output exactly
-	silent  bool // with stdout: rsync printing nothing is the point (-q)
-	sorted  bool // with stdout: compare the sorted lines (rsync's order of deletions across directories differs)
+	name   string
+	fx     func(*fixtureBuilder) // builds the source side (and anything else) under the scenario root
+	pre    func(*fixtureBuilder) // pre-populates dst (same in both roots)
+	args   []string              // rsync arguments, operands relative to the scenario root
+	cmp    treecheck.CompareOptions
+	code   int  // exit code rsync itself must give (guards the harness)
+	unpriv bool // run both tools as fbNobody (fixture owned by fbNobody)
+	stdout bool // compare standard output exactly
+	silent bool // with stdout: rsync printing nothing is the point (-q)
+	sorted bool // with stdout: compare the sorted lines (rsync's order of deletions across directories differs)
+	// stderr: compare standard error too, with the program's name and
+	// where in rsync's source an error was raised left out (dtNormStderr).
+	stderr  bool
 	dstSame bool // dst must be left exactly as pre built it
 	// srcChanges: the run changes the source side (--remove-source-files);
 	// it must change the same way under both tools.
@@ -1060,6 +1063,15 @@ func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 			problems = append(problems, "stdout differs:\n"+dtLineDiff(ro, so))
 		}
 	}
+	if s.stderr {
+		ro, so := dtNormStderr(rs.stderr, rs.root), dtNormStderr(sq.stderr, sq.root)
+		if s.remote != nil || s.sorted {
+			ro, so = dtSortLines(ro), dtSortLines(so)
+		}
+		if ro != so {
+			problems = append(problems, "stderr differs:\n"+dtLineDiff(ro, so))
+		}
+	}
 	if s.logFile {
 		rl, rerr := dtLogLines(rs.root)
 		sl, serr := dtLogLines(sq.root)
@@ -1138,10 +1150,6 @@ var itemizeKnownDiff = map[string]string{
 	// read has a line in syq's output only.
 	"unreadable-source": "line before data", "unreadable-source-rt": "line before data",
 	"unreadable-source-delete": "line before data", "unreadable-source-delete-ignore-errors": "line before data",
-	// -H: syq transfers the first name of a group it lists and links the
-	// others at the end; rsync picks another leader and shows "hf" lines.
-	"H-groups": "hard-link leader", "H-src-no-slash": "hard-link leader",
-	"H-existing-dest": "hard-link leader", "delete-H": "hard-link leader",
 }
 
 // quietArgs: the arguments print nothing on stdout of their own, so -i
@@ -1180,10 +1188,19 @@ func dtNormOut(s, root string) string { return strings.ReplaceAll(s, root, "<ROO
 // each tool's own protocol bytes.
 func dtNormSummary(s string) string {
 	s = regexp.MustCompile(`(?m)^sent .* bytes/sec$`).ReplaceAllString(s, "sent ...")
-	// -vv's "opening connection using: ssh ... rsync --server ..." names
-	// rsync's server; syq runs its own helper and does not print it.
-	s = regexp.MustCompile(`(?m)^opening connection using: .*\n`).ReplaceAllString(s, "")
+	// -vv's "opening connection using: ssh ... HOST rsync --server ...
+	// (N args)" names rsync's server after the host, syq its helper.
+	s = regexp.MustCompile(`(?m)^(opening connection using: .* 127\.0\.0\.1) .*  \(\d+ args\)$`).ReplaceAllString(s, "$1 ...")
 	return regexp.MustCompile(`(?m)  speedup is [0-9.]+`).ReplaceAllString(s, "  speedup ...")
+}
+
+// dtNormStderr is dtNormSummary's for standard error, whose messages
+// also name the program and rsync's errors where in its source they
+// were raised.
+func dtNormStderr(s, root string) string {
+	s = dtNormSummary(dtNormOut(s, root))
+	s = regexp.MustCompile(`(?m)^rsync( error)?: `).ReplaceAllString(s, "syq$1: ")
+	return regexp.MustCompile(`(?m) at [a-z0-9]+\.c\(\d+\) \[[A-Za-z]+=[0-9.]+\]$`).ReplaceAllString(s, "")
 }
 
 func dtTrim(s string) string {

@@ -92,6 +92,8 @@ refused with an error instead of being ignored.
 Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -v, --verbose           print more about what is happening; repeat for more
  -q, --quiet             print errors only
+     --stderr=e|a|c      errors (the default) and client: errors on stderr;
+                         all: every line on stderr (--msgs2stderr)
  -a, --archive           shorthand for -rlptgoD
  -r, --recursive         descend into directories
      --files-from=FILE   copy exactly the paths FILE lists below SRC ("-": stdin);
@@ -103,6 +105,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -L, --copy-links        copy what symlinks point to, not the links
      --copy-unsafe-links copy what links leaving the tree point to
      --safe-links        ignore symlinks that leave the tree
+     --munge-links       munge symlinks to make them safe & unusable
+                         (this side only; -M--munge-links for the other)
  -k, --copy-dirlinks     copy what symlinks to directories point to
  -K, --keep-dirlinks     treat a symlink to a directory in DEST as that directory
  -H, --hard-links        keep hard-linked files hard-linked
@@ -123,6 +127,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --devices           recreate device nodes (needs root)
      --specials          recreate fifos and sockets
  -D                      both --devices and --specials
+     --copy-devices      copy device contents as a regular file
+     --write-devices     write to devices as files (implies --inplace)
      --super             receiver attempts super-user activities
                          (--no-super: acts as an ordinary user even as root)
      --fake-super        store/recover privileged attrs using xattrs

@@ -83,6 +83,11 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageFailure(stderr, err)
 	}
+	if inv.StderrAll && inv.VersionLevel < 2 {
+		// --stderr=all: what rsync prints as messages goes to stderr
+		// too (its -VV JSON is not one).
+		stdout = stderr
+	}
 	if inv.ShowHelp {
 		io.WriteString(stdout, helpText)
 		return 0
@@ -104,7 +109,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fsops.SetInsecureLinks(inv.Opts.InsecureLinks)
-	if err = expandFilesFrom(inv, os.Stdin); err == nil {
+	if err = checkMungeDir(inv.Opts.MungeLinks || inv.Remote == nil && localReceiverOpts(inv).MungeLinks); err == nil {
+		err = expandFilesFrom(inv, os.Stdin)
+	}
+	if err == nil {
 		inv.filters, err = buildFilters(inv, os.Stdin)
 	}
 	if err != nil {
@@ -453,20 +461,36 @@ func debugf(format string, args ...any) {
 	}
 }
 
+// checkMungeDir refuses --munge-links, as rsync does, when the directory
+// its prefix names exists: the munged links would lead into it.
+func checkMungeDir(munge bool) error {
+	dir := strings.TrimSuffix(wire.MungePrefix, "/")
+	if st, err := fsops.StatPath(dir); munge && err == nil && st.IsDir() {
+		return &wire.FatalError{Code: wire.ExitUnsupported, Err: fmt.Errorf("Symlink munging is unsafe when a %s directory exists.", dir)}
+	}
+	return nil
+}
+
 // localReceiverOpts are the options of a local copy's receiving half:
 // rsync's forked receiver is its "remote" side, which starts from the
 // command line's options and applies -M's on top; syq takes from -M
-// there only --super, --no-super and --fake-super (the other -M options
-// are not built for a local copy, which runs as the command line says).
+// there only --super, --no-super, --fake-super and --munge-links (the
+// other -M options are not built for a local copy, which runs as the
+// command line says). --munge-links itself is the sending half's only:
+// rsync's forked receiver drops it ("each side needs its own option").
 func localReceiverOpts(inv *Invocation) *wire.Options {
-	if len(inv.RemoteOptions) == 0 {
-		return &inv.Opts
-	}
-	m, err := withRemoteOptions(inv, inv.Opts)
-	if err != nil || m.FakeSuper == inv.Opts.FakeSuper && m.Super == inv.Opts.Super {
+	if len(inv.RemoteOptions) == 0 && !inv.Opts.MungeLinks {
 		return &inv.Opts
 	}
 	o := inv.Opts
-	o.FakeSuper, o.Super = m.FakeSuper, m.Super
+	o.MungeLinks = false
+	if len(inv.RemoteOptions) == 0 {
+		return &o
+	}
+	m, err := withRemoteOptions(inv, o)
+	if err != nil {
+		return &o
+	}
+	o.FakeSuper, o.Super, o.MungeLinks = m.FakeSuper, m.Super, m.MungeLinks
 	return &o
 }

@@ -49,6 +49,13 @@ type Invocation struct {
 	// StopAt is when --stop-at or --stop-after ends the transfer (exit
 	// 30); zero: never.
 	StopAt time.Time
+	// StderrAll is --stderr=all (or --msgs2stderr): every message,
+	// also -v's and -i's lines and the summary, goes to stderr. rsync's
+	// other modes, errors (its default) and client, differ only in which
+	// of its processes prints an error; both put errors on stderr and
+	// the rest on stdout, as syq's client does.
+	StderrAll bool
+	stderrErr string // a bad --stderr mode, reported after parsing
 	// LogFile is --log-file: where the client logs what happened.
 	LogFile string
 	// VersionLevel counts -V: 2 or more prints the capabilities as JSON,
@@ -255,8 +262,9 @@ func buildCLIOptions() []cliOpt {
 			c.DebugHelp = c.DebugHelp || strings.EqualFold(w, "help")
 		}
 	}))
-	add(optTodo("stderr", 0, cliStrArg))
-	add(optTodos("msgs2stderr", "no-msgs2stderr")...)
+	add(optText("stderr", 0, applyStderr))
+	add(optFlag("msgs2stderr", 0, func(c *Invocation) { c.StderrAll = true }))
+	add(optFlag("no-msgs2stderr", 0, func(c *Invocation) { c.StderrAll = false }))
 	add(optFlag("quiet", 'q', func(c *Invocation) { c.Opts.Quiet = true }))
 	add(optNoop("motd"), optNoop("no-motd"))
 	add(optFlag("stats", 0, func(c *Invocation) { c.Opts.Stats = true }))
@@ -316,8 +324,7 @@ func buildCLIOptions() []cliOpt {
 	add(optBool(func(o *wire.Options) *bool { return &o.CopyLinks }, "copy-links", 'L')...)
 	add(optBool(func(o *wire.Options) *bool { return &o.CopyUnsafeLinks }, "copy-unsafe-links", 0)...)
 	add(optBool(func(o *wire.Options) *bool { return &o.SafeLinks }, "safe-links", 0)...)
-	add(optTodos("munge-links")...)
-	add(optNoop("no-munge-links"))
+	add(optBool(func(o *wire.Options) *bool { return &o.MungeLinks }, "munge-links", 0, "no-munge-links")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.InsecureLinks }, "insecure-links", 0, "no-insecure-links")...)
 	add(optTodo("confine-root", 0, cliStrArg))
 	add(optBool(func(o *wire.Options) *bool { return &o.CopyDirLinks }, "copy-dirlinks", 'k')...)
@@ -347,8 +354,10 @@ func buildCLIOptions() []cliOpt {
 	add(optBool(func(o *wire.Options) *bool { return &o.Specials }, "specials", 0, "no-specials")...)
 	add(optFlag("", 'D', func(c *Invocation) { c.Opts.Devices, c.Opts.Specials = true, true }))
 	add(optFlag("no-D", 0, func(c *Invocation) { c.Opts.Devices, c.Opts.Specials = false, false }))
-	add(optTodos("copy-devices", "write-devices", "drop-D")...)
-	add(optNoop("no-write-devices"), optNoop("no-drop-D"))
+	add(optFlag("copy-devices", 0, func(c *Invocation) { c.Opts.CopyDevices = true }))
+	add(optBool(func(o *wire.Options) *bool { return &o.WriteDevices }, "write-devices", 0, "no-write-devices")...)
+	add(optTodos("drop-D")...)
+	add(optNoop("no-drop-D"))
 	add(optBool(func(o *wire.Options) *bool { return &o.Times }, "times", 't', "no-times", "no-t")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.Atimes }, "atimes", 'U', "no-atimes", "no-U")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.OpenNoatime }, "open-noatime", 0, "no-open-noatime")...)
@@ -863,6 +872,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := cliApply(inv, hits); err != nil {
 		return nil, err
 	}
+	if inv.stderrErr != "" {
+		return nil, &UsageError{Msg: inv.stderrErr}
+	}
 	if help {
 		inv.ShowHelp = true
 		return inv, nil
@@ -939,10 +951,14 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		if err := receiver.CheckFormat(f, inv.checksumChoice); err != nil {
 			return nil, &UsageError{Msg: err.Error()}
 		}
-		// rsync: a format with %i shows what -i shows; any format
-		// implies --info=name, which syq's receiver reads as "names".
+		// rsync: a format with %i shows what -i shows (-ii: unchanged
+		// items too); any format implies --info=name, which syq's
+		// receiver reads as "names". The format replaces -i's own
+		// line, so without %i, -i changes nothing.
 		if receiver.FormatHas(f, 'i') {
 			inv.Opts.Itemize = true
+		} else {
+			inv.Opts.Itemize, inv.Opts.ItemizeUnchanged = false, false
 		}
 	}
 	inv.Opts.ChecksumChoice = inv.checksumChoice
@@ -950,6 +966,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		if _, err := sender.ParseChmod(c, 0); err != nil {
 			return nil, &UsageError{Msg: err.Error(), NoPrefix: true}
 		}
+	}
+	if inv.Opts.WriteDevices {
+		inv.Opts.Inplace = true // as rsync: a device is written where it is
 	}
 	if err := settleBackup(inv); err != nil {
 		return nil, err
@@ -1174,6 +1193,19 @@ func checkInfo(value string) error {
 		}
 	}
 	return nil
+}
+
+// applyStderr takes --stderr's mode, which may be abbreviated to one
+// letter, as rsync's.
+func applyStderr(c *Invocation, mode string) {
+	switch {
+	case mode != "" && strings.HasPrefix("errors", mode), mode != "" && strings.HasPrefix("client", mode):
+		c.StderrAll = false
+	case mode != "" && strings.HasPrefix("all", mode):
+		c.StderrAll = true
+	case c.stderrErr == "":
+		c.stderrErr = fmt.Sprintf("--stderr mode %q is not one of errors, all, or client", mode)
+	}
 }
 
 func applyInfo(c *Invocation, value string) {

@@ -351,8 +351,6 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"-4"}, "--ipv4"},
 		{[]string{"-6"}, "--ipv6"},
 		{[]string{"--info=flist2"}, "--info=flist2"},
-		{[]string{"--stderr=all"}, "--stderr"},
-		{[]string{"--no-msgs2stderr"}, "--no-msgs2stderr"},
 		{[]string{"--daemon"}, "--daemon"},
 		{[]string{"--server"}, "--server"},
 		{[]string{"--confine-root=/"}, "--confine-root"},

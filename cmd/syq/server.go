@@ -133,6 +133,9 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	opts := &setup.Options
 	fsops.SetInsecureLinks(opts.InsecureLinks)
 	rules, err := helperFilters(opts)
+	if err == nil {
+		err = checkMungeDir(opts.MungeLinks)
+	}
 	if err != nil {
 		fe := asFatal(err)
 		var ue *UsageError

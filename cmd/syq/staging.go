@@ -19,9 +19,6 @@ const tmpPartialDir = ".~tmp~"
 // perishable exclude rule appended to the user's rules.
 func settleStaging(inv *Invocation) error {
 	o := &inv.Opts
-	if o.PruneEmptyDirs && o.Relative {
-		return &UsageError{Msg: "option --prune-empty-dirs is not supported with -R yet"}
-	}
 	if o.Append != 0 {
 		if inv.wholeFileGiven && inv.Opts.WholeFile {
 			return &UsageError{Msg: "--append cannot be used with --whole-file"}

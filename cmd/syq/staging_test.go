@@ -30,7 +30,6 @@ func TestStagingOptions(t *testing.T) {
 		{args: []string{"--delay-updates", "--no-delay-updates"}},
 		{args: []string{"--delay-updates", "--inplace"}, err: "--inplace cannot be used with --delay-updates"},
 		{args: []string{"--partial-dir=d", "--inplace"}, err: "--inplace cannot be used with --partial-dir"},
-		{args: []string{"-m", "-R"}, err: "option --prune-empty-dirs is not supported with -R yet"},
 		{args: []string{"--append", "-W"}, err: "--append cannot be used with --whole-file"},
 		{args: []string{"-W", "--append-verify"}, err: "--append cannot be used with --whole-file"},
 		{args: []string{"--append", "--delay-updates"}, err: "--append cannot be used with --delay-updates"},

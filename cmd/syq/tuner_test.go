@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("XDG_CACHE_HOME", dir)
 	code := m.Run()
+	dtReleaseLoops() // diff_opts2_test.go
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
