@@ -166,13 +166,7 @@ func Show(w io.Writer, path string) error {
 		return nil
 	}
 	fmt.Fprintf(w, "tuner cache %s: %d route(s)\n", path, len(c.Routes))
-	keys := make([]string, 0, len(c.Routes))
-	width := len("ROUTE")
-	for k := range c.Routes {
-		keys = append(keys, k)
-		width = max(width, len(k))
-	}
-	sort.Strings(keys)
+	keys, width := sortedKeys(c.Routes, len("ROUTE"))
 	fmt.Fprintf(w, "%-*s  %7s  %5s  %4s  %10s  %10s  %s\n", width, "ROUTE", "WORKERS", "SURE", "RUNS", "FILES/S", "MB/S", "UPDATED")
 	for _, k := range keys {
 		e := c.Routes[k]
@@ -188,4 +182,17 @@ func Reset(path string) error {
 		return fmt.Errorf("tuner cache %s: %w", path, err)
 	}
 	return nil
+}
+
+// sortedKeys gives a table's route keys in order and the width of its
+// first column: the longest key, at least header wide.
+func sortedKeys[V any](m map[string]V, header int) ([]string, int) {
+	keys := make([]string, 0, len(m))
+	width := header
+	for k := range m {
+		keys = append(keys, k)
+		width = max(width, len(k))
+	}
+	sort.Strings(keys)
+	return keys, width
 }

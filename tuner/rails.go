@@ -312,13 +312,7 @@ func ShowRails(w io.Writer, path string) {
 	if len(c.Rails) == 0 {
 		return
 	}
-	keys := make([]string, 0, len(c.Rails))
-	width := len("RAIL ROUTE")
-	for k := range c.Rails {
-		keys = append(keys, k)
-		width = max(width, len(k))
-	}
-	sort.Strings(keys)
+	keys, width := sortedKeys(c.Rails, len("RAIL ROUTE"))
 	fmt.Fprintf(w, "%-*s  %5s  %5s  %4s  %s\n", width, "RAIL ROUTE", "RAILS", "SURE", "RUNS", "MB/S BY RAILS")
 	for _, k := range keys {
 		e := c.Rails[k]
