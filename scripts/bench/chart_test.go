@@ -283,7 +283,7 @@ func TestReportFromJSON(t *testing.T) {
 		"because of a measured reason",
 		"**INVALID 1/3**",
 		"| WAN: one large file | wan-large skipped: no network namespace stand |",
-		"| Multi-rail | not in this run",
+		"| Multi-rail | not measured here",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q", want)
@@ -291,6 +291,76 @@ func TestReportFromJSON(t *testing.T) {
 	}
 	if strings.Contains(string(md), "/tmp/x/syq rsync") {
 		t.Error("report shows the temporary syq path instead of syq")
+	}
+}
+
+// A report of several runs takes each cell from the newest run that
+// measured it, keeps only that run's records of it, drops a skip that
+// another run measured, and names each run with the cells it gave.
+func TestReportFromSeveralRuns(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, start, syqPath string, median float64, cells []string, skipped []skippedCell) string {
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var sums []cellSummary
+		var runs bytes.Buffer
+		for _, c := range cells {
+			s := fixedSummary()
+			s.Cell = c
+			s.Arms[0].Median = median
+			s.Arms[0].Argv = []string{syqPath, "rsync", "-a", "/src/", "/dst/"}
+			sums = append(sums, s)
+			b, _ := jsonLine(runRecord{Cell: c, Arm: "syq", Tool: "syq", Rep: 1, ElapsedS: median, Valid: true})
+			runs.Write(b)
+		}
+		writeJSON(filepath.Join(dir, "summary.json"), summaryFile{Cells: sums, Skipped: skipped, ElapsedS: 100})
+		writeJSON(filepath.Join(dir, "env.json"), map[string]any{"scale": "full", "start": start,
+			"version_syq": "syq 0.1 (" + syqPath + ", sha256 abc)", "repo_head": name + "-head"})
+		if err := os.WriteFile(filepath.Join(dir, "runs.jsonl"), runs.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	// Given newest first: the order of the flag must not matter.
+	newer := write("newer", "2026-11-30T16:00:00Z", "/tmp/new/syq", 7, []string{"noop"},
+		[]skippedCell{{Cell: "small-ext4", Reason: "no loop device"}})
+	older := write("older", "2026-11-30T12:00:00Z", "/tmp/old/syq", 3, []string{"noop", "small-ext4"},
+		[]skippedCell{{Cell: "noop-ssh", Reason: "no sshd"}, {Cell: "wan-large", Reason: "no stand"}})
+	pub := filepath.Join(root, "docs")
+	if err := reportOnly(newer+","+older, ""); err == nil {
+		t.Fatal("a report of several runs without --publish was accepted")
+	}
+	if err := reportOnly(newer+","+older, pub); err != nil {
+		t.Fatal(err)
+	}
+	md := string(mustRead(t, filepath.Join(pub, "benchmarks.md")))
+	for _, want := range []string{
+		"**Run 1** (`older`), cells used here: [small-ext4](#cell-small-ext4).",
+		"**Run 2** (`newer`), cells used here: [noop](#cell-noop).",
+		"older-head", "newer-head",
+		"Every run (1)",
+		"**wan-large** (): no stand",
+		"**noop-ssh** (): no sshd",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("merged report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "no loop device") {
+		t.Error("merged report lists small-ext4 as skipped although the older run measured it")
+	}
+	// small-ext4 runs before noop in the bench's order.
+	if i, j := strings.Index(md, "### small-ext4"), strings.Index(md, "### noop"); i < 0 || j < 0 || i > j {
+		t.Errorf("cells out of the bench's order: small-ext4 at %d, noop at %d", i, j)
+	}
+	noop := md[strings.Index(md, "### noop"):]
+	if !strings.Contains(noop, "| **syq** | 7.000") {
+		t.Errorf("noop not taken from the newer run:\n%s", noop[:min(len(noop), 1500)])
+	}
+	if strings.Contains(md, "/tmp/new/syq rsync") || strings.Contains(md, "/tmp/old/syq rsync") {
+		t.Error("a cell's command shows its run's temporary syq path instead of syq")
 	}
 }
 

@@ -67,7 +67,7 @@ func main() {
 	flag.Float64Var(&cfg.calmShare, "calm", 0.05, "wait before each run until the I/O stall share over 250 ms is below this")
 	flag.DurationVar(&cfg.calmTimeout, "calm-timeout", 0, "give up waiting for calm after this; the run is then marked noisy (default: tiny no wait, small 2s, full 30s; tmpfs cells never wait)")
 	flag.DurationVar(&cfg.runTimeout, "run-timeout", 0, "kill a timed tool (and its process group) after this; the run is invalid (default: tiny and small 2m, full 15m)")
-	flag.StringVar(&cfg.reportFrom, "report-from", "", "run nothing: write the report and charts from this results directory's JSON (into it, and into --publish if given)")
+	flag.StringVar(&cfg.reportFrom, "report-from", "", "run nothing: write the report and charts from this results directory's JSON (into it, and into --publish if given); several directories, comma-separated, make one report of their cells (the newest run of a cell wins) into --publish only")
 	flag.StringVar(&cfg.publish, "publish", "", "also write the report as DIR/benchmarks.md and its charts as DIR/bench/*.svg (e.g. docs)")
 	flag.Parse()
 	if cfg.reportFrom != "" {
@@ -389,22 +389,30 @@ func tailTrunc(s string, n int) string {
 	return "…" + s[len(s)-n:]
 }
 
-// reportOnly writes the report and charts of the results in dir into dir
+// reportOnly writes the report and charts of the results in dirs (one
+// directory, or several separated by commas) into that directory
 // (report.md, CELL.svg) and, if publish is set, as publish/benchmarks.md
-// with the charts in publish/bench.
-func reportOnly(dir, publish string) error {
-	r, err := loadResults(dir)
+// with the charts in publish/bench. A report of several runs is written
+// into publish only: it belongs to none of them.
+func reportOnly(dirs, publish string) error {
+	list := strings.Split(dirs, ",")
+	if len(list) > 1 && publish == "" {
+		return fmt.Errorf("--report-from %s: a report of several runs needs --publish DIR", dirs)
+	}
+	r, err := mergeResults(list)
 	if err != nil {
 		return err
 	}
 	if len(r.Summary.Cells) == 0 {
-		return fmt.Errorf("%s: no cell ran", dir)
+		return fmt.Errorf("%s: no cell ran", dirs)
 	}
-	svgs, err := writeReport(r, filepath.Join(dir, "report.md"), dir, ".")
-	if err != nil {
-		return err
+	if len(list) == 1 {
+		svgs, err := writeReport(r, filepath.Join(dirs, "report.md"), dirs, ".")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("report: %s/report.md, %d charts\n", dirs, len(svgs))
 	}
-	fmt.Printf("report: %s/report.md, %d charts\n", dir, len(svgs))
 	if publish != "" {
 		svgs, err := writeReport(r, filepath.Join(publish, "benchmarks.md"), filepath.Join(publish, "bench"), "bench")
 		if err != nil {

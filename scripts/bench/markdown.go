@@ -15,11 +15,33 @@ import (
 // runs.jsonl), so that it can be regenerated from any results directory
 // (--report-from) and says nothing the JSON does not hold.
 
-// results is what one bench run leaves in its --out directory.
+// results is what one bench run leaves in its --out directory, or the
+// union of several runs (mergeResults).
 type results struct {
-	Env     map[string]any
+	Env     map[string]any // the newest run's
 	Summary summaryFile
 	Runs    []runRecord
+	// Sources are the runs the cells come from, oldest first; a single
+	// run's results have one.
+	Sources []source
+	// cellSource is the index in Sources of the run each cell comes from.
+	cellSource map[string]int
+}
+
+// source is one run behind a report.
+type source struct {
+	Dir      string
+	Env      map[string]any
+	ElapsedS float64
+	Cells    []string
+}
+
+// envOf is the env.json of the run that cell comes from.
+func (r *results) envOf(cell string) map[string]any {
+	if i, ok := r.cellSource[cell]; ok {
+		return r.Sources[i].Env
+	}
+	return r.Env
 }
 
 // summaryFile is summary.json.
@@ -57,7 +79,87 @@ func loadResults(dir string) (*results, error) {
 		}
 		r.Runs = append(r.Runs, rr)
 	}
-	return r, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	src := source{Dir: dir, Env: r.Env, ElapsedS: r.Summary.ElapsedS}
+	r.cellSource = map[string]int{}
+	for _, c := range r.Summary.Cells {
+		src.Cells = append(src.Cells, c.Cell)
+		r.cellSource[c.Cell] = 0
+	}
+	r.Sources = []source{src}
+	return r, nil
+}
+
+// mergeResults joins the results of several runs into one report: a cell
+// run more than once is taken from the run that started last, so that a
+// rerun of some cells after a change replaces them; cells are ordered as
+// the bench runs them. Skipped and failed cells of one run that another
+// run measured are dropped.
+func mergeResults(dirs []string) (*results, error) {
+	var runs []*results
+	for _, d := range dirs {
+		r, err := loadResults(d)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return envStr(runs[i].Env, "start") < envStr(runs[j].Env, "start") })
+	if len(runs) == 1 {
+		return runs[0], nil
+	}
+	owner := map[string]int{} // cell -> index of the newest run that measured it
+	for i, r := range runs {
+		for _, c := range r.Summary.Cells {
+			owner[c.Cell] = i
+		}
+	}
+	m := &results{Env: runs[len(runs)-1].Env, cellSource: map[string]int{}}
+	skippedSeen := map[string]bool{}
+	for i, r := range runs {
+		src := source{Dir: r.Sources[0].Dir, Env: r.Env, ElapsedS: r.Summary.ElapsedS}
+		for _, c := range r.Summary.Cells {
+			if owner[c.Cell] != i {
+				continue
+			}
+			src.Cells = append(src.Cells, c.Cell)
+			m.cellSource[c.Cell] = i
+			m.Summary.Cells = append(m.Summary.Cells, c)
+		}
+		for _, rr := range r.Runs {
+			if j, ok := owner[rr.Cell]; ok && j == i {
+				m.Runs = append(m.Runs, rr)
+			}
+		}
+		for _, sk := range r.Summary.Skipped {
+			if _, ok := owner[sk.Cell]; !ok && !skippedSeen[sk.Cell] {
+				skippedSeen[sk.Cell] = true
+				m.Summary.Skipped = append(m.Summary.Skipped, sk)
+			}
+		}
+		for _, f := range r.Summary.Failed {
+			name, _, _ := strings.Cut(f, ":")
+			if _, ok := owner[strings.TrimSpace(name)]; !ok {
+				m.Summary.Failed = append(m.Summary.Failed, f)
+			}
+		}
+		m.Summary.ElapsedS += r.Summary.ElapsedS
+		m.Sources = append(m.Sources, src)
+	}
+	order := map[string]int{}
+	for i, c := range append(cellsFor("full"), wanCells("full")...) {
+		order[c.name] = i + 1
+	}
+	rank := func(name string) int {
+		if o, ok := order[name]; ok {
+			return o
+		}
+		return len(order) + 1
+	}
+	sort.SliceStable(m.Summary.Cells, func(i, j int) bool { return rank(m.Summary.Cells[i].Cell) < rank(m.Summary.Cells[j].Cell) })
+	return m, nil
 }
 
 // writeReport writes mdPath and one SVG per cell into svgDir; the
@@ -196,7 +298,7 @@ func headlineRows(cells []cellSummary) []string {
 			}
 			return fmt.Sprintf("%s: x%.2f", mdEsc(a.Tool), a.Ratio)
 		}
-		syqFig := fmt.Sprintf("%s s", fmtNum(sa.Median))
+		syqFig := fmt.Sprintf("%s [%s-%s] s", fmtNum(sa.Median), fmtNum(sa.Min), fmtNum(sa.Max))
 		if s.Metric == metricRSS {
 			syqFig = fmt.Sprintf("%s MiB, %s s", fmtNum(median(kibToMiB(sa.TreeHWMs))), fmtNum(sa.Median))
 		}
@@ -225,22 +327,39 @@ func displayArgv(argv []string, syqPath string) string {
 	return strings.Join(out, " ")
 }
 
+// syqPathOf is the syq binary a run timed, from env.json's version_syq
+// ("VERSION (PATH, sha256 ...)"; the version may hold parentheses itself).
+func syqPathOf(env map[string]any) string {
+	v := envStr(env, "version_syq")
+	if !strings.Contains(v, ", sha256 ") {
+		return ""
+	}
+	path, _, _ := strings.Cut(v[strings.LastIndex(v, "(")+1:], ",")
+	return path
+}
+
 func renderMarkdown(r *results, svgRel string) string {
 	var w strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&w, format, args...) }
 	env := r.Env
-	syqPath := ""
-	// version_syq is "VERSION (PATH, sha256 ...)"; the version may hold
-	// parentheses itself.
-	if v := envStr(env, "version_syq"); strings.Contains(v, ", sha256 ") {
-		syqPath, _, _ = strings.Cut(v[strings.LastIndex(v, "(")+1:], ",")
-	}
 	scale := envStr(env, "scale")
 	p("# syq benchmarks\n\n")
-	p("Generated by `scripts/bench` from the raw JSON of the run described below\n")
-	p("(`env.json`, `summary.json`, `runs.jsonl`); regenerate with\n")
-	p("`scripts/bench.sh --report-from RESULTS_DIR --publish docs`. Reproduce the run with\n")
-	p("`scripts/bench.sh --scale %s --publish docs` (as root). Hand-written notes on\n", scale)
+	if len(r.Sources) > 1 {
+		var dirs []string
+		for _, s := range r.Sources {
+			dirs = append(dirs, s.Dir)
+		}
+		p("Generated by `scripts/bench` from the raw JSON (`env.json`, `summary.json`,\n")
+		p("`runs.jsonl`) of the %d runs described under \"The runs\"; each cell comes from\n", len(r.Sources))
+		p("one run, the newest that measured it. Regenerate with\n")
+		p("`scripts/bench.sh --report-from %s --publish docs`.\n", strings.Join(dirs, ","))
+		p("Reproduce a run with the command given for it (as root). Hand-written notes on\n")
+	} else {
+		p("Generated by `scripts/bench` from the raw JSON of the run described below\n")
+		p("(`env.json`, `summary.json`, `runs.jsonl`); regenerate with\n")
+		p("`scripts/bench.sh --report-from RESULTS_DIR --publish docs`. Reproduce the run with\n")
+		p("`scripts/bench.sh --scale %s --publish docs` (as root). Hand-written notes on\n", scale)
+	}
 	p("earlier runs: [previous runs](bench/previous-runs.md).\n\n")
 
 	p("Charts: one bar per tool at its median, a whisker from the slowest to the\n")
@@ -253,7 +372,7 @@ func renderMarkdown(r *results, svgRel string) string {
 	p("memory ratios are RSS(tool)/RSS(syq).\n\n")
 
 	p("## Headline\n\n")
-	p("| cell | tree | syq median | vs rsync | vs the best other tool | syq verified |\n|---|---|---|---|---|---|\n")
+	p("| cell | tree | syq median [min-max] | vs rsync | vs the best other tool | syq verified |\n|---|---|---|---|---|---|\n")
 	for _, row := range headlineRows(r.Summary.Cells) {
 		p("%s\n", row)
 	}
@@ -261,50 +380,67 @@ func renderMarkdown(r *results, svgRel string) string {
 
 	writeCoverage(&w, r)
 
-	p("## The run\n\n")
-	start := envStr(env, "start")
-	if t, err := time.Parse(time.RFC3339Nano, start); err == nil {
-		start = t.UTC().Format("2006-01-02 15:04 UTC")
+	if len(r.Sources) > 1 {
+		p("## The runs\n\n")
+	} else {
+		p("## The run\n\n")
 	}
-	p("- **Scale** `%s`, started %s, %d cells in %.0f s; command `%s`.\n", scale, start, len(r.Summary.Cells), r.Summary.ElapsedS, envStr(env, "argv"))
+	for i, src := range r.Sources {
+		e := src.Env
+		start := envStr(e, "start")
+		if t, err := time.Parse(time.RFC3339Nano, start); err == nil {
+			start = t.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		if len(r.Sources) > 1 {
+			var links []string
+			for _, c := range src.Cells {
+				links = append(links, fmt.Sprintf("[%s](#%s)", c, anchor(c)))
+			}
+			p("**Run %d** (`%s`), cells used here: %s.\n\n", i+1, filepath.Base(src.Dir), strings.Join(links, ", "))
+		}
+		p("- **Scale** `%s`, started %s, the whole run %.0f s; command `%s`.\n", envStr(e, "scale"), start, src.ElapsedS, envStr(e, "argv"))
+		p("- **Load:** 1/5/15-minute load average `%s` at the start; every run records its own\n", envStr(e, "loadavg"))
+		p("  (per cell below).\n")
+		p("- **Code:** repository HEAD `%s`; syq `%s`.\n", envStr(e, "repo_head"), envStr(e, "version_syq"))
+		p("- **Cache:** `--cache %s`; each cell states its cache state and durability below.\n", envStr(e, "cache"))
+		if st, ok := e["verifier_selftest"].([]any); ok {
+			p("- **Verifier self-test** at the start of the run:")
+			for _, t := range st {
+				m, _ := t.(map[string]any)
+				verdict := "passed"
+				if m["failed"] == true {
+					verdict = "failed"
+				}
+				mark := "as it must"
+				if m["ok"] != true {
+					mark = "**WRONG**"
+				}
+				p(" %v: %s, %s;", m["case"], verdict, mark)
+			}
+			p("\n")
+		}
+		if v, ok := e["syq_unavailable"]; ok {
+			p("- **syq was unavailable** (%v): no syq arms ran.\n", v)
+		}
+		p("\n")
+	}
+	p("Common to every run:\n\n")
 	p("- **Machine:** %s CPUs, %s, kernel %s, Go %s.\n", envStr(env, "cpus"), strings.Join(strings.Fields(envStr(env, "memtotal")), " "), envStr(env, "version_kernel"), envStr(env, "go"))
-	p("- **Load:** 1/5/15-minute load average `%s` at the start; every run records its own\n", envStr(env, "loadavg"))
-	p("  (per cell below). This machine is shared with other engineers' builds and\n")
-	p("  tests, so absolute times are weak evidence: quote the pairwise ratios. \"CPU\n")
-	p("  pressure\" is /proc/pressure/cpu's some avg10 before a run: the share of the\n")
-	p("  last 10 s in which a runnable task waited for a CPU.\n")
-	p("- **Code:** repository HEAD `%s`; syq `%s`.\n", envStr(env, "repo_head"), envStr(env, "version_syq"))
+	p("- **Shared machine:** other engineers' builds and tests run on it, so absolute\n")
+	p("  times are weak evidence: quote the pairwise ratios. \"CPU pressure\" is\n")
+	p("  /proc/pressure/cpu's some avg10 before a run: the share of the last 10 s in\n")
+	p("  which a runnable task waited for a CPU.\n")
 	p("- **Peers:** rsync `%s`; rclone `%s`; cp `%s`; tar `%s`", envStr(env, "version_rsync"), envStr(env, "version_rclone"), envStr(env, "version_cp"), envStr(env, "version_tar"))
 	if v, ok := env["version_ssh"]; ok {
 		p("; ssh `%v`", v)
 	}
 	p(".\n")
-	p("- **Cache:** `--cache %s`; each cell states its cache state and durability below.\n", envStr(env, "cache"))
 	p("- **Verification** of every timed copy (METHOD.md): membership, types, sizes,\n")
 	p("  SHA-256 of every regular file, symlink targets, total bytes, files compared ==\n")
 	p("  files expected, expected and actual trees non-empty, and an independent census\n")
 	p("  (a second walk counting files and bytes). Permissions, owners, mtimes and\n")
 	p("  hard-link grouping are reported per tool (\"metadata vs source\"), not judged:\n")
 	p("  peers do not all keep them. A run that fails is kept and shown INVALID.\n")
-	if st, ok := env["verifier_selftest"].([]any); ok {
-		p("- **Verifier self-test** at the start of the run:")
-		for _, t := range st {
-			m, _ := t.(map[string]any)
-			verdict := "passed"
-			if m["failed"] == true {
-				verdict = "failed"
-			}
-			mark := "as it must"
-			if m["ok"] != true {
-				mark = "**WRONG**"
-			}
-			p(" %v: %s, %s;", m["case"], verdict, mark)
-		}
-		p("\n")
-	}
-	if v, ok := env["syq_unavailable"]; ok {
-		p("- **syq was unavailable** (%v): no syq arms ran.\n", v)
-	}
 	p("\n")
 	if len(r.Summary.Skipped) > 0 {
 		p("Cells not run here:\n\n")
@@ -333,7 +469,7 @@ func renderMarkdown(r *results, svgRel string) string {
 	for _, sc := range scenarios {
 		p("## %s\n\n", sc)
 		for _, s := range byScen[sc] {
-			writeCell(&w, r, s, svgRel, syqPath)
+			writeCell(&w, r, s, svgRel, syqPathOf(r.envOf(s.Cell)))
 		}
 	}
 
@@ -530,7 +666,7 @@ var issueScenarios = []struct {
 // writeCoverage says, per scenario of the issue, which cells of this run
 // cover it, which were skipped and why, and which were not run at all.
 func writeCoverage(w *strings.Builder, r *results) {
-	fmt.Fprintf(w, "## Scenarios in this run\n\n| scenario | cells |\n|---|---|\n")
+	fmt.Fprintf(w, "## Scenarios covered\n\n| scenario | cells |\n|---|---|\n")
 	for _, sc := range issueScenarios {
 		match := func(name string) bool {
 			for _, p := range sc.prefixes {
@@ -552,7 +688,7 @@ func writeCoverage(w *strings.Builder, r *results) {
 			}
 		}
 		if len(parts) == 0 {
-			parts = append(parts, "not in this run (no cell of this run covers it; the network-stand cells run only when selected by name)")
+			parts = append(parts, "not measured here (no cell covers it; the network-stand cells run only when selected by name)")
 		}
 		fmt.Fprintf(w, "| %s | %s |\n", sc.name, strings.Join(parts, ", "))
 	}
