@@ -127,6 +127,6 @@ func (l *logFile) summary(inv *Invocation, st wire.Stats, t *traffic, elapsed ti
 		printSummary(&Invocation{Opts: o}, st, t, elapsed, l)
 		return
 	}
-	sent, received := summaryTraffic(st, t)
+	sent, received := summaryTraffic(st, t, inv.Opts.DryRun)
 	l.line(fmt.Sprintf("sent %d bytes  received %d bytes  total size %d", sent, received, st.TotalSize))
 }

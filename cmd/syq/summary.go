@@ -26,7 +26,7 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 		return
 	}
 	num := func(n int64) string { return receiver.HumanNum(n, opts.HumanReadable) }
-	sent, received := summaryTraffic(st, t)
+	sent, received := summaryTraffic(st, t, opts.DryRun)
 	if level >= 2 {
 		fmt.Fprintf(w, "\nNumber of files: %s%s\n", num(st.Files), kinds(st.RegFiles, st.Dirs, st.Links, st.Devices, st.Specials, num))
 		fmt.Fprintf(w, "Number of created files: %s%s\n", num(st.CreatedFiles), kinds(st.CreatedReg, st.CreatedDirs, st.CreatedLinks, st.CreatedDevices, st.CreatedSpecials, num))
@@ -35,9 +35,14 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 		fmt.Fprintf(w, "Total file size: %s bytes\n", num(st.TotalSize))
 		fmt.Fprintf(w, "Total transferred file size: %s bytes\n", num(st.TransferredSize))
 		// What a delta took from the receiver's basis files is matched;
-		// everything else of the transferred files went literally.
-		fmt.Fprintf(w, "Literal data: %s bytes\n", num(st.TransferredSize-st.MatchedData))
-		fmt.Fprintf(w, "Matched data: %s bytes\n", num(st.MatchedData))
+		// everything else of the transferred files went literally. A dry
+		// run sends neither.
+		literal, matched := st.TransferredSize-st.MatchedData, st.MatchedData
+		if opts.DryRun {
+			literal, matched = 0, 0
+		}
+		fmt.Fprintf(w, "Literal data: %s bytes\n", num(literal))
+		fmt.Fprintf(w, "Matched data: %s bytes\n", num(matched))
 		fmt.Fprintf(w, "File list size: %s\n", num(st.Files*32))
 		fmt.Fprintf(w, "File list generation time: %.3f seconds\n", 0.0)
 		fmt.Fprintf(w, "File list transfer time: %.3f seconds\n", 0.0)
@@ -98,12 +103,16 @@ func fileListBanner(inv *Invocation, opts *wire.Options, verb string) string {
 
 // summaryTraffic is the bytes sent and received that the summary shows:
 // counted on the wire in remote mode, estimated locally (where rsync
-// counts its pipe between two processes).
-func summaryTraffic(st wire.Stats, t *traffic) (sent, received int64) {
+// counts its pipe between two processes; a dry run sends no file data).
+func summaryTraffic(st wire.Stats, t *traffic, dryRun bool) (sent, received int64) {
 	if t != nil {
 		return t.sent, t.received
 	}
-	return st.TransferredSize + st.Files*32, st.TransferredFiles*8 + 32
+	sent = st.Files * 32
+	if !dryRun {
+		sent += st.TransferredSize
+	}
+	return sent, st.TransferredFiles*8 + 32
 }
 
 func dryRunNote(opts *wire.Options) string {
