@@ -242,6 +242,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		skipped := rd.skipped
 		r.readyMu.Unlock()
 		if skipped {
+			r.countUnvisited(fb)
 			for i := range fb.Entries {
 				if e := &fb.Entries[i]; e.IsDir() && e.Name != "." {
 					r.skipDir(joinRel(fb.Dir, e.Name))
@@ -250,6 +251,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			return
 		}
 		if rd.failed {
+			r.countUnvisited(fb)
 			r.failChildren(fb)
 			return
 		}
@@ -459,6 +461,17 @@ func (r *Receiver) skipDir(rel string) {
 	d.skipped = true
 	r.readyMu.Unlock()
 	r.signal(rel, false)
+}
+
+// countUnvisited counts the entries of a batch whose directory is not
+// worked on (not created under --existing, or failed): they are in the
+// file list all the same, and --stats counts the list.
+func (r *Receiver) countUnvisited(fb *wire.FileBatch) {
+	for i := range fb.Entries {
+		if e := &fb.Entries[i]; e.Type() != 0 && e.Name != "." {
+			r.countEntry(e)
+		}
+	}
 }
 
 func (r *Receiver) failChildren(fb *wire.FileBatch) {

@@ -102,6 +102,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		return lines
 	}
 	if old == nil && r.opts.Existing {
+		r.countEntry(e)
 		r.skipDir(rel) // --existing creates no new directories
 		return r.skipNote(lines, `not creating new directory "`+r.display(rel)+`"`)
 	}

@@ -34,6 +34,12 @@ var outputScenarios = []diffScenario{
 	{name: "log-file-format-empty", fx: fxPlain, args: dtArgs("-a", "--log-file=run.log", "--log-file-format=", "src/", "dst/"), logFile: true},
 	{name: "log-file-verbose-stats", fx: fxPlain, args: dtArgs("-a", "-v", "--stats", "--log-file=run.log", "src/", "dst/"), logFile: true},
 	{name: "log-file-missing-source", fx: fxPlain, args: dtArgs("-a", "--log-file=run.log", "src/", "nothere", "dst/"), logFile: true, code: 23},
+	// --stats counts the whole file list: under --existing that includes
+	// what lies in directories it does not create; a dry run sends no
+	// data, so its literal data is 0.
+	{name: "stats-existing-new-dirs", fx: fxPlain, pre: func(b *fixtureBuilder) { b.dir("dst/sub"); b.dir("dst") },
+		args: dtArgs("-a", "--existing", "--stats", "src/", "dst/"), stdout: true, cmp: dtNoTimes},
+	{name: "stats-dry-run", fx: fxPlain, args: dtArgs("-an", "--stats", "src/", "dst/"), stdout: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, outputScenarios...) }

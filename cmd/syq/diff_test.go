@@ -1184,10 +1184,12 @@ func dtSortLines(s string) string {
 
 func dtNormOut(s, root string) string { return strings.ReplaceAll(s, root, "<ROOT>") }
 
-// dtNormSummary blanks the figures of -v's closing lines, which count
-// each tool's own protocol bytes.
+// dtNormSummary blanks the figures of -v's closing lines and of --stats'
+// lines about the protocol itself, which count each tool's own protocol
+// bytes and time.
 func dtNormSummary(s string) string {
 	s = regexp.MustCompile(`(?m)^sent .* bytes/sec$`).ReplaceAllString(s, "sent ...")
+	s = regexp.MustCompile(`(?m)^(File list size|File list generation time|File list transfer time|Total bytes sent|Total bytes received): .*$`).ReplaceAllString(s, "$1: ...")
 	// -vv's "opening connection using: ssh ... HOST rsync --server ...
 	// (N args)" names rsync's server after the host, syq its helper.
 	s = regexp.MustCompile(`(?m)^(opening connection using: .* 127\.0\.0\.1) .*  \(\d+ args\)$`).ReplaceAllString(s, "$1 ...")
