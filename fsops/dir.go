@@ -677,13 +677,23 @@ func CheckRelPath(rel string) error {
 func ErrText(err error) string {
 	var errno unix.Errno
 	if errors.As(err, &errno) {
-		msg := errno.Error()
-		if msg != "" {
-			msg = strings.ToUpper(msg[:1]) + msg[1:]
-		}
-		return fmt.Sprintf("%s (%d)", msg, int(errno))
+		return fmt.Sprintf("%s (%d)", Strerror(err), int(errno))
 	}
 	return err.Error()
+}
+
+// Strerror is the C library's wording of err's errno, "No such file or
+// directory", for the few messages of rsync that print strerror alone.
+func Strerror(err error) string {
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		return err.Error()
+	}
+	msg := errno.Error()
+	if msg != "" {
+		msg = strings.ToUpper(msg[:1]) + msg[1:]
+	}
+	return msg
 }
 
 // IsNotExist, IsExist and IsDirErr classify errors from this package.

@@ -40,6 +40,8 @@ var outputScenarios = []diffScenario{
 	{name: "stats-existing-new-dirs", fx: fxPlain, pre: func(b *fixtureBuilder) { b.dir("dst/sub"); b.dir("dst") },
 		args: dtArgs("-a", "--existing", "--stats", "src/", "dst/"), stdout: true, cmp: dtNoTimes},
 	{name: "stats-dry-run", fx: fxPlain, args: dtArgs("-an", "--stats", "src/", "dst/"), stdout: true},
+	// rsync words this one with strerror alone (no errno number).
+	{name: "files-from-list-missing", fx: fxPlain, args: dtArgs("-a", "--files-from=nolist", "src/", "dst/"), stderr: true, code: 1},
 }
 
 func init() { diffScenarios = append(diffScenarios, outputScenarios...) }

@@ -157,7 +157,8 @@ func expandFilesFrom(inv *Invocation, stdin io.Reader) error {
 		data, err = fsops.ReadFile(inv.filesFrom)
 	}
 	if err != nil {
-		return &wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("[client] failed to open files-from file %s: %s", inv.filesFrom, fsops.ErrText(err))}
+		// rsync's wording: strerror alone, no errno number.
+		return &wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("failed to open files-from file %s: %s", inv.filesFrom, fsops.Strerror(err))}
 	}
 	inv.Sources = filesFromOperands(data, inv.Sources[0], inv.From0, inv.Opts.Relative)
 	return nil
@@ -216,7 +217,7 @@ func filesFromOperands(data []byte, src string, from0, relative bool) []string {
 func readFilesFrom(path string) ([]byte, error) {
 	data, err := fsops.ReadFile(path)
 	if err != nil {
-		return nil, &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("failed to open files-from file %s: %s", path, fsops.ErrText(err))}
+		return nil, &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("failed to open files-from file %s: %s", path, fsops.Strerror(err))}
 	}
 	return data, nil
 }
