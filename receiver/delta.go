@@ -212,5 +212,5 @@ func (r *Receiver) verifyFailed(job *fileJob, again bool) {
 		}
 		return
 	}
-	r.problem(wire.ProblemGeneral, "ERROR: %s failed verification -- update %s.", wire.DisplayName(job.rel), kept)
+	r.problem(wire.ProblemPlain, "ERROR: %s failed verification -- update %s.", wire.DisplayName(job.rel), kept) // bare, as rsync prints it
 }

@@ -504,6 +504,15 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 	slash := strings.HasSuffix(dest, "/")
 	st, statErr := fsops.StatOwned(dest)
 	isDir := statErr == nil && st.IsDir()
+	if statErr != nil && !fsops.IsNotExist(statErr) && !fsops.IsUntrustedLink(statErr) && !r.opts.MkPath {
+		// What is at the destination cannot be known: rsync stops
+		// before it looks at what the transfer holds.
+		shown := absPath(dest)
+		if slash {
+			shown += "/" // rsync names the argument as given
+		}
+		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("[Receiver] ERROR: cannot stat destination %q: %s", shown, fsops.ErrText(statErr))}
+	}
 	if len(top.Entries) == 1 && !isDir && !slash && (!top.Entries[0].IsDir() || statErr != nil && r.loneDirectory(top.Entries[0].Name)) {
 		// One file to a name that is not a directory: copy it to that
 		// name; so too a directory that is all the transfer holds.
@@ -520,14 +529,14 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 			return nil
 		}
 		if err != nil {
-			return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(parent), fsops.ErrText(err))}
+			return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("[Receiver] change_dir#3 %q failed: %s", absPath(parent), fsops.ErrText(err))}
 		}
 		r.root, r.rootPath, r.fileMode = d, parent, base
 		return nil
 	}
 	if fsops.IsUntrustedLink(statErr) {
 		r.cfg.Report(wire.ProblemWarning, fsops.UntrustedLinkHint)
-		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("change_dir#1 %q failed: %s", absPath(dest), fsops.ErrText(statErr))}
+		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("[Receiver] change_dir#1 %q failed: %s", absPath(dest), fsops.ErrText(statErr))}
 	}
 	if statErr != nil && !fsops.IsNotExist(statErr) {
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("stat %q failed: %s", absPath(dest), fsops.ErrText(statErr))}
@@ -558,20 +567,20 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 			}
 			d, err := fsops.OpenDirOwned(dest)
 			if err != nil {
-				return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
+				return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("[Receiver] change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
 			}
 			r.root, r.rootPath = d, dest
 			return nil
 		}
 		r.rootCreated = true
 		if err := fsops.MkdirPath(dest, false); err != nil {
-			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("mkdir %q failed: %s", absPath(strings.TrimSuffix(dest, "/")), fsops.ErrText(err))}
+			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("[Receiver] mkdir %q failed: %s", absPath(strings.TrimSuffix(dest, "/")), fsops.ErrText(err))}
 		}
 		r.info(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")))
 	}
 	d, err := fsops.OpenDirOwned(dest)
 	if err != nil {
-		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
+		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("[Receiver] change_dir#3 %q failed: %s", absPath(dest), fsops.ErrText(err))}
 	}
 	r.root, r.rootPath = d, dest
 	return nil
@@ -605,7 +614,7 @@ func (r *Receiver) mkpath(path string) error {
 	if r.opts.DryRun {
 		// -n says what --mkpath would make.
 	} else if err := fsops.MkdirPath(path, true); err != nil {
-		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("mkdir %q failed: %s", absPath(path), fsops.ErrText(err))}
+		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("[Receiver] mkdir %q failed: %s", absPath(path), fsops.ErrText(err))}
 	}
 	what := "directories"
 	if missing == 1 {

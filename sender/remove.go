@@ -62,7 +62,7 @@ func (s *Sender) removeSource(m *wire.Synced) {
 		fsops.ApplyFakeStatPath(path, &st) // listed so; an error shows as a change
 	}
 	if changedSince(st, e) {
-		s.problem(wire.ProblemGeneral, "ERROR: Skipping sender remove for changed file: %s", path)
+		s.problem(wire.ProblemPlain, "ERROR: Skipping sender remove for changed file: %s", path) // bare, as rsync prints it
 		return
 	}
 	if err := fsops.UnlinkPath(path); err != nil {

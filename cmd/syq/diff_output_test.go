@@ -42,6 +42,16 @@ var outputScenarios = []diffScenario{
 	{name: "stats-dry-run", fx: fxPlain, args: dtArgs("-an", "--stats", "src/", "dst/"), stdout: true},
 	// rsync words this one with strerror alone (no errno number).
 	{name: "files-from-list-missing", fx: fxPlain, args: dtArgs("-a", "--files-from=nolist", "src/", "dst/"), stderr: true, code: 1},
+	// The destination's checks: a path through a file cannot be stated
+	// (exit 3, before anything else); several sources need a directory
+	// (rsync's bare "ERROR: ..." line).
+	{name: "dest-through-file", fx: fxPlain, pre: func(b *fixtureBuilder) { b.text("dst/f", "x"); b.dir("dst") },
+		args: dtArgs("-a", "src/a.txt", "dst/f/x"), stderr: true, code: 3},
+	{name: "dest-through-file-tree", fx: fxPlain, pre: func(b *fixtureBuilder) { b.text("dst/f", "x"); b.dir("dst") },
+		args: dtArgs("-a", "src/", "dst/f/x/"), stderr: true, code: 3},
+	{name: "dest-not-dir-many", fx: fxPlain, pre: func(b *fixtureBuilder) { b.text("dst/f", "x"); b.dir("dst") },
+		args: dtArgs("-a", "src/a.txt", "src/empty", "dst/f"), stderr: true, code: 3},
+	{name: "dest-mkdir-fails", fx: fxPlain, args: dtArgs("-a", "src/", "dst/no/deeper/"), stderr: true, code: 11},
 }
 
 func init() { diffScenarios = append(diffScenarios, outputScenarios...) }

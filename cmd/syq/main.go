@@ -121,7 +121,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			return usageFailure(stderr, err)
 		}
 		fe := asFatal(err)
-		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
+		fmt.Fprintln(stderr, fatalLine(fe))
 		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
 		return fe.Code
 	}
@@ -324,7 +324,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	tune.Finish(fe == nil && code == 0, live.Bytes.Load(), live.Files.Load(), elapsed)
 	if fe != nil {
-		fmt.Fprintf(errOut, "syq: %v\n", fe.Err)
+		fmt.Fprintln(errOut, fatalLine(fe))
 		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
 		return fe.Code
 	}
@@ -421,6 +421,17 @@ func fatal(errs ...error) *wire.FatalError {
 		}
 	}
 	return first
+}
+
+// fatalLine is the line a fatal error prints: "syq: " and the message,
+// except that a message of rsync's own "ERROR: ..." kind goes bare, as
+// rsync prints those without its name.
+func fatalLine(fe *wire.FatalError) string {
+	msg := fe.Err.Error()
+	if strings.HasPrefix(msg, "ERROR: ") {
+		return msg
+	}
+	return "syq: " + msg
 }
 
 func exitText(code int) string {
