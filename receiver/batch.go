@@ -45,7 +45,6 @@ type batchState struct {
 	// basis picked per entry index.
 	fuzzy      *fuzzyDir
 	names      []string // what dir held when the batch began (read once, also for --fuzzy)
-	lateDelete func()   // --fuzzy with --delete-delay/-after: this directory's deletions, run at release
 	fuzzyBasis map[int32]string
 	// basisStat: for a missing file, the file rsync would open as its
 	// basis (in a --*-dest directory, or the fuzzy pick), by entry index.
@@ -84,10 +83,6 @@ func (b *batchState) release() {
 		if done() {
 			return
 		}
-	}
-	if del := b.lateDelete; del != nil {
-		b.lateDelete = nil
-		del()
 	}
 	if b.own {
 		b.dir.Close()
@@ -304,16 +299,15 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	}
 
 	if fb.Complete && r.opts.Delete && b.dir != nil {
-		if r.opts.Fuzzy > 0 && r.opts.DeleteLate {
-			// The fuzzy candidates are read before anything goes, and
-			// go only when this directory's files are written.
-			fd := b.fuzzyDir()
-			fd.once.Do(func() { fd.cands = r.fuzzyCandidates(b) })
-			b.changed.Store(true) // its mtime is put back after the deletions too
-			b.lateDelete = func() {
-				for _, l := range r.deleteExtraneous(b, fb, have, nil) {
-					r.out.now(l, true)
-				}
+		if r.opts.DeleteLate {
+			// --delete-after/--delete-delay: decided now, done (and
+			// named) when every file is in place, as rsync does; what
+			// goes stays until then, a basis for --fuzzy too.
+			if extra, ok := r.extraneous(b, fb, have); ok && len(extra) > 0 {
+				b.changed.Store(true) // its mtime is put back after the deletions
+				r.lateMu.Lock()
+				r.late = append(r.late, lateDeletion{seq: fb.Seq, dir: fb.Dir, names: extra})
+				r.lateMu.Unlock()
 			}
 		} else {
 			deleted = r.deleteExtraneous(b, fb, have, nil)
@@ -485,11 +479,25 @@ func (r *Receiver) failChildren(fb *wire.FileBatch) {
 // deleteExtraneous removes what the destination directory has and the
 // sender does not (rsync's --delete, during the transfer).
 func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[string]bool, lines []string) []string {
+	extra, ok := r.extraneous(b, fb, have)
+	if !ok {
+		return lines
+	}
+	if len(extra) > 0 {
+		b.changed.Store(true)
+	}
+	return r.deleteNames(b.dir, fb.Dir, extra, lines, r.rulesFor(fb.Dir), filter.Receiver)
+}
+
+// extraneous lists, sorted, the names the destination directory has
+// (have) and the sender's complete batch fb does not; ok is false when
+// an I/O error on the sending side forbids deleting anything.
+func (r *Receiver) extraneous(b *batchState, fb *wire.FileBatch, have map[string]bool) (extra []string, ok bool) {
 	if fb.IOError && !r.opts.IgnoreErrors {
 		r.ioSkipOnce.Do(func() {
 			r.cfg.Report(wire.ProblemInfo, "IO error encountered -- skipping file deletion")
 		})
-		return lines
+		return nil, false
 	}
 	keep := make(map[string]bool, len(fb.Entries))
 	for i := range fb.Entries {
@@ -500,7 +508,6 @@ func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[
 			keep[n] = true
 		}
 	}
-	var extra []string
 	for n := range have {
 		if !keep[n] {
 			extra = append(extra, n)
@@ -516,10 +523,43 @@ func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[
 			}
 		}
 	}
-	if len(extra) > 0 {
-		b.changed.Store(true)
+	return extra, true
+}
+
+// lateDeletion is one directory's extraneous names under --delete-after
+// or --delete-delay.
+type lateDeletion struct {
+	seq   uint64 // the directory's batch: the file list's order
+	dir   string
+	names []string
+}
+
+// deleteLate does the deletions --delete-after and --delete-delay put
+// off, once every file is transferred, directory by directory in file
+// list order, and shows them then, as rsync does.
+func (r *Receiver) deleteLate() {
+	r.lateMu.Lock()
+	late := r.late
+	r.late = nil
+	r.lateMu.Unlock()
+	sort.Slice(late, func(i, j int) bool { return late[i].seq < late[j].seq })
+	for _, l := range late {
+		dir := r.root
+		if l.dir != "" && l.dir != "." {
+			d, err := r.root.OpenBeneath(l.dir, r.followsDirLinks())
+			if err != nil {
+				r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(l.dir), fsops.ErrText(err))
+				continue
+			}
+			dir = d
+		}
+		for _, line := range r.deleteNames(dir, l.dir, l.names, nil, r.rulesFor(l.dir), filter.Receiver) {
+			r.out.now(line, true)
+		}
+		if dir != r.root {
+			dir.Close()
+		}
 	}
-	return r.deleteNames(b.dir, fb.Dir, extra, lines, r.rulesFor(fb.Dir), filter.Receiver)
 }
 
 // protected says whether the filter rules keep rel from deletion; with

@@ -156,10 +156,13 @@ type Receiver struct {
 	deletes        atomic.Int64
 	skippedDeletes atomic.Int64
 	ioSkipOnce     sync.Once
-	fatalMu        sync.Mutex
-	fatal          error
-	ctx            context.Context // the transfer's, for work started outside the writers
-	cancel         context.CancelFunc
+	// late holds what --delete-after/--delete-delay delete at the end.
+	lateMu  sync.Mutex
+	late    []lateDeletion
+	fatalMu sync.Mutex
+	fatal   error
+	ctx     context.Context // the transfer's, for work started outside the writers
+	cancel  context.CancelFunc
 }
 
 // dirReady is closed when a directory exists in the destination (or is
@@ -398,6 +401,7 @@ loop:
 	}
 	if ctx.Err() == nil && r.fatalErr() == nil {
 		began := time.Now()
+		r.deleteLate()
 		r.finishDelayed()
 		r.linkFollowers()
 		r.setDirAttrs()

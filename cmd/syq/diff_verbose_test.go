@@ -15,6 +15,12 @@ var verboseScenarios = []diffScenario{
 	{name: "v-banner-no-recursion", fx: fxPlain, cmp: dtNoTimes, args: dtArgs("-lptv", "src/", "dst/"), stdout: true},
 	{name: "v-banner-delete-before", fx: fxPlain, pre: preAttrOnly, args: dtArgs("-av", "--delete-before", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "v-banner-delete-after", fx: fxPlain, pre: preAttrOnly, args: dtArgs("-av", "--delete-after", "src/", "dst/"), stdout: true, sorted: true},
+	// --delete-after and --delete-delay delete, and name what they
+	// delete, once every file is transferred; a --max-delete stop is a
+	// bare warning.
+	{name: "delete-after-order-i", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-ai", "--delete-after", "src/", "dst/"), stdout: true},
+	{name: "delete-delay-order-v", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-av", "--delete-delay", "src/", "dst/"), stdout: true},
+	{name: "delete-after-max-delete", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-ai", "--delete-after", "--max-delete=2", "src/", "dst/"), stdout: true, stderr: true, code: 25},
 	{name: "v-banner-prune", fx: fxPlain, args: dtArgs("-av", "-m", "src/", "dst/"), stdout: true},
 	{name: "v-banner-no-i-r", fx: fxPlain, args: dtArgs("-av", "--no-inc-recursive", "src/", "dst/"), stdout: true},
 	{name: "v-banner-qsort", fx: fxPlain, args: dtArgs("-av", "--qsort", "src/", "dst/"), stdout: true},
@@ -24,6 +30,19 @@ var verboseScenarios = []diffScenario{
 	// below it still comes, with its implied parents.
 	{name: "R-no-recursion", fx: fxPlain, cmp: dtNoTimes, args: dtArgs("-Ri", "src/", "dst/"), stdout: true},
 	{name: "R-no-recursion-inner", fx: fxPlain, cmp: dtNoTimes, args: dtArgs("-Ri", "src", "src/a.txt", "src/sub/c.txt", "dst/"), stdout: true},
+}
+
+// preExtrasDeep: extraneous files at every level of fxPlain's tree, and
+// an extraneous directory.
+func preExtrasDeep(b *fixtureBuilder) {
+	b.text("dst/zz", "x")
+	b.text("dst/sub/x1", "x")
+	b.text("dst/sub/deeper/x2", "x")
+	b.text("dst/gone/x3", "x")
+	b.dir("dst/gone")
+	b.dir("dst/sub/deeper")
+	b.dir("dst/sub")
+	b.dir("dst")
 }
 
 func init() { diffScenarios = append(diffScenarios, verboseScenarios...) }

@@ -205,6 +205,8 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 			return
 		case wire.ProblemDelLimit:
 			p.delLimit = true
+			fmt.Fprintln(stderr, msg) // a warning rsync prints bare
+			return
 		}
 		fmt.Fprintf(stderr, "syq: [%s] %s\n", side, msg)
 	}
