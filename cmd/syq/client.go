@@ -339,12 +339,16 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			out = io.Discard
 		}
 		tune.Adapt(ctx, func() (int64, int64) { return live.Bytes.Load(), live.Files.Load() })
+		bar := startBar(inv, live, stdout, errOut)
 		stats, runErr = receiver.Run(ctx, receiver.Config{
 			Opts: opts, Dest: inv.Dest, Live: live,
 			DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 			Out: out, Report: probs.report("receiver"), Debug: debug, Pulled: true, Log: logf.items(),
 			Filter: inv.filters,
 		}, st)
+		if bar != nil {
+			bar.end()
+		}
 	}
 	if runErr == nil {
 		runErr = st.Flush()

@@ -289,13 +289,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		out = io.Discard
 	}
 	live := new(receiver.Live)
-	var bar *progressLine
-	switch {
-	case inv.Progress2 && !opts.Quiet:
-		bar = startProgress2(live, stdout)
-	case wantProgressLine(inv, stderr):
-		bar = startProgressLine(live, stderr)
-	}
+	bar := startBar(inv, live, stdout, stderr)
 	tune.Adapt(ctx, func() (int64, int64) { return live.Bytes.Load(), live.Files.Load() })
 	stats, recvErr := receiver.Run(ctx, receiver.Config{
 		Opts: localReceiverOpts(inv), Dest: inv.Dest,

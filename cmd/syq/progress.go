@@ -25,6 +25,20 @@ type progressLine struct {
 	keep   bool // leave the last line (rsync's --info=progress2) instead of clearing it
 }
 
+// startBar starts the line that shows the progress of a transfer whose
+// receiver is in this process (live counts its writes): rsync's
+// --info=progress2 on stdout, else syq's own line on a terminal's
+// stderr, else none (nil).
+func startBar(inv *Invocation, live *receiver.Live, stdout, stderr io.Writer) *progressLine {
+	switch {
+	case inv.Progress2 && !inv.Opts.Quiet:
+		return startProgress2(live, stdout)
+	case wantProgressLine(inv, stderr):
+		return startProgressLine(live, stderr)
+	}
+	return nil
+}
+
 func wantProgressLine(inv *Invocation, stderr io.Writer) bool {
 	o := &inv.Opts
 	if inv.NoProgress || inv.Progress2 || o.Quiet || o.Verbose > 0 || o.Itemize || o.Progress || o.DryRun || o.Stats {

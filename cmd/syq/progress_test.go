@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-	"syq/wire"
 	"testing"
 	"time"
+
+	"syq/wire"
 )
 
 func TestFormatProgress(t *testing.T) {
@@ -84,6 +86,31 @@ func TestInfoLevels(t *testing.T) {
 		if inv.Opts.Info != tc.want || inv.statsLevel() != tc.stat {
 			t.Errorf("%q: levels %+v stats %d, want %+v stats %d", tc.args, inv.Opts.Info, inv.statsLevel(), tc.want, tc.stat)
 		}
+	}
+}
+
+// TestProgress2Pull: a pull shows --info=progress2 too (its receiver
+// is this process), ending with the line that counts every file.
+func TestProgress2Pull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ssh test skipped in -short mode")
+	}
+	bin := testBinary(t)
+	rsh := diffRemoteShell(t) // its helper cache is the differential suite's
+	src := t.TempDir()
+	for _, n := range []string{"a", "b", "c"} {
+		if err := os.WriteFile(filepath.Join(src, n), []byte("12345"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(bin, "rsync", "-a", "--info=progress2", "-e", rsh, "127.0.0.1:"+src+"/", filepath.Join(t.TempDir(), "d")).Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\r")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, " 100% ") || !strings.Contains(last, "(xfr#3, to-chk=0/4)") || !strings.HasPrefix(strings.TrimSpace(last), "15 ") {
+		t.Fatalf("last progress2 line %q of %q", last, out)
 	}
 }
 
