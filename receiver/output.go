@@ -263,7 +263,7 @@ func (r *Receiver) formatLine(format, itemized, name, rel string, e *wire.Entry,
 		op = "recv"
 	}
 	var wire_, sums int64
-	if transferred && e != nil && e.IsReg() {
+	if transferred && e != nil && e.IsReg() && !r.opts.DryRun { // a dry run sends nothing
 		_, sumLen, _ := sumAlgo(r.opts.ChecksumChoice, false)
 		wire_, sums = wireBytes(e.Size, sumLen), rsyncSumHead
 		if r.deltaFrom(basis) {

@@ -21,6 +21,7 @@ var outputScenarios = []diffScenario{
 	// transfer) and apostrophes that humanize numbers; directories show
 	// their own st_size in %l.
 	{name: "out-format-sums", fx: fxPlain, args: dtArgs("-a", "--out-format=%f|%C|%c|%b|%'l|%''l|%'''l|%-8l|%5n", "src/", "dst/"), stdout: true},
+	{name: "out-format-sums-dry-run", fx: fxPlain, pre: preAttrOnly, args: dtArgs("-an", "--out-format=%n|%b|%c|%l", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-sums-nested", fx: fxBasic, args: dtArgs("-a", "--out-format=%f|%C|%b|%l", "src", "dst/"), cmp: dtSkipRoot, stdout: true, sorted: true},
 	{name: "out-format-checksum-c", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "-c", "--out-format=%n|%C|%c", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-cc-xxh64", fx: fxPlain, args: dtArgs("-a", "--cc=xxh64", "--out-format=%n|%C|%b", "src/", "dst/"), stdout: true, sorted: true},
