@@ -298,7 +298,9 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 			continue
 		}
 		crel := joinRel(rel, name)
-		if s.cfg.Filter != nil && s.excluded(s.cfg.Filter.WithRoot(absPath(strings.TrimSuffix(c.srcPath, crel))), crel, st.IsDir()) {
+		// Only what an operand names is filtered: rsync sends the
+		// directories implied on its way whatever the rules say.
+		if c.final && s.cfg.Filter != nil && s.excluded(s.cfg.Filter.WithRoot(absPath(strings.TrimSuffix(c.srcPath, crel))), crel, st.IsDir()) {
 			continue
 		}
 		e, ok, failed := s.entryFor(name, st, dirs[pi], name, crel)

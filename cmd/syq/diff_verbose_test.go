@@ -29,6 +29,12 @@ var verboseScenarios = []diffScenario{
 	// -R without -r: a directory operand is skipped, but one given
 	// below it still comes, with its implied parents.
 	{name: "R-no-recursion", fx: fxPlain, cmp: dtNoTimes, args: dtArgs("-Ri", "src/", "dst/"), stdout: true},
+	// The directories implied on the way to a -R operand are sent
+	// whatever the filter rules say; only what an operand names is
+	// filtered.
+	{name: "R-implied-unfiltered", fx: fxPlain, cmp: dtNoTimes, args: dtArgs("-ai", "-R", "--exclude=*/", "src/sub/deeper/d.txt", "dst/"), stdout: true},
+	{name: "R-implied-unfiltered-named", fx: fxPlain, cmp: dtNoTimes, args: dtArgs("-ai", "-rR", "--exclude=deeper", "src/sub", "src/sub/deeper/d.txt", "dst/"), stdout: true},
+	{name: "R-no-implied-excluded-parent", fx: fxPlain, cmp: dtNoTimes, args: dtArgs("-ai", "-R", "--no-implied-dirs", "--exclude=sub/", "src/sub/deeper/d.txt", "dst/"), stdout: true},
 	{name: "R-no-recursion-inner", fx: fxPlain, cmp: dtNoTimes, args: dtArgs("-Ri", "src", "src/a.txt", "src/sub/c.txt", "dst/"), stdout: true},
 }
 
