@@ -335,6 +335,21 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		if e.Type() == 0 {
 			// --delete-missing-args: the operand is gone at the source.
 			if r.opts.DeleteMissingArgs && old != nil && b.dir != nil {
+				rel := joinRel(fb.Dir, e.Name)
+				if old.IsDir() && !r.opts.Delete && !r.opts.Force {
+					// Only --delete or --force lets rsync take a
+					// directory with its contents; an empty one goes.
+					if !r.removeEmptyDir(b.dir, e.Name) {
+						if !r.opts.Quiet {
+							lines = append(lines, "cannot delete non-empty directory: "+rel)
+						}
+						continue
+					}
+					b.changed.Store(true)
+					r.countDelete(true)
+					lines = append(lines, r.deletedLine(rel, old))
+					continue
+				}
 				lines = r.deleteNames(b.dir, fb.Dir, []string{e.Name}, lines, r.rulesFor(fb.Dir), filter.Receiver)
 			}
 			continue
@@ -455,6 +470,21 @@ func (r *Receiver) skipDir(rel string) {
 	d.skipped = true
 	r.readyMu.Unlock()
 	r.signal(rel, false)
+}
+
+// removeEmptyDir removes directory name of dir if it is empty (under -n:
+// says whether it is) and reports whether it did.
+func (r *Receiver) removeEmptyDir(dir *fsops.Dir, name string) bool {
+	if !r.opts.DryRun {
+		return dir.Rmdir(name) == nil
+	}
+	sub, err := dir.OpenDir(name)
+	if err != nil {
+		return false
+	}
+	defer sub.Close()
+	names, err := sub.Names()
+	return err == nil && len(names) == 0
 }
 
 // countUnvisited counts the entries of a batch whose directory is not

@@ -286,6 +286,17 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 				// The receiver deletes what has this name (mode 0: gone).
 				entries = append(entries, wire.Entry{Name: name})
 				from = append(from, uint8(pi))
+				if len(c.children) > 0 {
+					// It is also the way to another operand: rsync
+					// sends it as an implied directory, finds it gone.
+					s.problem(wire.ProblemVanished, "file has vanished: %q", absPath(c.srcPath))
+				}
+				continue
+			}
+			if fsops.IsNotExist(err) && opts.DeleteMissingArgs {
+				// Only the way to a missing operand, which rsync sends
+				// (as gone) after the directories implied on its way.
+				s.problem(wire.ProblemVanished, "file has vanished: %q", absPath(c.srcPath))
 				continue
 			}
 			s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(c.srcPath), fsops.ErrText(err))

@@ -22,6 +22,21 @@ var selectScenarios = []diffScenario{
 	{name: "s-ignore-missing-args", fx: fxBasic, args: dtArgs("-a", "--ignore-missing-args", "src/a.txt", "nothere", "dst/"), cmp: dtSkipRoot},
 	{name: "s-delete-missing-args", fx: fxBasic, pre: func(b *fixtureBuilder) { b.text("dst/nothere", "old"); b.text("dst/keep", "k"); b.dir("dst") },
 		args: dtArgs("-a", "--delete-missing-args", "src/a.txt", "nothere", "dst/"), cmp: dtSkipRoot},
+	// A missing operand's directory goes whole only with --delete or
+	// --force; an empty one always. A missing parent of another
+	// operand "has vanished" (exit 24). rsync then also sends the
+	// operand below it as gone, which syq does not (its receiver has no
+	// directory to put it in: rsync warns "parent dir is absent").
+	{name: "s-delete-missing-args-full-dir", fx: fxBasic, pre: preMissingDirs,
+		args: dtArgs("-ai", "--delete-missing-args", "src/a.txt", "full", "empty", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot},
+	{name: "s-delete-missing-args-full-dir-n", fx: fxBasic, pre: preMissingDirs,
+		args: dtArgs("-ain", "--delete-missing-args", "src/a.txt", "full", "empty", "dst/"), stdout: true, sorted: true, dstSame: true},
+	{name: "s-delete-missing-args-full-dir-force", fx: fxBasic, pre: preMissingDirs,
+		args: dtArgs("-ai", "--force", "--delete-missing-args", "src/a.txt", "full", "empty", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot},
+	{name: "s-delete-missing-args-parent", fx: fxBasic, pre: func(b *fixtureBuilder) {
+		b.text("list", "gone/x\n")
+		preMissingDirs(b)
+	}, args: dtArgs("-ai", "--files-from=list", "--delete-missing-args", "src/", "dst/"), code: 24, cmp: dtSkipRoot},
 	{name: "s-delete-missing-args-itemize", fx: fxBasic, pre: func(b *fixtureBuilder) { b.text("dst/nothere", "old"); b.dir("dst") },
 		args: dtArgs("-ai", "--delete-missing-args", "src/a.txt", "nothere", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot},
 }
@@ -170,3 +185,13 @@ var deleteMissingRelativeScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, deleteMissingRelativeScenarios...) }
+
+// preMissingDirs: directories in dst named by operands missing at the
+// source (run from the scenario root: "full" and "empty" are not in
+// src).
+func preMissingDirs(b *fixtureBuilder) {
+	b.text("dst/full/x", "x")
+	b.dir("dst/full")
+	b.dir("dst/empty")
+	b.dir("dst")
+}

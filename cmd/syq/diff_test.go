@@ -1201,7 +1201,7 @@ func dtNormSummary(s string) string {
 // were raised.
 func dtNormStderr(s, root string) string {
 	s = dtNormSummary(dtNormOut(s, root))
-	s = regexp.MustCompile(`(?m)^rsync( error)?: `).ReplaceAllString(s, "syq$1: ")
+	s = regexp.MustCompile(`(?m)^rsync( error| warning)?: `).ReplaceAllString(s, "syq$1: ")
 	return regexp.MustCompile(`(?m) at [a-z0-9]+\.c\(\d+\) \[[A-Za-z]+=[0-9.]+\]$`).ReplaceAllString(s, "")
 }
 

@@ -122,7 +122,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 		fe := asFatal(err)
 		fmt.Fprintln(stderr, fatalLine(fe))
-		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
+		fmt.Fprintln(stderr, exitLine(fe.Code))
 		return fe.Code
 	}
 	for _, l := range nstrLines(inv) {
@@ -161,7 +161,7 @@ func usageFailure(stderr io.Writer, err error) int {
 	if ue != nil {
 		code = ue.ExitCode()
 	}
-	fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
+	fmt.Fprintln(stderr, exitLine(code))
 	return code
 }
 
@@ -321,14 +321,14 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	tune.Finish(fe == nil && code == 0, live.Bytes.Load(), live.Files.Load(), elapsed)
 	if fe != nil {
 		fmt.Fprintln(errOut, fatalLine(fe))
-		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
+		fmt.Fprintln(errOut, exitLine(fe.Code))
 		return fe.Code
 	}
 	printMatchReport(inv, stats, stdout)
 	printSummary(inv, stats, nil, elapsed, stdout)
 	logf.summary(inv, stats, nil, elapsed)
 	if code != 0 {
-		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(code), code)
+		fmt.Fprintln(errOut, exitLine(code))
 	}
 	return code
 }
@@ -392,7 +392,7 @@ func (e *earlyStop) stopped(stderr io.Writer) (code int, ok bool) {
 	if e.code == wire.ExitTimeout {
 		fmt.Fprintln(stderr, "syq: stopping at requested limit")
 	}
-	fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(e.code), e.code)
+	fmt.Fprintln(stderr, exitLine(e.code))
 	return e.code, true
 }
 
@@ -428,6 +428,16 @@ func fatalLine(fe *wire.FatalError) string {
 		return msg
 	}
 	return "syq: " + msg
+}
+
+// exitLine is the closing line of a run that ends with code: rsync's
+// "error", or "warning" for files that vanished (exit 24).
+func exitLine(code int) string {
+	kind := "error"
+	if code == wire.ExitVanished {
+		kind = "warning"
+	}
+	return fmt.Sprintf("syq %s: %s (code %d)", kind, exitText(code), code)
 }
 
 func exitText(code int) string {

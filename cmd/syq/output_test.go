@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"syq/wire"
 )
 
 // outputFixture builds the same small tree under dir: files, a symlink,
@@ -127,5 +129,19 @@ func TestProgressPerFile(t *testing.T) {
 	}
 	if strings.Count(text, " 100% ") != 5 {
 		t.Errorf("want 5 completed-file lines in:\n%s", text)
+	}
+}
+
+// TestExitLine: rsync closes a run that lost files to vanishing with a
+// "warning", every other failure with an "error".
+func TestExitLine(t *testing.T) {
+	for code, want := range map[int]string{
+		wire.ExitVanished: "syq warning: some files vanished before they could be transferred (code 24)",
+		wire.ExitPartial:  "syq error: some files/attrs were not transferred (see previous errors) (code 23)",
+		wire.ExitSyntax:   "syq error: syntax or usage error (code 1)",
+	} {
+		if got := exitLine(code); got != want {
+			t.Errorf("exitLine(%d) = %q, want %q", code, got, want)
+		}
 	}
 }
