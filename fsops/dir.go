@@ -13,7 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 
@@ -719,6 +719,59 @@ func IsNoSpace(err error) bool {
 	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)
 }
 
-// Glob expands a shell wildcard pattern (*, ?, [...]) into the sorted
-// names that match it, as a remote shell expands rsync's operands.
-func Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
+// Glob expands the wildcards of pattern as rsync's remote side does for
+// the names it is asked to send: component by component, a component
+// with *, ? or [ matched by match against the entries of its directory
+// (sorted; "." and ".." never), the others taken as they are; a path
+// through a non-directory or a name that cannot be stated drops out;
+// "./" and a trailing slash are kept. It returns nil when nothing
+// matched.
+func Glob(pattern string, match func(pattern, name string) bool) []string {
+	var out []string
+	var walk func(prefix, rest string)
+	visit := func(prefix, name string, fromGlob bool, rest string, more bool) {
+		p := prefix + name
+		if fromGlob || more && name != "" {
+			st, err := StatPath(p)
+			if err != nil || more && !st.IsDir() {
+				return
+			}
+		}
+		if more {
+			walk(p+"/", rest)
+			return
+		}
+		out = append(out, p)
+	}
+	walk = func(prefix, rest string) {
+		for strings.HasPrefix(rest, "./") {
+			prefix, rest = prefix+"./", rest[2:]
+		}
+		comp, after, more := strings.Cut(rest, "/")
+		if !strings.ContainsAny(comp, "*?[") {
+			visit(prefix, comp, false, after, more)
+			return
+		}
+		dir := prefix
+		if dir == "" {
+			dir = "."
+		}
+		d, err := OpenDirPath(dir)
+		if err != nil {
+			return
+		}
+		names, err := d.Names()
+		d.Close()
+		if err != nil {
+			return
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if match(comp, n) {
+				visit(prefix, n, true, after, more)
+			}
+		}
+	}
+	walk("", pattern)
+	return out
+}

@@ -183,3 +183,53 @@ func TestDiffRemoteFilesFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffRemoteGlob: the wildcards of a pulled operand are expanded on
+// the remote host as its shell expands them for rsync: a component at a
+// time, dot files only by a pattern that starts with a dot, a trailing
+// slash kept (directories only), "./" kept for -R, and a pattern that
+// matches nothing left as it is (exit 23).
+func TestDiffRemoteGlob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("remote differential suite skipped in -short mode")
+	}
+	rsh := diffRemoteShell(t)
+	fx := func(b *fixtureBuilder) {
+		fxPlain(b)
+		b.text("src/.hidden", "h")
+		b.text("src/sub/.dot", "d")
+		b.dir("src/sub")
+		b.dir("src")
+	}
+	for k, c := range []struct {
+		name     string
+		flags    []string
+		patterns []string
+		code     int
+	}{
+		{"glob-files", []string{"-ai"}, []string{"src/*.txt", "src/e*"}, 0},
+		{"glob-all", []string{"-ai"}, []string{"src/*"}, 0},
+		{"glob-dirs-slash", []string{"-ai"}, []string{"src/*/"}, 0},
+		{"glob-dot", []string{"-ai"}, []string{"src/.h*", "src/sub/.*"}, 0},
+		{"glob-deep", []string{"-ai"}, []string{"src/s*/[cd]*"}, 0},
+		{"glob-relative", []string{"-aiR"}, []string{"./src/s?b/*"}, 0},
+		{"glob-none", []string{"-ai"}, []string{"src/none*", "src/a.txt"}, 23},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := diffScenario{name: "remote-" + c.name, fx: fx, stdout: true, sorted: true, code: c.code, cmp: dtSkipRoot}
+			s.remote = func(root string) []string {
+				args := append([]string{"-e", rsh}, c.flags...)
+				for _, p := range c.patterns {
+					if strings.HasPrefix(p, "./") {
+						// -R keeps what follows the root's "/./".
+						args = append(args, "127.0.0.1:"+root+"/"+p)
+					} else {
+						args = append(args, "127.0.0.1:"+filepath.Join(root, p))
+					}
+				}
+				return append(args, "dst/")
+			}
+			runDiffScenario(t, 3100+k, s)
+		})
+	}
+}

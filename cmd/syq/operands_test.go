@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -246,5 +247,24 @@ func TestRemoteOperandsGlob(t *testing.T) {
 	}
 	if got := remoteOperands([]string{dir + "/one two"}, false); len(got) != 1 {
 		t.Errorf("without --old-args a name with a space stays one operand: %q", got)
+	}
+	// A trailing slash keeps directories only and stays; "./" stays; a
+	// dot file needs a pattern with a leading dot; a path through a
+	// file matches nothing.
+	os.Mkdir(filepath.Join(dir, "d1"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".dot"), nil, 0o644)
+	for in, want := range map[string][]string{
+		dir + "/*/":       {dir + "/d1/"},
+		dir + "/./d?":     {dir + "/./d1"},
+		dir + "/.d*":      {dir + "/.dot"},
+		dir + "/one/*":    {dir + "/one/*"},
+		dir + "/[ab].txt": {dir + "/a.txt", dir + "/b.txt"},
+	} {
+		if got := remoteOperands([]string{in}, false); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+	if got := remoteOperands([]string{dir + "/*"}, false); slices.Contains(got, dir+"/.dot") {
+		t.Errorf("* matched a dot file: %q", got)
 	}
 }

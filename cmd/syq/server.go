@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"syq/filter"
 	"syq/fsops"
 	"syq/receiver"
 	"syq/remote"
@@ -306,15 +307,24 @@ func remoteOperands(args []string, oldArgs bool) []string {
 				out = append(out, w)
 				continue
 			}
-			matches, err := fsops.Glob(w)
-			if err != nil || len(matches) == 0 {
+			if matches := fsops.Glob(w, shellMatch); len(matches) > 0 {
+				out = append(out, matches...)
+			} else {
 				out = append(out, w)
-				continue
 			}
-			out = append(out, matches...)
 		}
 	}
 	return out
+}
+
+// shellMatch matches one name against one component of a wildcard as
+// the remote shell that expands rsync's operands does: a leading dot
+// only by a pattern that starts with one.
+func shellMatch(pattern, name string) bool {
+	if strings.HasPrefix(name, ".") && !strings.HasPrefix(pattern, ".") {
+		return false
+	}
+	return filter.Wildmatch(pattern, name)
 }
 
 // shellWords splits s as a POSIX shell splits words: blanks separate
