@@ -94,13 +94,17 @@ func remoteArgs(args []string, root string, push bool) (out []string, ok bool) {
 
 // diffRemoteShell starts the test sshd and prepares the differential
 // suite; it returns the -e command that reaches the sshd, with the
-// helper's tuner cache kept under the suite's directory.
+// helper's tuner cache kept under the suite's directory. Both arms'
+// connections share one master connection: the suite opens about a
+// thousand, and a fresh one costs more than many a scenario's copy.
 func diffRemoteShell(t *testing.T) string {
 	srv := sshtest.Start(t)
 	setupDiff(t)
 	cache := filepath.Join(diffBase, "helper-cache")
 	os.MkdirAll(cache, 0o755)
-	return srv.SSHCommand("-o", "SetEnv=XDG_CACHE_HOME="+cache, "-o", "KexAlgorithms=curve25519-sha256")
+	env := []string{"-o", "SetEnv=XDG_CACHE_HOME=" + cache}
+	mux := srv.Multiplex(t, append(env, "-o", "KexAlgorithms=curve25519-sha256")...)
+	return srv.SSHCommand(append(mux, env...)...)
 }
 
 func TestDiffRemote(t *testing.T) {

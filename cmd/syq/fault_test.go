@@ -138,14 +138,30 @@ func termMidCopy(t *testing.T, extra ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	// Signal once the copy is under way (data in a temporary file next to
+	// "big" or in a directory there), not after a fixed time: syq handles
+	// SIGTERM from the start of the transfer, and a loaded machine may not
+	// get there in a few hundred milliseconds.
+	for deadline := time.Now().Add(30 * time.Second); !copyUnderWay(dest); {
+		select {
+		case err := <-done:
+			t.Fatalf("syq ended (%v) before the copy was seen under way; stderr: %s", err, stderr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("no temporary file in %s after 30 s; stderr: %s", dest, stderr.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err = <-done:
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
+		<-done
 		t.Fatal("syq did not stop within 30 s of SIGTERM")
 	}
 	if code := exitCode(err); code != 20 {
@@ -155,6 +171,29 @@ func termMidCopy(t *testing.T, extra ...string) string {
 		t.Errorf("the old version was not kept intact (%d bytes, %v)", len(got), err)
 	}
 	return dest
+}
+
+// copyUnderWay reports whether dest holds a non-empty file other than
+// "big", directly or one directory down.
+func copyUnderWay(dest string) bool {
+	var names []string
+	ents, _ := os.ReadDir(dest)
+	for _, e := range ents {
+		if e.IsDir() {
+			sub, _ := os.ReadDir(filepath.Join(dest, e.Name()))
+			for _, f := range sub {
+				names = append(names, filepath.Join(e.Name(), f.Name()))
+			}
+		} else if e.Name() != "big" {
+			names = append(names, e.Name())
+		}
+	}
+	for _, n := range names {
+		if fi, err := os.Lstat(filepath.Join(dest, n)); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // TestInterruptExits20 sends SIGTERM while a large file is being copied

@@ -291,6 +291,12 @@ func TestTimeoutStalledHelper(t *testing.T) {
 	f.Truncate(8 << 30)
 	f.Close()
 	dst := t.TempDir()
+	// Install the helper first: on a loaded machine a first connection,
+	// which uploads it, can take longer than the 2 s --timeout gives the
+	// remote side to start.
+	if r := runSyq(t, nil, "-a", "-e", rsh, smallTree(t), "lh:"+t.TempDir()+"/"); r.code != 0 {
+		t.Fatalf("installing the helper: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
 	defer signalHelper(cache, syscall.SIGKILL)
 	code, stderr := signalMidTransfer(t, cache, syscall.SIGSTOP, "rsync", "-a", "--timeout=2", "-e", rsh, src+"/", "lh:"+dst+"/")
 	if code != 30 {

@@ -326,6 +326,62 @@ func Start(t testing.TB, opts ...Option) *Server {
 	return s
 }
 
+// Multiplex starts one master connection to s for the rest of t and
+// returns the ssh options that send later connections through it
+// (OpenSSH's connection sharing), for SSHArgs or SSHCommand. A test that
+// opens hundreds of connections then pays for the key exchange and the
+// login once: on a loaded 2-core machine a fresh connection costs about
+// 1 s of wall time, a shared one a third of that. Each connection still
+// runs its remote command in a session and login shell of its own, but
+// with the master's environment: OpenSSH (9.2) sends the master's SetEnv
+// for every shared session and ignores the client's. extra goes to the
+// master (e.g. KexAlgorithms, SetEnv); give the clients the same SetEnv
+// too, for a client whose master is gone falls back to a connection of
+// its own. A cleanup registered on t ends the master.
+func (s *Server) Multiplex(t testing.TB, extra ...string) []string {
+	t.Helper()
+	// A socket path is limited to 107 bytes: keep it short.
+	dir, err := os.MkdirTemp("", "sshmux")
+	if err != nil {
+		t.Fatalf("sshtest: %v", err)
+	}
+	sock := filepath.Join(dir, "m")
+	args := s.SSHArgs(append(append([]string{}, extra...), "-M", "-N", "-o", "ControlPath="+sock)...)
+	cmd := exec.Command(args[0], append(args[1:], s.host)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		t.Fatalf("sshtest: starting the master connection: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		os.RemoveAll(dir)
+	})
+	// The master renames its socket into place once it has logged in.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(sock); err == nil {
+			return []string{"-o", "ControlMaster=no", "-o", "ControlPath=" + sock}
+		}
+		select {
+		case err := <-exited:
+			exited <- err // for the cleanup
+			t.Fatalf("sshtest: the master connection ended before it was ready: %v\n%s", err, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			err := <-exited // its stderr is complete only now
+			exited <- err
+			t.Fatalf("sshtest: the master connection was not ready after 60 s\n%s", stderr.String())
+		}
+	}
+}
+
 // findTools locates sshd, ssh and ssh-keygen; a missing one is an error
 // wrapping ErrUnavailable. sshd is looked for in /usr/sbin first because
 // that is often not on a non-root PATH.

@@ -365,3 +365,21 @@ func TestLaunchClose(t *testing.T) {
 		t.Error("Launch in a missing directory succeeded")
 	}
 }
+
+// TestMultiplex: connections through the shared master run their own
+// commands in the master's environment (its SetEnv, not theirs), and log
+// in once: sshd (at INFO) logs one accepted key for the master and none
+// for the sessions after it.
+func TestMultiplex(t *testing.T) {
+	s := Start(t, WithLogLevel("INFO"))
+	mux := s.Multiplex(t, "-o", "SetEnv=XDG_CACHE_HOME=/master")
+	for i := range 3 {
+		out := run(t, s, nil, fmt.Sprintf(`echo "%d $XDG_CACHE_HOME"`, i), append(mux, "-o", "SetEnv=XDG_CACHE_HOME=/client")...)
+		if got, want := strings.TrimSpace(string(out)), fmt.Sprintf("%d /master", i); got != want {
+			t.Fatalf("session %d printed %q, want %q", i, got, want)
+		}
+	}
+	if n := strings.Count(s.Log(), "Accepted publickey"); n != 1 {
+		t.Fatalf("%d logins for a master and 3 shared sessions, want 1; sshd log:\n%s", n, s.Log())
+	}
+}
