@@ -3,15 +3,16 @@ package receiver
 // Delta transfer, receiving side: for a wanted file with a basis here,
 // the signature of the basis goes with the Wants; the sender's delta is
 // rebuilt from the basis into the usual temp file (or over the basis
-// with --inplace) and checked against the sender's SHA-256 of the file.
+// with --inplace) and checked against the sender's checksum of the file
+// (wire.NewFileHash).
 
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 
 	"syq/delta"
 	"syq/fsops"
@@ -50,7 +51,7 @@ func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta
 		return sigs
 	}
 	bl := delta.BlockSize(st.Size, r.opts.BlockSize)
-	sig, err := delta.Sign(f, st.Size, bl) // Sign reads a MiB at a time itself
+	sig, err := delta.SignAt(f, st.Size, bl, signWorkers)
 	if err != nil {
 		if r.cfg.Debug {
 			r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("delta: no basis for %s: %v", job.rel, err))
@@ -63,6 +64,9 @@ func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta
 	}
 	return append(sigs, sig)
 }
+
+// signWorkers is how many ranges of one big basis are signed at once.
+var signWorkers = min(runtime.GOMAXPROCS(0), 4)
 
 // basisName is the file in the batch directory a delta for job builds
 // on: its own old version, or the --fuzzy pick.
@@ -122,8 +126,9 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 		return &userError{fmt.Sprintf("open basis %q failed: %s", r.destPath(joinRel(job.batch.rel, job.basisName())), fsops.ErrText(err))}
 	}
 	defer basis.Close()
-	ops := wire.NewDeltaReader(src)
-	h := delta.NewAsyncHash(sha256.New())
+	fh := wire.NewFileHash(r.conn)
+	ops := wire.NewDeltaReader(src, fh.Size())
+	h := delta.NewAsyncHash(fh)
 	defer h.Close()
 	bw := bufio.NewWriterSize(dst, 1<<20)
 	st, err := delta.Apply(io.MultiWriter(bw, h), basis, job.blockLen, job.basisLen, ops, job.e.Size)
