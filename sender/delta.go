@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"runtime"
+	"time"
 
 	"syq/delta"
 	"syq/wire"
@@ -26,7 +27,11 @@ func (s *Sender) sendDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signat
 		return nil
 	})
 	h := wire.NewFileHash(s.conn)
-	_, err := delta.MatchAt(sig, src, e.Size, w, delta.MatchOptions{Inplace: s.cfg.Opts.Inplace}, matchWorkers, h)
+	began := time.Now()
+	st, err := delta.MatchAt(sig, src, e.Size, w, delta.MatchOptions{Inplace: s.cfg.Opts.Inplace}, matchWorkers, h)
+	if s.cfg.Debugf != nil && err == nil && sendErr == nil {
+		s.cfg.Debugf("sender: delta of %s matched in %.3fs: %d bytes literal, %d matched", e.Name, time.Since(began).Seconds(), st.Literal, st.Matched)
+	}
 	if sendErr != nil {
 		return sendErr
 	}

@@ -41,6 +41,7 @@ func main() {
 	scen := flag.String("scenario", "onepct,edits,append", "scenarios to run: onepct, edits, append")
 	noW := flag.Bool("no-whole", false, "leave out the syq -W arm")
 	prof := flag.String("profile", "", "write CPU profiles of syq's processes to PREFIX.<pid> (SYQ_CPUPROFILE)")
+	flag.BoolVar(&show, "show", false, "print each run's output (with SYQ_DEBUG=1 in the environment: syq's phase lines)")
 	flag.Parse()
 	if *syq == "" {
 		fmt.Fprintln(os.Stderr, "deltabench: -syq BINARY is required")
@@ -117,6 +118,8 @@ func makeFiles(scenario string, size int64, src, old string) (string, error) {
 	}
 	return fmt.Sprintf("old file %d bytes, new file %d bytes: %s", len(oldData), len(newData), what), nil
 }
+
+var show bool
 
 type arm struct {
 	name string
@@ -221,6 +224,9 @@ func run(scenario string, size int64, reps int, syq, old string, whole bool, pro
 			}
 			if out, err := exec.Command("cmp", filepath.Join(src, "big"), filepath.Join(dst, "big")).CombinedOutput(); err != nil {
 				return fmt.Errorf("%s: result differs: %s", a.name, out)
+			}
+			if show {
+				fmt.Printf("### %s: %.2fs\n%s\n", a.name, el, out.String())
 			}
 			secs[k] = append(secs[k], el)
 			cpus[k] = append(cpus[k], cpu)
