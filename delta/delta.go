@@ -4,7 +4,8 @@
 // and references to basis blocks at any byte offset, and the applier that
 // rebuilds the new file from the basis and that description. It does no
 // I/O of its own beyond the readers and writers it is given, and keeps
-// memory proportional to the number of blocks plus one window, never to
+// memory proportional to the number of blocks plus one window (a few
+// segments when a big file is matched or signed in parallel), never to
 // the size of a file.
 package delta
 
@@ -12,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/zeebo/xxh3"
 )
@@ -142,17 +144,61 @@ func Sign(r io.Reader, length int64, blockLen int) (*Signature, error) {
 		return nil, fmt.Errorf("delta: %d blocks exceed %d", n, MaxBlocks)
 	}
 	s.Blocks = make([]Block, n)
+	if err := s.sign(r, 0, n); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// SignAt is Sign for a basis read at offsets from r: a big one is
+// signed in up to workers ranges at once.
+func SignAt(r io.ReaderAt, length int64, blockLen, workers int) (*Signature, error) {
+	n := BlockCount(length, blockLen)
+	if workers < 2 || length < minParallelSign || n < int64(workers) {
+		return Sign(io.NewSectionReader(r, 0, length), length, blockLen)
+	}
+	s, err := Sign(io.NewSectionReader(r, 0, 0), 0, blockLen) // checks the parameters
+	if err != nil {
+		return nil, err
+	}
+	if n > MaxBlocks {
+		return nil, fmt.Errorf("delta: %d blocks exceed %d", n, MaxBlocks)
+	}
+	s.Length, s.Blocks = length, make([]Block, n)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		first, end := n*int64(w)/int64(workers), n*int64(w+1)/int64(workers)
+		off := first * int64(blockLen)
+		wg.Go(func() {
+			errs[w] = s.sign(io.NewSectionReader(r, off, min(end*int64(blockLen), length)-off), first, end)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// minParallelSign is the smallest basis SignAt signs in parallel (a
+// variable for tests).
+var minParallelSign int64 = 32 << 20
+
+// sign fills in blocks [first, end) from r, which starts at block first.
+func (s *Signature) sign(r io.Reader, first, end int64) error {
+	blockLen := s.BlockLen
 	// Read several blocks at a time: fewer, larger reads.
 	per := max(1, (1<<20)/blockLen)
-	buf := make([]byte, min(int64(per*blockLen), length)) // a small basis needs no MiB
-	for i := int64(0); i < n; {
-		k := min(int64(per), n-i)
-		want := min(k*int64(blockLen), length-i*int64(blockLen))
+	buf := make([]byte, min(int64(per*blockLen), s.Length-first*int64(blockLen))) // a small basis needs no MiB
+	for i := first; i < end; {
+		k := min(int64(per), end-i)
+		want := min(k*int64(blockLen), s.Length-i*int64(blockLen))
 		if _, err := io.ReadFull(r, buf[:want]); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return nil, err
+			return err
 		}
 		for j := int64(0); j < k; j++ {
 			p := buf[j*int64(blockLen) : min((j+1)*int64(blockLen), want)]
@@ -161,7 +207,7 @@ func Sign(r io.Reader, length int64, blockLen int) (*Signature, error) {
 		}
 		i += k
 	}
-	return s, nil
+	return nil
 }
 
 // Op is one step of a delta: Literal bytes, or Count basis blocks from

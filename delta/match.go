@@ -2,6 +2,7 @@ package delta
 
 import (
 	"io"
+	"math"
 	"math/bits"
 )
 
@@ -21,6 +22,18 @@ type index struct {
 	shift uint
 	heads []int32 // per bucket: first block + 1, 0 for none
 	next  []int32 // per block: next block of its bucket + 1
+	// filter has a bit set for every weak sum's bucket at a finer
+	// grain: at about 16 bits per block (64 KiB for the usual 32768
+	// blocks) it stays in a near cache, so the rolling loop skips all
+	// but about 6 % of the offsets with no match after one probe of it.
+	filter     []uint64
+	filterMask uint32
+}
+
+// maybe reports whether some block may have weak sum w.
+func (ix *index) maybe(w uint32) bool {
+	h := (w * 0x9e3779b1) >> 7 & ix.filterMask
+	return ix.filter[h>>6]&(1<<(h&63)) != 0
 }
 
 func newIndex(sig *Signature) *index {
@@ -33,11 +46,19 @@ func newIndex(sig *Signature) *index {
 	if size == 1 {
 		ix.shift = 63 // every sum in bucket 0 (a 64-bit shift would be undefined in spirit)
 	}
+	bits := uint32(1 << 12)
+	for int(bits) < 16*n && bits < 1<<25 { // the probe hashes to 25 bits
+		bits <<= 1
+	}
+	ix.filter, ix.filterMask = make([]uint64, bits/64), bits-1
 	// Insert backwards so each chain is in ascending block order.
 	for i := n - 1; i >= 0; i-- {
-		h := ix.bucket(sig.Blocks[i].Weak)
+		w := sig.Blocks[i].Weak
+		h := ix.bucket(w)
 		ix.next[i] = ix.heads[h]
 		ix.heads[h] = int32(i + 1)
+		f := (w * 0x9e3779b1) >> 7 & ix.filterMask
+		ix.filter[f>>6] |= 1 << (f & 63)
 	}
 	return ix
 }
@@ -69,13 +90,22 @@ func Match(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) (Stats, 
 }
 
 func newMatcher(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) *matcher {
-	m := &matcher{sig: sig, r: r, out: out, opt: opt, runBlock: -1}
+	m := &matcher{sig: sig, r: r, out: out, opt: opt, runBlock: -1, limit: math.MaxInt}
 	if len(sig.Blocks) > 0 {
 		m.ix = newIndex(sig)
 	}
 	bl := max(sig.BlockLen, 1)
 	m.buf = make([]byte, MaxLiteral+bl+max(bl, 64<<10))
 	return m
+}
+
+// newSegmentMatcher matches the segment of a file that starts at offset
+// base and whose windows start in data[:limit]; data holds the segment
+// and what follows it up to one block less a byte (or the file's end),
+// so a window that starts in the segment is whole. Literal slices point
+// into data.
+func newSegmentMatcher(sig *Signature, ix *index, data []byte, limit int, base int64, out OpWriter, opt MatchOptions) *matcher {
+	return &matcher{sig: sig, ix: ix, out: out, opt: opt, runBlock: -1, buf: data, end: len(data), limit: limit, base: base, eof: true}
 }
 
 type matcher struct {
@@ -87,6 +117,7 @@ type matcher struct {
 	st  Stats
 
 	buf      []byte
+	limit    int   // no window starts at or after buf[limit] (a segment's end)
 	lit      int   // start of pending literal bytes in buf
 	pos      int   // start of the window in buf
 	end      int   // end of data in buf
@@ -167,7 +198,7 @@ func (m *matcher) run() error {
 			if err := m.fill(MaxLiteral); err != nil {
 				return err
 			}
-			m.pos = m.end
+			m.pos = min(m.end, m.limit)
 			if m.pos == m.lit {
 				return m.flushRun()
 			}
@@ -193,13 +224,39 @@ func (m *matcher) run() error {
 			}
 		}
 		have := m.end - m.pos
-		if have == 0 {
+		if have == 0 || m.pos >= m.limit {
 			break
 		}
 		if fresh {
 			wlen = min(bl, have)
+			// Right after a match the next block is the likely one:
+			// its strong hash alone decides, and an unchanged run of
+			// blocks costs no weak sums.
+			if next < int64(len(m.sig.Blocks)) && m.sig.blockLen(next) == wlen && m.allowed(next) &&
+				strongSum(m.buf[m.pos:m.pos+wlen]) == m.sig.Blocks[next].Strong {
+				if err := m.matched(next, wlen); err != nil {
+					return err
+				}
+				next++
+				continue
+			}
 			s1, s2 = weakSum(m.buf[m.pos : m.pos+wlen])
 			fresh = false
+		}
+		if wlen == bl {
+			// Roll on while no block can match: the filter is a
+			// superset of every weak sum the table holds. The
+			// roll after the loop needs the byte after the window.
+			stop := min(m.end-bl-1, m.limit-1, m.lit+MaxLiteral-1)
+			buf, ix := m.buf, m.ix
+			pos := m.pos
+			for pos < stop && !ix.maybe(s1&0xffff|s2<<16) {
+				out, in := uint32(buf[pos]), uint32(buf[pos+bl])
+				s1 += in - out
+				s2 += s1 - uint32(bl)*out
+				pos++
+			}
+			m.pos = pos
 		}
 		// Only the basis's last block may be shorter than bl.
 		if wlen == bl || wlen == lastLen {
@@ -242,11 +299,8 @@ func (m *matcher) find(weak uint32, wlen int, hint int64) (int64, bool) {
 	offset := m.base + int64(m.pos)
 	check := func(i int64) bool {
 		b := &m.sig.Blocks[i]
-		if b.Weak != weak || m.sig.blockLen(i) != wlen {
+		if b.Weak != weak || m.sig.blockLen(i) != wlen || !m.allowed(i) {
 			return false
-		}
-		if m.opt.Inplace && i*int64(m.sig.BlockLen) < offset {
-			return false // already overwritten on the receiver
 		}
 		if !haveStrong {
 			strong, haveStrong = strongSum(m.buf[m.pos:m.pos+wlen]), true
@@ -272,4 +326,10 @@ func (m *matcher) find(weak uint32, wlen int, hint int64) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// allowed reports whether block i may be used at the window's offset:
+// with Inplace, not once the receiver has overwritten it.
+func (m *matcher) allowed(i int64) bool {
+	return !m.opt.Inplace || i*int64(m.sig.BlockLen) >= m.base+int64(m.pos)
 }

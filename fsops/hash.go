@@ -1,22 +1,16 @@
 package fsops
 
 import (
-	"crypto/sha256"
+	"hash"
 	"io"
 	"os"
 )
 
-// SumSize is the length of a file checksum (SHA-256, fast with SHA-NI).
-const SumSize = sha256.Size
-
-// HashFile returns the checksum of f's content from offset 0, as -c
-// compares them.
-func HashFile(f Reader) ([SumSize]byte, error) {
-	var sum [SumSize]byte
-	h := sha256.New()
+// HashFile returns the checksum by h of f's content from offset 0, as
+// -c compares them.
+func HashFile(f Reader, h hash.Hash) ([]byte, error) {
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
-		return sum, &os.PathError{Op: "read", Path: f.Name(), Err: err}
+		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: err}
 	}
-	copy(sum[:], h.Sum(nil))
-	return sum, nil
+	return h.Sum(nil), nil
 }

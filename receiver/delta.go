@@ -3,15 +3,17 @@ package receiver
 // Delta transfer, receiving side: for a wanted file with a basis here,
 // the signature of the basis goes with the Wants; the sender's delta is
 // rebuilt from the basis into the usual temp file (or over the basis
-// with --inplace) and checked against the sender's SHA-256 of the file.
+// with --inplace) and checked against the sender's checksum of the file
+// (wire.NewFileHash).
 
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"time"
 
 	"syq/delta"
 	"syq/fsops"
@@ -50,7 +52,11 @@ func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta
 		return sigs
 	}
 	bl := delta.BlockSize(st.Size, r.opts.BlockSize)
-	sig, err := delta.Sign(f, st.Size, bl) // Sign reads a MiB at a time itself
+	began := time.Now()
+	sig, err := delta.SignAt(f, st.Size, bl, signWorkers)
+	if r.cfg.Debug && err == nil {
+		r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("delta: signed the basis of %s (%d blocks of %d) in %.3fs", job.rel, len(sig.Blocks), bl, time.Since(began).Seconds()))
+	}
 	if err != nil {
 		if r.cfg.Debug {
 			r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("delta: no basis for %s: %v", job.rel, err))
@@ -63,6 +69,9 @@ func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta
 	}
 	return append(sigs, sig)
 }
+
+// signWorkers is how many ranges of one big basis are signed at once.
+var signWorkers = min(runtime.GOMAXPROCS(0), 4)
 
 // basisName is the file in the batch directory a delta for job builds
 // on: its own old version, or the --fuzzy pick.
@@ -102,6 +111,12 @@ func (r *Receiver) openBasis(job *fileJob) (*fsops.File, error) {
 	return pd.OpenRead(job.name)
 }
 
+// applyWrite is the size of the writes that rebuild a file: writes of
+// 1 MiB cost the kernel about five times the CPU of 256 KiB ones for the
+// same bytes (measured on ext4 with dd: 2.9 s against 0.6 s of system
+// time for 1 GiB), and the wall time with it.
+const applyWrite = 256 << 10
+
 // errDeltaMismatch: the file rebuilt from a delta is not what the sender
 // read (the basis or the source changed meanwhile, or blocks collided);
 // it is asked for again, whole, as rsync's redo phase does.
@@ -122,10 +137,12 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 		return &userError{fmt.Sprintf("open basis %q failed: %s", r.destPath(joinRel(job.batch.rel, job.basisName())), fsops.ErrText(err))}
 	}
 	defer basis.Close()
-	ops := wire.NewDeltaReader(src)
-	h := delta.NewAsyncHash(sha256.New())
+	fh := wire.NewFileHash(r.conn)
+	ops := wire.NewDeltaReader(src, fh.Size())
+	h := delta.NewAsyncHash(fh)
 	defer h.Close()
-	bw := bufio.NewWriterSize(dst, 1<<20)
+	bw := bufio.NewWriterSize(dst, applyWrite)
+	began := time.Now()
 	st, err := delta.Apply(io.MultiWriter(bw, h), basis, job.blockLen, job.basisLen, ops, job.e.Size)
 	if err == nil {
 		err = bw.Flush()
@@ -143,6 +160,9 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 			r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("delta: %s does not match the sender's checksum; asking for it whole", job.rel))
 		}
 		return errDeltaMismatch
+	}
+	if r.cfg.Debug {
+		r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("delta: rebuilt %s in %.3fs", job.rel, time.Since(began).Seconds()))
 	}
 	r.stats.add(func(s *wire.Stats) { s.MatchedData += st.Matched })
 	return nil

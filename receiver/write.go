@@ -384,8 +384,8 @@ func (r *Receiver) sameChecksumIn(dir *fsops.Dir, e *wire.Entry) bool {
 		return false
 	}
 	defer f.Close()
-	sum, err := fsops.HashFile(f)
-	return err == nil && bytes.Equal(sum[:], e.Sum)
+	sum, err := fsops.HashFile(f, wire.NewFileHash(r.conn))
+	return err == nil && bytes.Equal(sum, e.Sum)
 }
 
 func absPath(p string) string {

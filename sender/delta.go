@@ -2,20 +2,21 @@ package sender
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"io"
+	"runtime"
+	"time"
 
 	"syq/delta"
-	"syq/fsops"
 	"syq/wire"
 )
 
 // sendDelta sends entry i as a delta against the signature of the
-// receiver's basis, followed by the SHA-256 of the content it read, so
-// the receiver can check what it rebuilt. A file that cannot be read to
+// receiver's basis, followed by the checksum of the content it read
+// (wire.NewFileHash), so the receiver can check what it rebuilt. A big
+// file is matched in parallel segments. A file that cannot be read to
 // its listed size ends in a Failed chunk, as a whole file does; only a
 // broken connection is returned.
-func (s *Sender) sendDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signature, src io.Reader) error {
+func (s *Sender) sendDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signature, src io.ReaderAt) error {
 	e := &ref.rec.entries[i]
 	var sendErr error
 	w := wire.NewDeltaWriter(seq, i, func(f *wire.FileData) error {
@@ -25,24 +26,26 @@ func (s *Sender) sendDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signat
 		}
 		return nil
 	})
-	h := delta.NewAsyncHash(sha256.New())
-	defer h.Close()
-	in := &countReader{r: io.TeeReader(io.LimitReader(src, e.Size), h)}
-	_, err := delta.Match(sig, in, w, delta.MatchOptions{Inplace: s.cfg.Opts.Inplace})
+	h := wire.NewFileHash(s.conn)
+	began := time.Now()
+	st, err := delta.MatchAt(sig, src, e.Size, w, delta.MatchOptions{Inplace: s.cfg.Opts.Inplace}, matchWorkers, h)
+	if s.cfg.Debugf != nil && err == nil && sendErr == nil {
+		s.cfg.Debugf("sender: delta of %s matched in %.3fs: %d bytes literal, %d matched", e.Name, time.Since(began).Seconds(), st.Literal, st.Matched)
+	}
 	if sendErr != nil {
 		return sendErr
-	}
-	if err == nil && in.n != e.Size {
-		err = io.ErrUnexpectedEOF
 	}
 	if err != nil {
 		s.readFailed(ref, i, err)
 		return s.send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true, Delta: true, Offset: w.Sent()})
 	}
-	var sum [fsops.SumSize]byte
-	h.Sum(sum[:0])
-	return w.Finish(sum)
+	return w.Finish(h.Sum(nil))
 }
+
+// matchWorkers is how many segments of one big file are matched at
+// once: the receiver has its own cores for signing and rebuilding, so
+// the sender's matching is the stage to spread over this machine's.
+var matchWorkers = min(runtime.GOMAXPROCS(0), 4)
 
 // sendDeltaAhead sends a file read ahead as a delta.
 func (s *Sender) sendDeltaAhead(ref *batchRef, seq uint64, i int32, sig *delta.Signature, a *readAhead) error {
@@ -50,18 +53,6 @@ func (s *Sender) sendDeltaAhead(ref *batchRef, seq uint64, i int32, sig *delta.S
 		return s.send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true})
 	}
 	return s.sendDelta(ref, seq, i, sig, bytes.NewReader(a.data))
-}
-
-// countReader counts what passes through it.
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // sigFor returns the receiver's signature for the k-th wanted file, if
@@ -82,10 +73,11 @@ func (s *Sender) openDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signat
 		return s.send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true})
 	}
 	defer src.Close()
-	if _, resized := openedSize(src, &ref.rec.entries[i]); resized {
+	ra, ok := src.(io.ReaderAt) // an opened file is
+	if _, resized := openedSize(src, &ref.rec.entries[i]); resized || !ok {
 		return s.sendFrom(ref, seq, i, src)
 	}
-	return s.sendDelta(ref, seq, i, sig, src)
+	return s.sendDelta(ref, seq, i, sig, ra)
 }
 
 func hasSig(sigs []*delta.Signature) bool {

@@ -3,6 +3,7 @@ package sender
 import (
 	"context"
 	"errors"
+	"hash"
 	"slices"
 	"sort"
 	"strings"
@@ -622,7 +623,7 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 	case fsops.TypeReg:
 		e.Size = st.Size
 		if opts.Checksum {
-			sum, err := fileSum(dir, srcName, opts.CopyLinks || opts.CopyUnsafeLinks, opts.OpenNoatime)
+			sum, err := fileSum(dir, srcName, opts.CopyLinks || opts.CopyUnsafeLinks, opts.OpenNoatime, wire.NewFileHash(s.conn))
 			if err != nil {
 				s.problem(wire.ProblemGeneral, "checksum %q failed: %s", absPath(dir.Join(srcName)), fsops.ErrText(err))
 				return e, false, true
@@ -767,12 +768,11 @@ func baseName(op string) string {
 
 // fileSum is -c's checksum of a source file, opened as the data will be
 // (through a symlink only under -L and --copy-unsafe-links).
-func fileSum(dir *fsops.Dir, name string, follow, noatime bool) ([]byte, error) {
+func fileSum(dir *fsops.Dir, name string, follow, noatime bool, h hash.Hash) ([]byte, error) {
 	f, err := dir.OpenSource(name, follow, noatime)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	sum, err := fsops.HashFile(f)
-	return sum[:], err
+	return fsops.HashFile(f, h)
 }

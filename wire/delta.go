@@ -8,7 +8,8 @@ package wire
 //
 //	opLiteral  uvarint n (1..delta.MaxLiteral), n bytes
 //	opCopy     uvarint first block, uvarint count (>= 1)
-//	opEnd      SHA-256 of the whole source file (fsops.SumSize bytes)
+//	opEnd      checksum of the whole source file (NewFileHash: 16 bytes
+//	           of xxh3-128 with CapSum128, else 32 of SHA-256)
 //
 // A sig frame carries part of one signature:
 //
@@ -24,7 +25,6 @@ import (
 	"math"
 
 	"syq/delta"
-	"syq/fsops"
 )
 
 const (
@@ -222,7 +222,7 @@ func (w *DeltaWriter) Copy(first, count int64) error {
 }
 
 // Finish ends the delta with the checksum of the whole source.
-func (w *DeltaWriter) Finish(sum [fsops.SumSize]byte) error {
+func (w *DeltaWriter) Finish(sum []byte) error {
 	w.buf = append(w.buf, opEnd)
 	w.buf = append(w.buf, sum[:]...)
 	return w.flush(true)
@@ -255,14 +255,16 @@ func IsDelta(src Source) bool {
 // DeltaReader decodes the op stream of a delta Source; it is the
 // delta.OpReader the receiver applies.
 type DeltaReader struct {
-	r   *bufio.Reader
-	lit []byte
-	sum []byte
+	r       *bufio.Reader
+	lit     []byte
+	sum     []byte
+	sumSize int
 }
 
-// NewDeltaReader reads the delta that src carries.
-func NewDeltaReader(src io.Reader) *DeltaReader {
-	return &DeltaReader{r: bufio.NewReaderSize(src, 64<<10)}
+// NewDeltaReader reads the delta that src carries, which ends with a
+// checksum of sumSize bytes (the Size of NewFileHash).
+func NewDeltaReader(src io.Reader, sumSize int) *DeltaReader {
+	return &DeltaReader{r: bufio.NewReaderSize(src, 64<<10), sumSize: sumSize}
 }
 
 // errBadOps marks a malformed op stream.
@@ -310,7 +312,7 @@ func (d *DeltaReader) Next() (delta.Op, error) {
 		}
 		return delta.Op{Block: int64(first), Count: int64(count)}, nil
 	case opEnd:
-		sum := make([]byte, fsops.SumSize)
+		sum := make([]byte, d.sumSize)
 		if _, err := io.ReadFull(d.r, sum); err != nil {
 			return delta.Op{}, d.short(err)
 		}

@@ -1,8 +1,6 @@
 package wire
 
 import (
-	"syq/fsops"
-
 	"bytes"
 	"errors"
 	"io"
@@ -140,7 +138,8 @@ func deltaBytes(t testing.TB, ops func(w *DeltaWriter) error) []byte {
 
 func TestDeltaOpsRoundTrip(t *testing.T) {
 	lit := bytes.Repeat([]byte("literal!"), 70000) // longer than one literal op and one chunk
-	sum := [fsops.SumSize]byte{1, 2, 3}
+	sum := make([]byte, DataSumSize)
+	sum[0], sum[1], sum[2] = 1, 2, 3
 	enc := deltaBytes(t, func(w *DeltaWriter) error {
 		if err := w.Copy(3, 2); err != nil {
 			return err
@@ -153,7 +152,7 @@ func TestDeltaOpsRoundTrip(t *testing.T) {
 		}
 		return w.Finish(sum)
 	})
-	r := NewDeltaReader(bytes.NewReader(enc))
+	r := NewDeltaReader(bytes.NewReader(enc), DataSumSize)
 	var gotLit []byte
 	var copies []delta.Op
 	for {
@@ -173,13 +172,13 @@ func TestDeltaOpsRoundTrip(t *testing.T) {
 	if !bytes.Equal(gotLit, lit) || len(copies) != 2 || copies[0].Block != 3 || copies[0].Count != 2 || copies[1].Block != 0 {
 		t.Fatalf("ops differ after the round trip: %d literal bytes, copies %+v", len(gotLit), copies)
 	}
-	if !bytes.Equal(r.Sum(), sum[:]) {
+	if !bytes.Equal(r.Sum(), sum) {
 		t.Fatal("checksum differs")
 	}
 }
 
 func TestDeltaOpsRejected(t *testing.T) {
-	end := append([]byte{opEnd}, make([]byte, fsops.SumSize)...)
+	end := append([]byte{opEnd}, make([]byte, DataSumSize)...)
 	for _, c := range []struct {
 		name string
 		in   []byte
@@ -192,7 +191,7 @@ func TestDeltaOpsRejected(t *testing.T) {
 		{"data after the end", append(end, opCopy)},
 		{"block out of range", append([]byte{opCopy, 0xff, 0xff, 0xff, 0xff, 0x0f, 1}, end...)},
 	} {
-		r := NewDeltaReader(bytes.NewReader(c.in))
+		r := NewDeltaReader(bytes.NewReader(c.in), DataSumSize)
 		var err error
 		for err == nil {
 			_, err = r.Next()
@@ -253,7 +252,7 @@ func FuzzDeltaOps(f *testing.F) {
 	f.Add(deltaBytes(f, func(w *DeltaWriter) error {
 		w.Copy(0, 2)
 		w.Literal([]byte("abc"))
-		return w.Finish([fsops.SumSize]byte{})
+		return w.Finish(make([]byte, DataSumSize))
 	}), int64(1403))
 	f.Add([]byte{opCopy, 5, 1, opEnd}, int64(700))
 	f.Fuzz(func(t *testing.T, in []byte, size int64) {
@@ -262,7 +261,7 @@ func FuzzDeltaOps(f *testing.F) {
 		}
 		basis := make([]byte, 2000)
 		var out bytes.Buffer
-		_, err := delta.Apply(&out, bytes.NewReader(basis), 700, int64(len(basis)), NewDeltaReader(bytes.NewReader(in)), size)
+		_, err := delta.Apply(&out, bytes.NewReader(basis), 700, int64(len(basis)), NewDeltaReader(bytes.NewReader(in), DataSumSize), size)
 		if err == nil && int64(out.Len()) != size {
 			t.Fatalf("rebuilt %d bytes for a size of %d", out.Len(), size)
 		}

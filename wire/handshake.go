@@ -66,11 +66,15 @@ const (
 	// CapRailZstd: compressed frames are understood on data rails too
 	// (rails.go), so -z works with several rails.
 	CapRailZstd = "railzstd"
+	// CapSum128: whole-file checksums (-c's, and the one a delta ends
+	// with) are xxh3-128 (NewFileHash), not SHA-256 as before. Both
+	// sides set StreamConfig.Sum128 only when both list it.
+	CapSum128 = "sum128"
 )
 
 // LocalHello describes this build.
 func LocalHello(program string) *Hello {
-	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapMultiRail, CapZstd, CapDelta, CapVerify, CapRailZstd}}
+	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapMultiRail, CapZstd, CapDelta, CapVerify, CapRailZstd, CapSum128}}
 }
 
 // Has reports whether h lists the capability c.

@@ -48,6 +48,8 @@ type StreamConfig struct {
 	// whole must then end with its checksum, and may announce a new
 	// length; every batch answered with data gets a second Wants.
 	Verify bool
+	// Sum128: both sides listed CapSum128 (NewFileHash).
+	Sum128 bool
 }
 
 // Stream is a Conn over a byte stream, such as the standard input and

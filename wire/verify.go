@@ -17,7 +17,9 @@ package wire
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
+	"hash"
 
 	"github.com/zeebo/xxh3"
 )
@@ -94,3 +96,19 @@ func Verify(src Source) error {
 	}
 	return nil
 }
+
+// NewFileHash returns a hash of whole files as agreed over c: -c
+// compares these sums, and a delta ends with one. It is xxh3-128, the
+// checksum of DataHash, when both sides listed CapSum128, and always
+// between the two halves of one process; with an older peer it is
+// SHA-256, which builds before CapSum128 used.
+func NewFileHash(c Conn) hash.Hash {
+	if c != nil && !c.PassesFiles() {
+		if s, ok := c.(interface{ sums128() bool }); !ok || !s.sums128() {
+			return sha256.New()
+		}
+	}
+	return xxh3.New128()
+}
+
+func (s *Stream) sums128() bool { return s.cfg.Sum128 }

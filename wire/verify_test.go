@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -268,4 +269,38 @@ func BenchmarkDataHash(b *testing.B) {
 		h.Write(p)
 	}
 	h.Sum()
+}
+
+// TestFileHashNegotiated: whole-file sums are xxh3-128, DataSum's, within
+// one process and between Streams that both listed CapSum128; SHA-256
+// with a peer that did not, as builds before CapSum128 expect.
+func TestFileHashNegotiated(t *testing.T) {
+	p := markedFile(100000, 3)
+	sum := func(c Conn) []byte {
+		h := NewFileHash(c)
+		h.Write(p)
+		return h.Sum(nil)
+	}
+	pa, pb := Pipe(1)
+	defer pa.Close()
+	defer pb.Close()
+	if !bytes.Equal(sum(pa), DataSum(p)) || !bytes.Equal(sum(nil), DataSum(p)) {
+		t.Fatal("a local transfer does not use DataSum's xxh3-128")
+	}
+	sha := sha256.Sum256(p)
+	for _, c := range []struct {
+		sum128 bool
+		want   []byte
+	}{{true, DataSum(p)}, {false, sha[:]}} {
+		a, b := net.Pipe()
+		s := NewStream(bufio.NewReader(a), a, a, StreamConfig{Peer: "test", Sum128: c.sum128})
+		if got := sum(s); !bytes.Equal(got, c.want) {
+			t.Errorf("Sum128 %v: sum %x, want %x", c.sum128, got, c.want)
+		}
+		s.Close()
+		b.Close()
+	}
+	if !LocalHello("syq").Has(CapSum128) {
+		t.Error("this build does not offer CapSum128")
+	}
 }

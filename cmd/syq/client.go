@@ -264,6 +264,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		Rails:        extra,
 		Debugf:       debugf,
 		Verify:       peer.Has(wire.CapVerify),
+		Sum128:       peer.Has(wire.CapSum128),
 		OnLog: func(class int, text string) {
 			switch class {
 			case wire.LogStdout:

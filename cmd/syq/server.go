@@ -115,6 +115,7 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 		Rails:        extra,
 		Debugf:       debugf,
 		Verify:       peer.Has(wire.CapVerify),
+		Sum128:       peer.Has(wire.CapSum128),
 	})
 	// The client ends the transfer by closing the connection; signals
 	// (ssh hanging up) stop the helper the same way.
