@@ -243,13 +243,22 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		r.readyMu.Unlock()
 		if skipped {
 			for i := range fb.Entries {
-				if e := &fb.Entries[i]; e.IsDir() && e.Name != "." {
+				e := &fb.Entries[i]
+				r.countEntry(e) // rsync's totals count the whole file list
+				if e.IsDir() && e.Name != "." {
 					r.skipDir(joinRel(fb.Dir, e.Name))
 				}
 			}
 			return
 		}
+		if rd.blocked {
+			lines = r.blockedBatch(fb)
+			return
+		}
 		if rd.failed {
+			for i := range fb.Entries {
+				r.countEntry(&fb.Entries[i])
+			}
 			r.failChildren(fb)
 			return
 		}
@@ -461,6 +470,37 @@ func (r *Receiver) skipDir(rel string) {
 	r.signal(rel, false)
 }
 
+// blockedBatch reports the entries of a directory that --ignore-existing
+// left a non-directory in place of, as rsync's generator does when it
+// tries each of them there: each fails with "Not a directory", and a
+// directory is itemized as created before its mkdir fails.
+func (r *Receiver) blockedBatch(fb *wire.FileBatch) (lines []string) {
+	for i := range fb.Entries {
+		e := &fb.Entries[i]
+		if e.Name == "." {
+			continue
+		}
+		rel := joinRel(fb.Dir, e.Name)
+		r.countEntry(e)
+		switch {
+		case e.IsDir():
+			lines = append(lines, r.itemLine(newItem('c'), rel+"/", e))
+			r.problem(wire.ProblemGenerator, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(fsops.ErrNotDir))
+			r.cfg.Report(wire.ProblemWarning, "*** Skipping any contents from this failed directory ***")
+			r.signal(rel, false)
+		case e.IsReg():
+			r.problem(wire.ProblemGenerator, "recv_generator: failed to stat %q: %s", r.destPath(rel), fsops.ErrText(fsops.ErrNotDir))
+		case !r.keepsType(e.Type()):
+			r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", rel))
+		case e.Type() == wire.TypeLnk:
+			r.problem(wire.ProblemGenerator, "symlink %q -> %q failed: %s", r.destPath(rel), e.Link, fsops.ErrText(fsops.ErrNotDir))
+		default:
+			r.problem(wire.ProblemGenerator, "mknod %q failed: %s", r.destPath(rel), fsops.ErrText(fsops.ErrNotDir))
+		}
+	}
+	return lines
+}
+
 func (r *Receiver) failChildren(fb *wire.FileBatch) {
 	for i := range fb.Entries {
 		if e := &fb.Entries[i]; e.IsDir() && e.Name != "." {
@@ -571,6 +611,11 @@ func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, li
 // deleteEntry is deleteOne; showSelf false leaves the entry's own line out
 // (a directory removed to make way is not listed, only what it held).
 func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List, showSelf bool) []string {
+	if st.IsDir() && st.Mode&0o200 == 0 && !r.asRoot && !r.opts.FakeSuper && st.Uid == r.euid && !r.opts.DryRun {
+		// As rsync: a directory of ours we may not write into is
+		// made writable, so that what it holds can go.
+		dir.Chmod(name, st.Mode|0o200)
+	}
 	if st.IsDir() {
 		sub, err := dir.OpenDir(name)
 		if err != nil {
@@ -614,7 +659,7 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 			if st.IsDir() {
 				op = "rmdir"
 			}
-			r.problem(wire.ProblemGeneral, "delete_file: %s %q failed: %s", op, r.destPath(rel), fsops.ErrText(err))
+			r.problem(wire.ProblemGenerator, "delete_file: %s(%s) failed: %s", op, rel, fsops.ErrText(err))
 			return lines
 		}
 	}

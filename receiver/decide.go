@@ -103,7 +103,19 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 	}
 	if old == nil && r.opts.Existing {
 		r.skipDir(rel) // --existing creates no new directories
+		r.countEntry(e)
 		return r.skipNote(lines, `not creating new directory "`+r.display(rel)+`"`)
+	}
+	if old != nil && r.opts.IgnoreExisting {
+		// rsync keeps the non-directory in the way and still goes
+		// into the directory, where everything fails (blockedBatch).
+		r.countEntry(e)
+		d := r.getReady(rel)
+		r.readyMu.Lock()
+		d.blocked = true
+		r.readyMu.Unlock()
+		r.signal(rel, false)
+		return r.skipNote(lines, r.display(rel)+" exists")
 	}
 	created, fromAlt := r.altDirItem(b, e)
 	if !fromAlt {
@@ -131,7 +143,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		}
 	}
 	if err := b.dir.Mkdir(e.Name, 0o700); err != nil {
-		r.problem(wire.ProblemGeneral, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+		r.problem(wire.ProblemGenerator, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
 		r.cfg.Report(wire.ProblemWarning, "*** Skipping any contents from this failed directory ***")
 		r.signal(rel, false)
 		return lines
@@ -804,13 +816,13 @@ func (r *Receiver) impliedDir(b *batchState, e *wire.Entry, rel string, old *fso
 		r.dirInfo(rel, e, true) // nothing of it is to be put back
 		r.signal(rel, true)
 	case old != nil:
-		r.problem(wire.ProblemGeneral, "recv_generator: %q is in the way of a directory --no-implied-dirs does not replace", r.destPath(rel))
+		r.problem(wire.ProblemGenerator, "recv_generator: %q is in the way of a directory --no-implied-dirs does not replace", r.destPath(rel))
 		r.signal(rel, false)
 	case r.opts.DryRun || b.dir == nil:
 		r.signal(rel, false)
 	default:
 		if err := b.dir.Mkdir(e.Name, b.newMask); err != nil && !fsops.IsExist(err) {
-			r.problem(wire.ProblemGeneral, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+			r.problem(wire.ProblemGenerator, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
 			r.signal(rel, false)
 			return lines
 		}

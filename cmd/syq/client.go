@@ -80,7 +80,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		}
 		fe := asFatal(err)
 		fmt.Fprintf(errOut, "syq: %v\n", fe.Err)
-		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
+		fmt.Fprintln(errOut, exitLine(fe.Code))
 		return fe.Code
 	}
 
@@ -404,7 +404,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		}
 	}
 	if code != 0 {
-		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(code), code)
+		fmt.Fprintln(errOut, exitLine(code))
 	}
 	return code
 }

@@ -1188,6 +1188,8 @@ func dtNormOut(s, root string) string { return strings.ReplaceAll(s, root, "<ROO
 // each tool's own protocol bytes.
 func dtNormSummary(s string) string {
 	s = regexp.MustCompile(`(?m)^sent .* bytes/sec$`).ReplaceAllString(s, "sent ...")
+	// --stats figures about the protocol itself differ by design.
+	s = regexp.MustCompile(`(?m)^(File list size|File list generation time|File list transfer time|Total bytes sent|Total bytes received): .*$`).ReplaceAllString(s, "$1: ...")
 	// -vv's "opening connection using: ssh ... HOST rsync --server ...
 	// (N args)" names rsync's server after the host, syq its helper.
 	s = regexp.MustCompile(`(?m)^(opening connection using: .* 127\.0\.0\.1) .*  \(\d+ args\)$`).ReplaceAllString(s, "$1 ...")
@@ -1199,7 +1201,7 @@ func dtNormSummary(s string) string {
 // were raised.
 func dtNormStderr(s, root string) string {
 	s = dtNormSummary(dtNormOut(s, root))
-	s = regexp.MustCompile(`(?m)^rsync( error)?: `).ReplaceAllString(s, "syq$1: ")
+	s = regexp.MustCompile(`(?m)^rsync( error| warning)?: `).ReplaceAllString(s, "syq$1: ")
 	return regexp.MustCompile(`(?m) at [a-z0-9]+\.c\(\d+\) \[[A-Za-z]+=[0-9.]+\]$`).ReplaceAllString(s, "")
 }
 

@@ -122,7 +122,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 		fe := asFatal(err)
 		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
-		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
+		fmt.Fprintln(stderr, exitLine(fe.Code))
 		return fe.Code
 	}
 	for _, l := range nstrLines(inv) {
@@ -161,7 +161,7 @@ func usageFailure(stderr io.Writer, err error) int {
 	if ue != nil {
 		code = ue.ExitCode()
 	}
-	fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
+	fmt.Fprintln(stderr, exitLine(code))
 	return code
 }
 
@@ -181,6 +181,7 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 	return func(class int, msg string) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		who := side
 		switch class {
 		case wire.ProblemInfo:
 			if !p.quiet {
@@ -189,6 +190,9 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 			return
 		case wire.ProblemGeneral:
 			p.general = true
+		case wire.ProblemGenerator:
+			p.general = true
+			who = "generator"
 		case wire.ProblemVanished:
 			p.vanished = true
 			fmt.Fprintf(stderr, "%s\n", msg)
@@ -206,7 +210,7 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 		case wire.ProblemDelLimit:
 			p.delLimit = true
 		}
-		fmt.Fprintf(stderr, "syq: [%s] %s\n", side, msg)
+		fmt.Fprintf(stderr, "syq: [%s] %s\n", who, msg)
 	}
 }
 
@@ -325,14 +329,14 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	tune.Finish(fe == nil && code == 0, live.Bytes.Load(), live.Files.Load(), elapsed)
 	if fe != nil {
 		fmt.Fprintf(errOut, "syq: %v\n", fe.Err)
-		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(fe.Code), fe.Code)
+		fmt.Fprintln(errOut, exitLine(fe.Code))
 		return fe.Code
 	}
 	printMatchReport(inv, stats, stdout)
 	printSummary(inv, stats, nil, elapsed, stdout)
 	logf.summary(inv, stats, nil, elapsed)
 	if code != 0 {
-		fmt.Fprintf(errOut, "syq error: %s (code %d)\n", exitText(code), code)
+		fmt.Fprintln(errOut, exitLine(code))
 	}
 	return code
 }
@@ -396,7 +400,7 @@ func (e *earlyStop) stopped(stderr io.Writer) (code int, ok bool) {
 	if e.code == wire.ExitTimeout {
 		fmt.Fprintln(stderr, "syq: stopping at requested limit")
 	}
-	fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(e.code), e.code)
+	fmt.Fprintln(stderr, exitLine(e.code))
 	return e.code, true
 }
 
@@ -421,6 +425,16 @@ func fatal(errs ...error) *wire.FatalError {
 		}
 	}
 	return first
+}
+
+// exitLine is the last line of a failed run, as rsync words it: a
+// warning for vanished files (not an error there), an error otherwise.
+func exitLine(code int) string {
+	kind := "error"
+	if code == wire.ExitVanished {
+		kind = "warning"
+	}
+	return fmt.Sprintf("syq %s: %s (code %d)", kind, exitText(code), code)
 }
 
 func exitText(code int) string {

@@ -186,7 +186,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	printSummary(inv, st, nil, time.Since(start), stdout)
 	code := probs.exitCode()
 	if code != 0 {
-		fmt.Fprintf(stderr, "syq error: %s (code %d)\n", exitText(code), code)
+		fmt.Fprintln(stderr, exitLine(code))
 	}
 	return code
 }
