@@ -594,7 +594,7 @@ func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, li
 		return victims[a].name > victims[b].name
 	})
 	for _, v := range victims {
-		lines = r.deleteOne(dir, v.name, joinRel(dirRel, v.name), v.st, lines, rules)
+		lines = r.deleteEntry(dir, v.name, joinRel(dirRel, v.name), v.st, lines, rules, true, side == filter.Deleting)
 	}
 	return lines
 }
@@ -605,12 +605,13 @@ func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, li
 // directory being deleted they protect what they exclude on the Deleting
 // side, and the directory then stays.
 func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List) []string {
-	return r.deleteEntry(dir, name, rel, st, lines, rules, true)
+	return r.deleteEntry(dir, name, rel, st, lines, rules, true, false)
 }
 
 // deleteEntry is deleteOne; showSelf false leaves the entry's own line out
 // (a directory removed to make way is not listed, only what it held).
-func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List, showSelf bool) []string {
+// nested says it lies inside a directory being deleted.
+func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List, showSelf, nested bool) []string {
 	if st.IsDir() && st.Mode&0o200 == 0 && !r.asRoot && !r.opts.FakeSuper && st.Uid == r.euid && !r.opts.DryRun {
 		// As rsync: a directory of ours we may not write into is
 		// made writable, so that what it holds can go.
@@ -631,6 +632,12 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 			if left, err := sub.Names(); err == nil && len(left) > 0 && !r.opts.DryRun {
 				sub.Close()
 				r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
+				if nested && r.opts.MaxDelete >= 0 && r.deletes.Load() >= int64(r.opts.MaxDelete) {
+					// rsync still tries to remove a directory it
+					// found inside one it deletes, and the limit
+					// stops that too (not the outermost one).
+					r.skippedDeletes.Add(1)
+				}
 				return lines
 			}
 		}

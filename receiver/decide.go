@@ -499,7 +499,7 @@ func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.
 	}
 	if r.opts.Delete || r.opts.Force {
 		// rsync lists what was inside, not the directory itself.
-		lines = r.deleteEntry(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)), false)
+		lines = r.deleteEntry(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)), false, false)
 		if _, err := b.dir.Lstat(e.Name); fsops.IsNotExist(err) {
 			return true, lines
 		}

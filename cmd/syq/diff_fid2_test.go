@@ -77,7 +77,26 @@ func preDeleteDenied(b *fixtureBuilder) {
 	b.dir("dst")
 }
 
+// fxLinkLoop: a symlink to itself and one to nothing, for -L.
+func fxLinkLoop(b *fixtureBuilder) {
+	b.file("src/a", 10)
+	b.symlink("src/loop", "loop")
+	b.symlink("src/dang", "nowhere")
+	b.dir("src")
+}
+
 var fid2Scenarios = []diffScenario{
+	// -L on a link that loops: rsync reports the failed stat, not a
+	// missing referent (that is the dangling link's line).
+	{name: "fid2-copy-links-loop", fx: fxLinkLoop, args: dtArgs("-rL", "src/", "dst/"), cmp: dtNoTimes, code: 23, stderr: true},
+	// The --max-delete line is a bare warning in rsync.
+	{name: "fid2-max-delete-warning", fx: fxBasic, pre: preExtras, args: dtArgs("-r", "--max-delete=1", "--delete", "src/", "dst/"), cmp: dtNoTimes, code: 25, stderr: true},
+	// -q silences a listing.
+	{name: "fid2-list-only-quiet", fx: fxBasic, args: dtArgs("-rq", "--list-only", "src/", "dst/"), stdout: true, silent: true, stderr: true},
+	// A listing warns of --*-dest directories that are missing or not
+	// directories, taken from the working directory.
+	{name: "fid2-list-only-link-dest", fx: fxBasic, args: dtArgs("-r", "--list-only", "--link-dest=../nothere", "src/", "dst/"), stdout: true, stderr: true},
+	{name: "fid2-list-only-compare-dest-file", fx: fxBasic, args: dtArgs("--list-only", "--compare-dest=src/a.txt", "src/", "dst/"), stdout: true, stderr: true},
 	// --ignore-existing leaves a file where the source has a directory
 	// and still tries the directory's contents, which all fail there.
 	// (rsync then puts the directory's mtime on the file: not compared.)
@@ -95,7 +114,7 @@ var fid2Scenarios = []diffScenario{
 	// rsync reports missing names as it reads them: in the list's (or
 	// command line's) order, and each time a name comes again.
 	{name: "fid2-files-from-missing-order", fx: fxMissingOrder, args: dtArgs("-ri", "--files-from=list", "src/", "dst/"), cmp: dtNoTimes, code: 23, stdout: true, stderr: true},
-	{name: "fid2-R-missing-order", fx: fxMissingOrder, args: dtArgs("-R", "src/zz", "src/sub", "src/aa", "src/b", "src/zz", "dst/"), cmp: treecheck.CompareOptions{SkipRoot: true, SkipMtime: true}, code: 23, stdout: true, stderr: true},
+	{name: "R-fid2-missing-order", fx: fxMissingOrder, args: dtArgs("-R", "src/zz", "src/sub", "src/aa", "src/b", "src/zz", "dst/"), cmp: treecheck.CompareOptions{SkipRoot: true, SkipMtime: true}, code: 23, stdout: true, stderr: true},
 	// Of two usage errors rsync reports the one its options.c checks
 	// first: --delete without -r before --append with -W.
 	{name: "fid2-usage-delete-before-append", fx: fxMissingOrder, args: dtArgs("-W", "--del", "--append", "src/", "dst/"), code: 1, stderr: true},

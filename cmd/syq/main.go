@@ -209,6 +209,8 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 			return
 		case wire.ProblemDelLimit:
 			p.delLimit = true
+			fmt.Fprintln(stderr, msg) // a warning in rsync: no "rsync: [side]"
+			return
 		}
 		fmt.Fprintf(stderr, "syq: [%s] %s\n", who, msg)
 	}
