@@ -237,6 +237,19 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 		old = nil
 	}
+	if old != nil && !r.isFile(old) && len(r.alts) > 0 && !r.backupOn() {
+		// rsync removes a symlink or special file in the way before it
+		// looks in the --*-dest directories, where the file is then
+		// looked up as a new one (and, say, hard-linked).
+		if !opts.DryRun && b.dir != nil {
+			if err := b.dir.Unlink(e.Name); err != nil && !fsops.IsNotExist(err) {
+				r.problem(wire.ProblemGenerator, "delete_file: unlink(%s) failed: %s", rel, fsops.ErrText(err))
+				return false, lines
+			}
+			b.changed.Store(true)
+		}
+		old = nil
+	}
 	if old != nil && r.writesDevice(old) && old.Size == 0 && b.dir != nil {
 		// --write-devices: the device is the file, as long as seeking
 		// to its end says (the job writes into it: write.go).

@@ -302,6 +302,11 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 				// The receiver deletes what has this name (mode 0: gone).
 				entries = append(entries, wire.Entry{Name: name})
 				from = append(from, uint8(pi))
+				if len(c.children) > 0 {
+					// Names below it are missing too, and rsync's walk
+					// of the directories on their way finds it gone.
+					s.problem(wire.ProblemVanished, "file has vanished: %q", absPath(c.srcPath))
+				}
 				continue
 			}
 			if !c.final && fsops.IsNotExist(err) {

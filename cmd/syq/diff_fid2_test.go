@@ -14,6 +14,7 @@ func fxMissingImplied(b *fixtureBuilder) {
 	b.dir("src/sub")
 	b.dir("src")
 	b.text("list", "f.bak/x\na\nsub/\n")
+	b.text("list2", "d.tmp\nd.tmp/f.bak\nsub/\n")
 }
 
 // preMissingImplied: the destination has what the list names, and an
@@ -85,7 +86,28 @@ func fxLinkLoop(b *fixtureBuilder) {
 	b.dir("src")
 }
 
+// fxAltOverLink: a file the --*-dest directory has as it is, where
+// the destination has a symlink and a fifo.
+func fxAltOverLink(b *fixtureBuilder) {
+	b.data("src/x", []byte("hello\n"), fbMtAt(-1000), fbMode(0o644))
+	b.data("src/y", []byte("world\n"), fbMtAt(-1000), fbMode(0o644))
+	b.dir("src")
+	b.data("ld/x", []byte("hello\n"), fbMtAt(-1000), fbMode(0o644))
+	b.data("ld/y", []byte("world\n"), fbMtAt(-1000), fbMode(0o644))
+	b.dir("ld")
+}
+
+func preAltOverLink(b *fixtureBuilder) {
+	b.symlink("dst/x", "y")
+	b.fifo("dst/y")
+	b.dir("dst")
+}
+
 var fid2Scenarios = []diffScenario{
+	// A symlink or fifo in the way goes first, and the file is then
+	// found in the --link-dest (--compare-dest) directory as a new one.
+	{name: "fid2-link-dest-over-symlink", fx: fxAltOverLink, pre: preAltOverLink, args: dtArgs("-aii", "--link-dest=../ld", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fid2-compare-dest-over-symlink", fx: fxAltOverLink, pre: preAltOverLink, args: dtArgs("-ai", "--compare-dest=../ld", "src/", "dst/"), stdout: true, sorted: true},
 	// -L on a link that loops: rsync reports the failed stat, not a
 	// missing referent (that is the dangling link's line).
 	{name: "fid2-copy-links-loop", fx: fxLinkLoop, args: dtArgs("-rL", "src/", "dst/"), cmp: dtNoTimes, code: 23, stderr: true},
@@ -122,6 +144,9 @@ var fid2Scenarios = []diffScenario{
 	// directory is missing too; rsync's walk of the directories implied
 	// on the way then finds that one gone: "file has vanished", a
 	// warning with code 24 that stops no deletion.
+	// A missing name that other names lie below: deleted, and found
+	// gone on their way.
+	{name: "fid2-delete-missing-named-and-implied", fx: fxMissingImplied, pre: preMissingImplied, args: dtArgs("-ri", "--delete-missing-args", "--files-from=list2", "src/", "dst/"), cmp: dtNoTimes, code: 24, stdout: true, sorted: true, stderr: true},
 	{name: "fid2-delete-missing-implied", fx: fxMissingImplied, pre: preMissingImplied, args: dtArgs("-ri", "--delete", "--delete-missing-args", "--files-from=list", "src/", "dst/"), cmp: dtNoTimes, code: 24, stdout: true, sorted: true, stderr: true},
 }
 
