@@ -259,6 +259,17 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		if opts.Update && mtimeNewer(old, e) {
 			return false, r.skipNote(lines, r.display(rel)+" is newer")
 		}
+		if len(r.alts) > 0 && opts.AltDestKind != wire.AltCopy {
+			// rsync looks in the --compare-dest and --link-dest
+			// directories before it checks the file here: an exact
+			// match there removes it (compare) or links it (link),
+			// up to date here or not.
+			var done bool
+			if done, _, lines = r.decideAlt(b, e, index, rel, old, lines); done {
+				r.synced(b, index)
+				return false, lines
+			}
+		}
 		if r.unchanged(b, e, old) {
 			r.synced(b, index)
 			if e.LinkLeader {
@@ -282,10 +293,9 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 	}
 	it := newItem(r.sentChar())
-	if len(r.alts) > 0 && (old == nil || r.isFile(old) && opts.AltDestKind != wire.AltCopy) {
-		// A missing or out-of-date file: rsync looks in the --*-dest
-		// directories first (for an out-of-date one, only --compare-dest
-		// and --link-dest, and only for an exact match).
+	if len(r.alts) > 0 && old == nil {
+		// A missing file: rsync looks in the --*-dest directories
+		// first (an existing one was looked up above).
 		var done bool
 		var altItem item
 		if done, altItem, lines = r.decideAlt(b, e, index, rel, old, lines); done {
