@@ -233,6 +233,9 @@ const (
 type FatalError struct {
 	Code int
 	Err  error
+	// Plain: rsync prints the message bare, without "rsync: " (its
+	// checks of --temp-dir, say).
+	Plain bool
 }
 
 func (e *FatalError) Error() string { return e.Err.Error() }

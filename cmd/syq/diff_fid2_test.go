@@ -129,6 +129,9 @@ func preAltUpToDate(b *fixtureBuilder) {
 }
 
 var fid2Scenarios = []diffScenario{
+	// rsync prints its --temp-dir checks bare, without "rsync: ".
+	{name: "fid2-temp-dir-missing-stderr", fx: fxPlain, args: dtArgs("-a", "--temp-dir=nope", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
+	{name: "fid2-temp-dir-file-stderr", fx: fxPlain, args: dtArgs("-a", "--temp-dir=../src/a.txt", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
 	// rsync looks in --compare-dest/--link-dest before it checks the
 	// destination's own file: an exact match there removes an up-to-date
 	// file (compare) or replaces it with a hard link (link).

@@ -121,7 +121,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			return usageFailure(stderr, err)
 		}
 		fe := asFatal(err)
-		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
+		fmt.Fprintln(stderr, fatalLine(fe))
 		fmt.Fprintln(stderr, exitLine(fe.Code))
 		return fe.Code
 	}
@@ -330,7 +330,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	tune.Finish(fe == nil && code == 0, live.Bytes.Load(), live.Files.Load(), elapsed)
 	if fe != nil {
-		fmt.Fprintf(errOut, "syq: %v\n", fe.Err)
+		fmt.Fprintln(errOut, fatalLine(fe))
 		fmt.Fprintln(errOut, exitLine(fe.Code))
 		return fe.Code
 	}
@@ -427,6 +427,14 @@ func fatal(errs ...error) *wire.FatalError {
 		}
 	}
 	return first
+}
+
+// fatalLine is the message of the error that ended a run.
+func fatalLine(fe *wire.FatalError) string {
+	if fe.Plain {
+		return fe.Err.Error()
+	}
+	return "syq: " + fe.Err.Error()
 }
 
 // exitLine is the last line of a failed run, as rsync words it: a

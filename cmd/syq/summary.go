@@ -214,7 +214,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	wg.Wait()
 	if fe := fatal(listErr, sendErr); fe != nil {
-		fmt.Fprintf(stderr, "syq: %v\n", fe.Err)
+		fmt.Fprintln(stderr, fatalLine(fe))
 		return fe.Code
 	}
 	warnAltDests(&opts, st, probs.report("receiver"))
