@@ -129,6 +129,10 @@ func preAltUpToDate(b *fixtureBuilder) {
 }
 
 var fid2Scenarios = []diffScenario{
+	// --append-verify redoes a file whose old part differs; rsync
+	// warns of it under -v or -i only.
+	{name: "fid2-append-verify-silent", fx: fxBasic, pre: preAppend, args: dtArgs("-a", "--append-verify", "src/", "dst/"), stderr: true},
+	{name: "fid2-append-verify-v", fx: fxBasic, pre: preAppend, args: dtArgs("-av", "--append-verify", "src/", "dst/"), stdout: true, sorted: true, stderr: true},
 	// rsync prints its --temp-dir checks bare, without "rsync: ".
 	{name: "fid2-temp-dir-missing-stderr", fx: fxPlain, args: dtArgs("-a", "--temp-dir=nope", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
 	{name: "fid2-temp-dir-file-stderr", fx: fxPlain, args: dtArgs("-a", "--temp-dir=../src/a.txt", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
