@@ -129,6 +129,10 @@ func preAltUpToDate(b *fixtureBuilder) {
 }
 
 var fid2Scenarios = []diffScenario{
+	// rsync reads rule files while it parses the options: one it
+	// cannot open (exit 11) comes before any later usage check.
+	{name: "fid2-merge-file-before-delete-check", fx: fxPlain, args: dtArgs("--filter=merge nothere", "--delete", "src/", "dst/"), code: 11, stderr: true},
+	{name: "fid2-exclude-from-before-append-check", fx: fxPlain, args: dtArgs("--exclude-from=nothere", "-W", "--append", "src/", "dst/"), code: 11, stderr: true},
 	// --append-verify redoes a file whose old part differs; rsync
 	// warns of it under -v or -i only.
 	{name: "fid2-append-verify-silent", fx: fxBasic, pre: preAppend, args: dtArgs("-a", "--append-verify", "src/", "dst/"), stderr: true},
@@ -194,6 +198,8 @@ var fid2Scenarios = []diffScenario{
 func init() {
 	diffScenarios = append(diffScenarios, fid2Scenarios...)
 	remoteSkip["fid2-usage-delete-before-append"] = "no transfer"
+	remoteSkip["fid2-merge-file-before-delete-check"] = "no transfer"
+	remoteSkip["fid2-exclude-from-before-append-check"] = "no transfer"
 	// A pushed listing's warning comes from rsync's server, which takes
 	// a relative --*-dest from the remote login directory; syq's helper
 	// names it from the destination (not matched).

@@ -80,6 +80,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 	}
 	inv, err := parseRsyncArgs(args)
+	var pfe *wire.FatalError
+	if errors.As(err, &pfe) {
+		fmt.Fprintln(stderr, fatalLine(pfe))
+		fmt.Fprintln(stderr, exitLine(pfe.Code))
+		return pfe.Code
+	}
 	if err != nil {
 		return usageFailure(stderr, err)
 	}

@@ -862,7 +862,8 @@ func newInvocation() *Invocation {
 // parseRsyncArgs parses a `syq rsync` command line; args exclude the
 // program name and the "rsync" subcommand word.
 //
-// Errors are *UsageError (exit 1).
+// Errors are *UsageError (exit 1), or a *wire.FatalError for a rule
+// file that cannot be read (exit 11).
 func parseRsyncArgs(args []string) (*Invocation, error) {
 	hits, operands, help, err := cliScan(args, os.Getenv("POSIXLY_CORRECT") != "")
 	if err != nil {
@@ -988,6 +989,13 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	if len(inv.Opts.AltDests) > 20 {
 		return nil, &UsageError{Msg: fmt.Sprintf("ERROR: at most 20 --%s-dest args may be specified", inv.Opts.AltDestKind)}
+	}
+	// rsync reads the filter rules, and the files they name, while it
+	// parses the options: a rule it refuses (exit 1) or a file it cannot
+	// read (exit 11) comes before the checks below. Standard input ("-")
+	// is left for the real reading.
+	if _, err := buildFilters(inv, strings.NewReader("")); err != nil {
+		return nil, err
 	}
 	// The checks below come in rsync's order (its options.c), so that
 	// of two usage errors the same one is reported: the --delete ones
