@@ -114,7 +114,6 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, versionText())
 		return 0
 	}
-	fsops.SetInsecureLinks(inv.Opts.InsecureLinks)
 	if err = checkMungeDir(inv.Opts.MungeLinks || inv.Remote == nil && localReceiverOpts(inv).MungeLinks); err == nil {
 		err = expandFilesFrom(inv, os.Stdin)
 	}

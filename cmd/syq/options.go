@@ -34,6 +34,7 @@ import (
 
 	"syq/delta"
 	"syq/filter"
+	"syq/fsops"
 	"syq/receiver"
 	"syq/sender"
 	"syq/wire"
@@ -993,7 +994,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	// rsync reads the filter rules, and the files they name, while it
 	// parses the options: a rule it refuses (exit 1) or a file it cannot
 	// read (exit 11) comes before the checks below. Standard input ("-")
-	// is left for the real reading.
+	// is left for the real reading. --insecure-links already decides
+	// how they are opened.
+	fsops.SetInsecureLinks(inv.Opts.InsecureLinks)
 	if _, err := buildFilters(inv, strings.NewReader("")); err != nil {
 		return nil, err
 	}
