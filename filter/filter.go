@@ -227,6 +227,18 @@ func (l *List) hasDirMerge() bool {
 }
 
 // SyntaxError reports a rule that rsync would refuse.
+// OpenError is a merge file named on the command line that could not
+// be read.
+type OpenError struct {
+	Name string
+	Err  error
+}
+
+func (e *OpenError) Error() string {
+	return "failed to open merge file " + e.Name + ": " + e.Err.Error()
+}
+func (e *OpenError) Unwrap() error { return e.Err }
+
 type SyntaxError struct {
 	Msg string // what is wrong
 	// Rule is the offending rule as messages show it: its text when it

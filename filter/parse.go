@@ -309,7 +309,7 @@ func (cfg *config) merge(s *sink, r *rule, name string, ctx *context) error {
 			// path exists) may be shown.
 			return fmt.Errorf("failed to open merge file %s", ctx.ruleText(name))
 		}
-		return fmt.Errorf("failed to open merge file %s: %w", name, err)
+		return &OpenError{Name: name, Err: err}
 	}
 	sub := context{file: name, depth: ctx.depth + 1, read: ctx.read, dir: ctx.dir, absDir: ctx.absDir, scan: ctx.scan}
 	if ctx.fromFile() {

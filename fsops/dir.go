@@ -649,6 +649,10 @@ func openRetry(dirfd int, name string, flags int, perm uint32) (int, error) {
 // ErrBadName is returned for a name that is not one plain path component.
 var ErrBadName = errors.New("invalid file name")
 
+// ErrNotDir is the error of a path through something that is not a
+// directory, for callers that report one without making the call.
+var ErrNotDir error = unix.ENOTDIR
+
 // CheckName validates one path component from a peer: not empty, "." or
 // "..", and without a slash or NUL.
 func CheckName(name string) error {

@@ -108,11 +108,12 @@ func (r *Receiver) sameAttrs(e *wire.Entry, st *fsops.Stat) bool {
 	return true
 }
 
-// decideAlt handles a regular file missing from the destination. done
+// decideAlt handles a regular file missing from the destination, or one
+// there that a --compare-dest or --link-dest file may replace. done
 // says it needs nothing more; otherwise the file is transferred and it
 // is the item to show (itemized against the alternate file, if any).
 //
-// old is the out-of-date destination file, if any: only an exact match
+// old is the destination file, if any: only an exact match
 // counts then, and --compare-dest removes the file (its up-to-date
 // version is in the other directory), as rsync does.
 func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel string, old *fsops.Stat, lines []string) (done bool, it item, out []string) {
@@ -135,6 +136,8 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel stri
 			r.leaderSettled(e, nil)
 		}
 		return true, item{}, r.unchangedLine(lines, item{update: '.'}, rel, e)
+	case level == 3 && r.opts.AltDestKind == wire.AltLink && old != nil && old.Dev == st.Dev && old.Ino == st.Ino:
+		return false, item{}, lines // linked already: checked as any file here
 	case level == 3 && r.opts.AltDestKind == wire.AltLink:
 		if r.opts.DryRun || b.dir == nil {
 			if e.LinkLeader {

@@ -118,7 +118,7 @@ func (r *Receiver) writeAppend(ctx context.Context, job *fileJob, src wire.Sourc
 		}
 	}
 	if differs {
-		r.cfg.Report(wire.ProblemWarning, fmt.Sprintf("WARNING: %s failed verification -- update retained (will try again).", wire.DisplayName(job.rel)))
+		r.verifyFailed(job, true) // a warning under -v or -i only
 		r.out.now(r.itemLine(item{update: r.sentChar(), flags: flagTime}, job.rel, job.e), true)
 	}
 	return nil

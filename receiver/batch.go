@@ -245,6 +245,10 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			}
 			return
 		}
+		if rd.blocked {
+			lines = r.blockedBatch(fb)
+			return
+		}
 		if rd.failed {
 			r.countUnvisited(fb)
 			r.failChildren(fb)
@@ -498,6 +502,37 @@ func (r *Receiver) countUnvisited(fb *wire.FileBatch) {
 	}
 }
 
+// blockedBatch reports the entries of a directory that --ignore-existing
+// left a non-directory in place of, as rsync's generator does when it
+// tries each of them there: each fails with "Not a directory", and a
+// directory is itemized as created before its mkdir fails.
+func (r *Receiver) blockedBatch(fb *wire.FileBatch) (lines []string) {
+	for i := range fb.Entries {
+		e := &fb.Entries[i]
+		if e.Name == "." {
+			continue
+		}
+		rel := joinRel(fb.Dir, e.Name)
+		r.countEntry(e)
+		switch {
+		case e.IsDir():
+			lines = append(lines, r.itemLine(newItem('c'), rel+"/", e))
+			r.problem(wire.ProblemGenerator, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(fsops.ErrNotDir))
+			r.cfg.Report(wire.ProblemWarning, "*** Skipping any contents from this failed directory ***")
+			r.signal(rel, false)
+		case e.IsReg():
+			r.problem(wire.ProblemGenerator, "recv_generator: failed to stat %q: %s", r.destPath(rel), fsops.ErrText(fsops.ErrNotDir))
+		case !r.keepsType(e.Type()):
+			r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", rel))
+		case e.Type() == wire.TypeLnk:
+			r.problem(wire.ProblemGenerator, "symlink %q -> %q failed: %s", r.destPath(rel), e.Link, fsops.ErrText(fsops.ErrNotDir))
+		default:
+			r.problem(wire.ProblemGenerator, "mknod %q failed: %s", r.destPath(rel), fsops.ErrText(fsops.ErrNotDir))
+		}
+	}
+	return lines
+}
+
 func (r *Receiver) failChildren(fb *wire.FileBatch) {
 	for i := range fb.Entries {
 		if e := &fb.Entries[i]; e.IsDir() && e.Name != "." {
@@ -637,7 +672,7 @@ func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, li
 		return victims[a].name > victims[b].name
 	})
 	for _, v := range victims {
-		lines = r.deleteOne(dir, v.name, joinRel(dirRel, v.name), v.st, lines, rules)
+		lines = r.deleteEntry(dir, v.name, joinRel(dirRel, v.name), v.st, lines, rules, true, side == filter.Deleting)
 	}
 	return lines
 }
@@ -648,12 +683,18 @@ func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, li
 // directory being deleted they protect what they exclude on the Deleting
 // side, and the directory then stays.
 func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List) []string {
-	return r.deleteEntry(dir, name, rel, st, lines, rules, true)
+	return r.deleteEntry(dir, name, rel, st, lines, rules, true, false)
 }
 
 // deleteEntry is deleteOne; showSelf false leaves the entry's own line out
 // (a directory removed to make way is not listed, only what it held).
-func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List, showSelf bool) []string {
+// nested says it lies inside a directory being deleted.
+func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List, showSelf, nested bool) []string {
+	if st.IsDir() && st.Mode&0o200 == 0 && !r.asRoot && !r.opts.FakeSuper && st.Uid == r.euid && !r.opts.DryRun {
+		// As rsync: a directory of ours we may not write into is
+		// made writable, so that what it holds can go.
+		dir.Chmod(name, st.Mode|0o200)
+	}
 	if st.IsDir() {
 		sub, err := dir.OpenDir(name)
 		if err != nil {
@@ -669,6 +710,12 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 			if left, err := sub.Names(); err == nil && len(left) > 0 && !r.opts.DryRun {
 				sub.Close()
 				r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
+				if nested && r.opts.MaxDelete >= 0 && r.deletes.Load() >= int64(r.opts.MaxDelete) {
+					// rsync still tries to remove a directory it
+					// found inside one it deletes, and the limit
+					// stops that too (not the outermost one).
+					r.skippedDeletes.Add(1)
+				}
 				return lines
 			}
 		}
@@ -697,7 +744,7 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 			if st.IsDir() {
 				op = "rmdir"
 			}
-			r.problem(wire.ProblemGeneral, "delete_file: %s %q failed: %s", op, r.destPath(rel), fsops.ErrText(err))
+			r.problem(wire.ProblemGenerator, "delete_file: %s(%s) failed: %s", op, rel, fsops.ErrText(err))
 			return lines
 		}
 	}

@@ -104,7 +104,19 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 	if old == nil && r.opts.Existing {
 		r.countEntry(e)
 		r.skipDir(rel) // --existing creates no new directories
+		r.countEntry(e)
 		return r.skipNote(lines, `not creating new directory "`+r.display(rel)+`"`)
+	}
+	if old != nil && r.opts.IgnoreExisting {
+		// rsync keeps the non-directory in the way and still goes
+		// into the directory, where everything fails (blockedBatch).
+		r.countEntry(e)
+		d := r.getReady(rel)
+		r.readyMu.Lock()
+		d.blocked = true
+		r.readyMu.Unlock()
+		r.signal(rel, false)
+		return r.skipNote(lines, r.display(rel)+" exists")
 	}
 	created, fromAlt := r.altDirItem(b, e)
 	if !fromAlt {
@@ -132,7 +144,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 		}
 	}
 	if err := b.dir.Mkdir(e.Name, 0o700); err != nil {
-		r.problem(wire.ProblemGeneral, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+		r.problem(wire.ProblemGenerator, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
 		r.cfg.Report(wire.ProblemWarning, "*** Skipping any contents from this failed directory ***")
 		r.signal(rel, false)
 		return lines
@@ -226,6 +238,19 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 		old = nil
 	}
+	if old != nil && !r.isFile(old) && len(r.alts) > 0 && !r.backupOn() {
+		// rsync removes a symlink or special file in the way before it
+		// looks in the --*-dest directories, where the file is then
+		// looked up as a new one (and, say, hard-linked).
+		if !opts.DryRun && b.dir != nil {
+			if err := b.dir.Unlink(e.Name); err != nil && !fsops.IsNotExist(err) {
+				r.problem(wire.ProblemGenerator, "delete_file: unlink(%s) failed: %s", rel, fsops.ErrText(err))
+				return false, lines
+			}
+			b.changed.Store(true)
+		}
+		old = nil
+	}
 	if old != nil && r.writesDevice(old) && old.Size == 0 && b.dir != nil {
 		// --write-devices: the device is the file, as long as seeking
 		// to its end says (the job writes into it: write.go).
@@ -234,6 +259,17 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	if old != nil && r.isFile(old) {
 		if opts.Update && mtimeNewer(old, e) {
 			return false, r.skipNote(lines, r.display(rel)+" is newer")
+		}
+		if len(r.alts) > 0 && opts.AltDestKind != wire.AltCopy {
+			// rsync looks in the --compare-dest and --link-dest
+			// directories before it checks the file here: an exact
+			// match there removes it (compare) or links it (link),
+			// up to date here or not.
+			var done bool
+			if done, _, lines = r.decideAlt(b, e, index, rel, old, lines); done {
+				r.synced(b, index)
+				return false, lines
+			}
 		}
 		if r.unchanged(b, e, old) {
 			r.synced(b, index)
@@ -258,10 +294,9 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 	}
 	it := newItem(r.sentChar())
-	if len(r.alts) > 0 && (old == nil || r.isFile(old) && opts.AltDestKind != wire.AltCopy) {
-		// A missing or out-of-date file: rsync looks in the --*-dest
-		// directories first (for an out-of-date one, only --compare-dest
-		// and --link-dest, and only for an exact match).
+	if len(r.alts) > 0 && old == nil {
+		// A missing file: rsync looks in the --*-dest directories
+		// first (an existing one was looked up above).
 		var done bool
 		var altItem item
 		if done, altItem, lines = r.decideAlt(b, e, index, rel, old, lines); done {
@@ -488,7 +523,7 @@ func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.
 	}
 	if r.opts.Delete || r.opts.Force {
 		// rsync lists what was inside, not the directory itself.
-		lines = r.deleteEntry(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)), false)
+		lines = r.deleteEntry(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)), false, false)
 		if _, err := b.dir.Lstat(e.Name); fsops.IsNotExist(err) {
 			return true, lines
 		}
@@ -805,13 +840,13 @@ func (r *Receiver) impliedDir(b *batchState, e *wire.Entry, rel string, old *fso
 		r.dirInfo(rel, e, true) // nothing of it is to be put back
 		r.signal(rel, true)
 	case old != nil:
-		r.problem(wire.ProblemGeneral, "recv_generator: %q is in the way of a directory --no-implied-dirs does not replace", r.destPath(rel))
+		r.problem(wire.ProblemGenerator, "recv_generator: %q is in the way of a directory --no-implied-dirs does not replace", r.destPath(rel))
 		r.signal(rel, false)
 	case r.opts.DryRun || b.dir == nil:
 		r.signal(rel, false)
 	default:
 		if err := b.dir.Mkdir(e.Name, b.newMask); err != nil && !fsops.IsExist(err) {
-			r.problem(wire.ProblemGeneral, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+			r.problem(wire.ProblemGenerator, "recv_generator: mkdir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
 			r.signal(rel, false)
 			return lines
 		}

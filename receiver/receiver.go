@@ -172,6 +172,7 @@ type dirReady struct {
 	exists    bool // false in a dry run for a directory not yet created, or after a failure
 	failed    bool
 	skipped   bool // --existing did not create it: its contents are not looked at
+	blocked   bool // --ignore-existing kept a non-directory in its place: its contents fail
 	signalled bool
 	entry     *wire.Entry // the directory's entry, to restore its mtime after writing into it
 	recorded  bool        // its metadata is already queued for the end

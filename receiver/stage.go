@@ -66,9 +66,9 @@ func (r *Receiver) openTempDir() error {
 	st, err := fsops.StatOwned(p)
 	switch {
 	case err == nil && !st.IsDir():
-		return &wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("The temp-dir is not a directory: %s", td)}
+		return &wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("The temp-dir is not a directory: %s", td), Plain: true}
 	case fsops.IsNotExist(err):
-		return &wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("The temp-dir does not exist: %s", td)}
+		return &wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("The temp-dir does not exist: %s", td), Plain: true}
 	case err != nil:
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("Failed to stat temp-dir %s: %s", td, fsops.ErrText(err))}
 	}

@@ -20,10 +20,10 @@ import (
 // operand itself (final).
 type relNode struct {
 	name     string
-	srcPath  string       // the path to stat and open on this machine
-	final    bool         // named by an operand (copied whole), not only implied
-	named    []skippedDir // the operands naming it (each reports its own skip)
-	contents bool         // the operand ended in "/": its contents too, even without -r
+	srcPath  string          // the path to stat and open on this machine
+	final    bool            // named by an operand (copied whole), not only implied
+	named    []namingOperand // the operands naming it (each is reported on its own)
+	contents bool            // the operand ended in "/": its contents too, even without -r
 	children map[string]*relNode
 	// dotBase, on the root: an operand's path began with "./", so rsync
 	// lists "." (this directory, an implied one) and the destination
@@ -88,7 +88,7 @@ func relativeTree(operands []string) *relNode {
 			}
 			if k == len(comps)-1 {
 				child.final = true
-				child.named = append(child.named, skippedDir{i, shown})
+				child.named = append(child.named, namingOperand{i, shown})
 				child.contents = child.contents || contents
 			}
 			n = child
@@ -100,11 +100,13 @@ func relativeTree(operands []string) *relNode {
 // walkRelative builds the top-level batch and the first jobs for -R.
 func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 	tree := relativeTree(s.cfg.Operands)
-	var skips []skippedDir
-	missing := s.dropMissing(tree, "", &skips)
-	sort.SliceStable(skips, func(i, j int) bool { return skips[i].operand < skips[j].operand })
-	for _, sk := range skips {
-		s.problem(wire.ProblemInfo, "skipping directory %s", sk.shown)
+	var notes []operandNote
+	missing := s.dropMissing(tree, "", &notes)
+	// rsync reads the operands in order and reports each as it comes,
+	// once per operand (a name given twice is reported twice).
+	sort.SliceStable(notes, func(i, j int) bool { return notes[i].operand < notes[j].operand })
+	for _, n := range notes {
+		s.problem(n.class, "%s", n.text)
 	}
 	var top topLevel
 	if tree.final {
@@ -123,19 +125,28 @@ func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 	return top, jobs
 }
 
-// skippedDir is a directory operand, passed over without -r or -d.
-type skippedDir struct {
+// namingOperand is one operand naming a node of the relative tree.
+type namingOperand struct {
 	operand int    // its position on the command line: rsync reports in that order
 	shown   string // its path as rsync's "skipping directory" line shows it
+}
+
+// operandNote is what dropMissing has to say about one operand: a
+// failed stat or a directory passed over.
+type operandNote struct {
+	operand int
+	class   int
+	text    string
 }
 
 // dropMissing stats every path an operand names before anything is
 // listed, as rsync does before it sends the directories implied on the
 // way: one that cannot be read is reported (a missing one passed over
 // with --ignore-missing-args), and one that is a directory without -r
-// or -d is added to skips; either leaves out the implied directories
-// that led only to it. It reports whether a read failed.
-func (s *Sender) dropMissing(n *relNode, rel string, skips *[]skippedDir) (ioErr bool) {
+// or -d is reported as skipped; either leaves out the implied
+// directories that led only to it. The reports go to notes, one for
+// each operand naming the path. It reports whether a read failed.
+func (s *Sender) dropMissing(n *relNode, rel string, notes *[]operandNote) (ioErr bool) {
 	names := make([]string, 0, len(n.children))
 	for name := range n.children {
 		names = append(names, name)
@@ -149,7 +160,10 @@ func (s *Sender) dropMissing(n *relNode, rel string, skips *[]skippedDir) (ioErr
 			c.statted = true
 			gone := c.err != nil && !(fsops.IsNotExist(c.err) && s.cfg.Opts.DeleteMissingArgs)
 			if gone && !(fsops.IsNotExist(c.err) && s.cfg.Opts.IgnoreMissingArgs) {
-				s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(c.srcPath), fsops.ErrText(c.err))
+				text := fmt.Sprintf("link_stat %q failed: %s", absPath(c.srcPath), fsops.ErrText(c.err))
+				for _, o := range c.named {
+					*notes = append(*notes, operandNote{o.operand, wire.ProblemGeneral, text})
+				}
 				ioErr = ioErr || !fsops.IsNotExist(c.err) // see walkOperands
 			}
 			if gone {
@@ -162,12 +176,14 @@ func (s *Sender) dropMissing(n *relNode, rel string, skips *[]skippedDir) (ioErr
 				// Passed over before the directories implied on its
 				// way are sent, as rsync does: they stay only if
 				// another operand lies below.
-				*skips = append(*skips, c.named...)
+				for _, o := range c.named {
+					*notes = append(*notes, operandNote{o.operand, wire.ProblemInfo, "skipping directory " + o.shown})
+				}
 				c.final = false
 			}
 		}
 		if len(c.children) > 0 {
-			ioErr = s.dropMissing(c, crel, skips) || ioErr
+			ioErr = s.dropMissing(c, crel, notes) || ioErr
 		}
 		if !c.final && len(c.children) == 0 {
 			delete(n.children, name)

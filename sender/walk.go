@@ -546,6 +546,11 @@ func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat, rule
 			// directory, before it reports a link it cannot follow.
 			return lst, nil, false
 		}
+		if !fsops.IsNotExist(err) {
+			// A loop, say: rsync reports the failed stat itself.
+			s.problem(wire.ProblemGeneral, "readlink_stat(%q) failed: %s", absPath(d.Join(name)), fsops.ErrText(err))
+			return fsops.Stat{}, nil, false
+		}
 		s.problem(wire.ProblemPlain, "symlink has no referent: %q", absPath(d.Join(name)))
 		return fsops.Stat{}, nil, false
 	case err != nil, !fst.IsDir() && !whole:

@@ -693,6 +693,11 @@ func encodeFatal(out []byte, m *FatalError) []byte {
 	out = append(out, frameFatal, 0, 0, 0, 0)
 	out = binary.AppendUvarint(out, uint64(m.Code))
 	out = appendStr(out, truncateText(m.Err.Error()))
+	var flags uint64
+	if m.Plain {
+		flags = 1
+	}
+	out = binary.AppendUvarint(out, flags)
 	return finishFrame(out, start)
 }
 
@@ -700,13 +705,17 @@ func decodeFatal(body []byte) (*FatalError, error) {
 	d := &decoder{b: body}
 	code := d.uvarint()
 	text := d.str()
+	var flags uint64
+	if d.err == nil && len(d.b) > 0 {
+		flags = d.uvarint() // absent from a peer of an older version
+	}
 	if err := d.end(); err != nil {
 		return nil, err
 	}
 	if code == 0 || code > 255 {
 		code = ExitStreamIO
 	}
-	return &FatalError{Code: int(code), Err: &PeerError{Text: text}}, nil
+	return &FatalError{Code: int(code), Err: &PeerError{Text: text}, Plain: flags&1 != 0}, nil
 }
 
 // PeerError is an error the peer reported about itself.

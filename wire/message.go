@@ -200,13 +200,14 @@ func (*Done) isMessage()      {}
 // code as rsync's io_error flags do (general beats vanished beats the
 // delete limit).
 const (
-	ProblemInfo     = iota // not a problem: a notice such as "skipping non-regular file"
-	ProblemGeneral         // a file could not be read or written (exit 23)
-	ProblemVanished        // a source file disappeared after it was listed (exit 24)
-	ProblemDelLimit        // --max-delete stopped deletions (exit 25)
-	ProblemWarning         // printed on stderr, no effect on the exit code
-	ProblemDebug           // SYQ_DEBUG output
-	ProblemPlain           // as ProblemGeneral (exit 23), a line rsync prints bare, without "rsync: [side]"
+	ProblemInfo      = iota // not a problem: a notice such as "skipping non-regular file"
+	ProblemGeneral          // a file could not be read or written (exit 23)
+	ProblemVanished         // a source file disappeared after it was listed (exit 24)
+	ProblemDelLimit         // --max-delete stopped deletions (exit 25)
+	ProblemWarning          // printed on stderr, no effect on the exit code
+	ProblemDebug            // SYQ_DEBUG output
+	ProblemPlain            // as ProblemGeneral (exit 23), a line rsync prints bare, without "rsync: [side]"
+	ProblemGenerator        // as ProblemGeneral, from the receiving side's part rsync names "[generator]" (making and deleting entries)
 )
 
 // Exit codes shared with rsync.
@@ -232,6 +233,9 @@ const (
 type FatalError struct {
 	Code int
 	Err  error
+	// Plain: rsync prints the message bare, without "rsync: " (its
+	// checks of --temp-dir, say).
+	Plain bool
 }
 
 func (e *FatalError) Error() string { return e.Err.Error() }

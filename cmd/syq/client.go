@@ -322,7 +322,10 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		if b := fileListBanner(inv, opts, "receiving"); b != "" {
 			fmt.Fprintln(stdout, b)
 		}
-		stats, runErr = receiver.List(ctx, st, stdout, listFormat(opts, showTargets))
+		stats, runErr = receiver.List(ctx, st, listOut(opts, stdout), listFormat(opts, showTargets))
+		if runErr == nil {
+			warnAltDests(opts, stats, probs.report("receiver"))
+		}
 	case end.Push:
 		if b := fileListBanner(inv, opts, "sending"); b != "" {
 			fmt.Fprintln(stdout, b)

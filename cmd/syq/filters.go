@@ -101,6 +101,11 @@ func filterError(rule string, err error) error {
 	if errors.As(err, &se) {
 		return &UsageError{Msg: se.Error(), NoPrefix: true} // rsync prints these bare
 	}
+	var oe *filter.OpenError
+	if errors.As(err, &oe) {
+		// rsync's words, whatever kind of rule named the file.
+		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("[client] failed to open exclude file %s: %s", oe.Name, fsops.ErrText(oe.Err))}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("failed to open filter file %s: %v", rule, err)}
 	}

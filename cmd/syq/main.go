@@ -80,6 +80,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 	}
 	inv, err := parseRsyncArgs(args)
+	var pfe *wire.FatalError
+	if errors.As(err, &pfe) {
+		fmt.Fprintln(stderr, fatalLine(pfe))
+		fmt.Fprintln(stderr, exitLine(pfe.Code))
+		return pfe.Code
+	}
 	if err != nil {
 		return usageFailure(stderr, err)
 	}
@@ -108,7 +114,6 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, versionText())
 		return 0
 	}
-	fsops.SetInsecureLinks(inv.Opts.InsecureLinks)
 	if err = checkMungeDir(inv.Opts.MungeLinks || inv.Remote == nil && localReceiverOpts(inv).MungeLinks); err == nil {
 		err = expandFilesFrom(inv, os.Stdin)
 	}
@@ -181,6 +186,7 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 	return func(class int, msg string) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		who := side
 		switch class {
 		case wire.ProblemInfo:
 			if !p.quiet {
@@ -189,6 +195,9 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 			return
 		case wire.ProblemGeneral:
 			p.general = true
+		case wire.ProblemGenerator:
+			p.general = true
+			who = "generator"
 		case wire.ProblemVanished:
 			p.vanished = true
 			fmt.Fprintf(stderr, "%s\n", msg)
@@ -205,10 +214,10 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 			return
 		case wire.ProblemDelLimit:
 			p.delLimit = true
-			fmt.Fprintln(stderr, msg) // a warning rsync prints bare
+			fmt.Fprintln(stderr, msg) // a warning in rsync: no "rsync: [side]"
 			return
 		}
-		fmt.Fprintf(stderr, "syq: [%s] %s\n", side, msg)
+		fmt.Fprintf(stderr, "syq: [%s] %s\n", who, msg)
 	}
 }
 
@@ -419,19 +428,19 @@ func fatal(errs ...error) *wire.FatalError {
 	return first
 }
 
-// fatalLine is the line a fatal error prints: "syq: " and the message,
-// except that a message of rsync's own "ERROR: ..." kind goes bare, as
-// rsync prints those without its name.
+// fatalLine is the message of the error that ended a run: "syq: " and
+// the message, except that rsync prints some bare (Plain, and its own
+// "ERROR: ..." lines).
 func fatalLine(fe *wire.FatalError) string {
 	msg := fe.Err.Error()
-	if strings.HasPrefix(msg, "ERROR: ") {
+	if fe.Plain || strings.HasPrefix(msg, "ERROR: ") {
 		return msg
 	}
 	return "syq: " + msg
 }
 
-// exitLine is the closing line of a run that ends with code: rsync's
-// "error", or "warning" for files that vanished (exit 24).
+// exitLine is the last line of a failed run, as rsync words it: a
+// warning for vanished files (not an error there), an error otherwise.
 func exitLine(code int) string {
 	kind := "error"
 	if code == wire.ExitVanished {

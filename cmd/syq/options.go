@@ -34,6 +34,7 @@ import (
 
 	"syq/delta"
 	"syq/filter"
+	"syq/fsops"
 	"syq/receiver"
 	"syq/sender"
 	"syq/wire"
@@ -862,7 +863,8 @@ func newInvocation() *Invocation {
 // parseRsyncArgs parses a `syq rsync` command line; args exclude the
 // program name and the "rsync" subcommand word.
 //
-// Errors are *UsageError (exit 1).
+// Errors are *UsageError (exit 1), or a *wire.FatalError for a rule
+// file that cannot be read (exit 11).
 func parseRsyncArgs(args []string) (*Invocation, error) {
 	hits, operands, help, err := cliScan(args, os.Getenv("POSIXLY_CORRECT") != "")
 	if err != nil {
@@ -970,20 +972,11 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if inv.Opts.WriteDevices {
 		inv.Opts.Inplace = true // as rsync: a device is written where it is
 	}
-	if err := settleBackup(inv); err != nil {
-		return nil, err
-	}
 	if inv.Opts.FakeSuper && inv.Opts.Xattrs > 1 {
 		return nil, &UsageError{Msg: "--fake-super conflicts with -XX"}
 	}
 	if inv.idMapErr != "" {
 		return nil, &UsageError{Msg: inv.idMapErr}
-	}
-	if err := checkIDMaps(inv); err != nil {
-		return nil, err
-	}
-	if err := settleStaging(inv); err != nil {
-		return nil, err
 	}
 	if inv.filesFrom != "" {
 		// --files-from's defaults, wherever it stands on the line: -R
@@ -998,19 +991,44 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if len(inv.Opts.AltDests) > 20 {
 		return nil, &UsageError{Msg: fmt.Sprintf("ERROR: at most 20 --%s-dest args may be specified", inv.Opts.AltDestKind)}
 	}
+	// rsync reads the filter rules, and the files they name, while it
+	// parses the options: a rule it refuses (exit 1) or a file it cannot
+	// read (exit 11) comes before the checks below. Standard input ("-")
+	// is left for the real reading. --insecure-links already decides
+	// how they are opened.
+	fsops.SetInsecureLinks(inv.Opts.InsecureLinks)
+	if _, err := buildFilters(inv, strings.NewReader("")); err != nil {
+		return nil, err
+	}
+	// The checks below come in rsync's order (its options.c), so that
+	// of two usage errors the same one is reported: the --delete ones
+	// before the backup and staging ones, the operands last.
 	if bits.OnesCount8(inv.deleteWhens) > 1 {
 		return nil, &UsageError{Msg: "You may not combine multiple --delete-WHEN options."}
+	}
+	if (inv.Opts.ListOnly || len(operands) < 2) && inv.given.dirs == 0 {
+		// A listing (one operand is one too) shows a directory's
+		// entries unless --no-d said not to, -r or not; so rsync's
+		// --delete check below passes too.
+		inv.Opts.Dirs = true
+	}
+	if inv.Opts.Delete && !inv.Opts.Recursive && !inv.Opts.Dirs {
+		return nil, &UsageError{Msg: "--delete does not work without --recursive (-r) or --dirs (-d)."}
+	}
+	if err := settleBackup(inv); err != nil {
+		return nil, err
+	}
+	if err := checkIDMaps(inv); err != nil {
+		return nil, err
+	}
+	if err := settleStaging(inv); err != nil {
+		return nil, err
 	}
 	if err := assignOperands(inv, operands); err != nil {
 		return nil, err
 	}
 	if inv.Opts.ListOnly && inv.given.dirs == 0 {
-		// A listing shows a directory's entries unless --no-d said not
-		// to, -r or not; so rsync's --delete check below passes too.
-		inv.Opts.Dirs = true
-	}
-	if inv.Opts.Delete && !inv.Opts.Recursive && !inv.Opts.Dirs {
-		return nil, &UsageError{Msg: "--delete does not work without --recursive (-r) or --dirs (-d)."}
+		inv.Opts.Dirs = true // as above: "HOST:SRC :SRC2" lists too
 	}
 	if receiver.FormatHas(inv.Opts.OutFormat, 'f') || receiver.FormatHas(inv.Opts.LogFileFormat, 'f') || inv.Opts.Relative && anyAbsolute(inv.Sources) {
 		// %f shows each file's path at the sender, and -R names from

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
 	"time"
 
+	"syq/fsops"
 	"syq/receiver"
 	"syq/sender"
 	"syq/wire"
@@ -155,6 +157,38 @@ func humanRate(r float64, human int) string {
 	return fmt.Sprintf("%s.%02d", s, int((r-float64(int64(r)))*100))
 }
 
+// warnAltDests warns of --*-dest directories that are missing, as
+// rsync's client does once a listing has entries. A listing has no
+// destination to start from, so a relative one is taken from the
+// working directory.
+func warnAltDests(opts *wire.Options, st wire.Stats, report func(int, string)) {
+	if st.Files == 0 {
+		return
+	}
+	for _, p := range opts.AltDests {
+		if !filepath.IsAbs(p) {
+			if wd, err := filepath.Abs("."); err == nil {
+				p = wd + "/" + p
+			}
+		}
+		switch fst, err := fsops.StatPath(p); {
+		case err != nil:
+			report(wire.ProblemWarning, "--"+opts.AltDestKind+"-dest arg does not exist: "+p)
+		case !fst.IsDir():
+			report(wire.ProblemWarning, "--"+opts.AltDestKind+"-dest arg is not a dir: "+p)
+		}
+	}
+}
+
+// listOut is where a listing's lines go: nowhere with -q, which keeps
+// rsync from printing any of them.
+func listOut(opts *wire.Options, stdout io.Writer) io.Writer {
+	if opts.Quiet {
+		return io.Discard
+	}
+	return stdout
+}
+
 // listFormat is how a listing prints entries under these options.
 func listFormat(opts *wire.Options, showTargets bool) receiver.ListFormat {
 	return receiver.ListFormat{ShowTargets: showTargets, Recursive: opts.Recursive, EightBit: opts.EightBitOutput, Atimes: opts.Atimes, Human: opts.HumanReadable}
@@ -183,7 +217,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 			sconn.Close()
 		}
 	}()
-	st, listErr := receiver.List(context.Background(), rconn, stdout, listFormat(&opts, showTargets))
+	st, listErr := receiver.List(context.Background(), rconn, listOut(&opts, stdout), listFormat(&opts, showTargets))
 	if listErr != nil {
 		rconn.Close()
 	}
@@ -192,6 +226,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, fatalLine(fe))
 		return fe.Code
 	}
+	warnAltDests(&opts, st, probs.report("receiver"))
 	printSummary(inv, st, nil, time.Since(start), stdout)
 	code := probs.exitCode()
 	if code != 0 {
