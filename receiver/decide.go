@@ -104,7 +104,6 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 	if old == nil && r.opts.Existing {
 		r.countEntry(e)
 		r.skipDir(rel) // --existing creates no new directories
-		r.countEntry(e)
 		return r.skipNote(lines, `not creating new directory "`+r.display(rel)+`"`)
 	}
 	if old != nil && r.opts.IgnoreExisting {
