@@ -55,11 +55,8 @@ type Config struct {
 	Log func(line string)
 }
 
-// Live counts the files and bytes written so far; safe to read at any time.
-type Live struct {
-	Files, Bytes      atomic.Int64 // written
-	Listed, ListBytes atomic.Int64 // entries and regular-file bytes seen so far
-}
+// Live is wire.Live: the receiver counts what it has written.
+type Live = wire.Live
 
 // Gate bounds how many goroutines of a pool work at once.
 type Gate interface {

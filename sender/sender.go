@@ -39,6 +39,9 @@ type Config struct {
 	// Filter, if set, decides which entries are listed (rsync's filter
 	// rules, sender side).
 	Filter *filter.List
+	// Live, if set, counts what is listed and sent (a push's progress
+	// lines; locally the receiver counts).
+	Live *wire.Live
 }
 
 // Sender is one sending half of a transfer.
@@ -392,9 +395,44 @@ func (s *Sender) endData() {
 
 // send serialises Sends from the emitter and the readers.
 func (s *Sender) send(m wire.Message) error {
+	if s.cfg.Live != nil {
+		s.count(m)
+	}
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	return s.conn.Send(m)
+}
+
+// count adds what m lists or completes to the progress counters: a
+// file's bytes as its chunks go (a delta's all at its end).
+func (s *Sender) count(m wire.Message) {
+	l := s.cfg.Live
+	switch m := m.(type) {
+	case *wire.FileBatch:
+		for i := range m.Entries {
+			if e := &m.Entries[i]; e.Type() != 0 {
+				l.Listed.Add(1)
+				if e.IsReg() {
+					l.ListBytes.Add(e.Size)
+				}
+			}
+		}
+	case *wire.FileData:
+		if !m.Delta {
+			l.Bytes.Add(int64(len(m.Bytes)))
+		}
+		if !m.End || m.Failed {
+			return
+		}
+		l.Files.Add(1)
+		if m.Delta {
+			s.mu.Lock()
+			if rec := s.inflight[m.Seq]; rec != nil && int(m.Index) < len(rec.entries) {
+				l.Bytes.Add(rec.entries[m.Index].Size)
+			}
+			s.mu.Unlock()
+		}
+	}
 }
 
 func (s *Sender) releaseAll() {

@@ -16,7 +16,11 @@
 // delete extraneous files per directory without holding the whole list.
 package wire
 
-import "syq/delta"
+import (
+	"sync/atomic"
+
+	"syq/delta"
+)
 
 // Entry describes one file in the transfer.
 type Entry struct {
@@ -173,6 +177,14 @@ type DataEnd struct{}
 // Done ends the conversation in one direction.
 type Done struct {
 	Stats Stats
+}
+
+// Live counts a transfer's progress as it goes, for progress lines;
+// safe to read at any time. The half in this process counts: the
+// receiver what it has written, a pushing sender what it has sent.
+type Live struct {
+	Files, Bytes      atomic.Int64 // done
+	Listed, ListBytes atomic.Int64 // entries and regular-file bytes listed so far
 }
 
 // Stats are the totals that --stats and -v report.

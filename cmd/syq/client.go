@@ -330,10 +330,14 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		if b := fileListBanner(inv, opts, "sending"); b != "" {
 			fmt.Fprintln(stdout, b)
 		}
+		bar := startBar(inv, live, stdout, errOut)
 		stats, runErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources, Walkers: tune.Walkers, ReadAhead: tune.ReadAhead,
-			Report: probs.report("sender"), Filter: inv.filters,
+			Report: probs.report("sender"), Filter: inv.filters, Live: live,
 		}, st)
+		if bar != nil {
+			bar.end()
+		}
 	default:
 		if b := fileListBanner(inv, opts, "receiving"); b != "" {
 			fmt.Fprintln(stdout, b)

@@ -89,9 +89,10 @@ func TestInfoLevels(t *testing.T) {
 	}
 }
 
-// TestProgress2Pull: a pull shows --info=progress2 too (its receiver
-// is this process), ending with the line that counts every file.
-func TestProgress2Pull(t *testing.T) {
+// TestProgress2Remote: pulls and pushes show --info=progress2 too (the
+// receiver counts in a pull, the sender in a push), ending with the line
+// that counts every file.
+func TestProgress2Remote(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ssh test skipped in -short mode")
 	}
@@ -103,14 +104,20 @@ func TestProgress2Pull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, err := exec.Command(bin, "rsync", "-a", "--info=progress2", "-e", rsh, "127.0.0.1:"+src+"/", filepath.Join(t.TempDir(), "d")).Output()
-	if err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\r")
-	last := lines[len(lines)-1]
-	if !strings.Contains(last, " 100% ") || !strings.Contains(last, "(xfr#3, to-chk=0/4)") || !strings.HasPrefix(strings.TrimSpace(last), "15 ") {
-		t.Fatalf("last progress2 line %q of %q", last, out)
+	for _, push := range []bool{false, true} {
+		from, to := "127.0.0.1:"+src+"/", filepath.Join(t.TempDir(), "d")
+		if push {
+			from, to = src+"/", "127.0.0.1:"+filepath.Join(t.TempDir(), "d")
+		}
+		out, err := exec.Command(bin, "rsync", "-a", "--info=progress2", "-e", rsh, from, to).Output()
+		if err != nil {
+			t.Fatalf("push=%v: %v: %s", push, err, out)
+		}
+		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\r")
+		last := lines[len(lines)-1]
+		if !strings.Contains(last, " 100% ") || !strings.Contains(last, "(xfr#3, to-chk=0/4)") || !strings.HasPrefix(strings.TrimSpace(last), "15 ") {
+			t.Errorf("push=%v: last progress2 line %q of %q", push, last, out)
+		}
 	}
 }
 
