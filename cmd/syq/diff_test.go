@@ -1201,6 +1201,10 @@ func dtNormSummary(s string) string {
 // were raised.
 func dtNormStderr(s, root string) string {
 	s = dtNormSummary(dtNormOut(s, root))
+	// A pulling rsync whose receiver stops at the destination sometimes
+	// (a race between its processes) adds that it could not write to
+	// the sender any more; syq's client has no second process to say so.
+	s = regexp.MustCompile(`(?m)^rsync: \[Receiver\] write error: Broken pipe \(32\)\n?`).ReplaceAllString(s, "")
 	s = regexp.MustCompile(`(?m)^rsync( error| warning)?: `).ReplaceAllString(s, "syq$1: ")
 	return regexp.MustCompile(`(?m) at [a-z0-9]+\.c\(\d+\) \[[A-Za-z]+=[0-9.]+\]$`).ReplaceAllString(s, "")
 }
