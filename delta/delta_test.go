@@ -53,18 +53,33 @@ func roundTrip(t *testing.T, basis, target []byte, blockLen int, opt MatchOption
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkRebuild(t, basis, target, blockLen, &ops, st, opt)
+	return st
+}
+
+// overwrite is a file rebuilt in place: writes go over its own bytes.
+type overwrite struct {
+	b   []byte
+	off int
+}
+
+// checkRebuild applies ops (matched with stats st) to basis and checks
+// that they account for every byte of target and rebuild it exactly,
+// over a copy of the basis under --inplace.
+func checkRebuild(t *testing.T, basis, target []byte, blockLen int, ops *opList, st Stats, opt MatchOptions) {
+	t.Helper()
 	if st.Literal+st.Matched != int64(len(target)) {
 		t.Fatalf("literal %d + matched %d != %d", st.Literal, st.Matched, len(target))
 	}
 	var out bytes.Buffer
 	var ast Stats
+	var err error
 	if opt.Inplace {
-		// Rebuild over a copy of the basis, as --inplace does.
 		f := &overwrite{b: bytes.Clone(basis)}
-		ast, err = Apply(f, f, blockLen, int64(len(basis)), &ops, int64(len(target)))
+		ast, err = Apply(f, f, blockLen, int64(len(basis)), ops, int64(len(target)))
 		out.Write(f.b[:len(target)])
 	} else {
-		ast, err = Apply(&out, bytes.NewReader(basis), blockLen, int64(len(basis)), &ops, int64(len(target)))
+		ast, err = Apply(&out, bytes.NewReader(basis), blockLen, int64(len(basis)), ops, int64(len(target)))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -75,13 +90,6 @@ func roundTrip(t *testing.T, basis, target []byte, blockLen int, opt MatchOption
 	if !bytes.Equal(out.Bytes(), target) {
 		t.Fatalf("rebuilt file differs (basis %d, target %d, block %d, inplace %v)", len(basis), len(target), blockLen, opt.Inplace)
 	}
-	return st
-}
-
-// overwrite is a file rebuilt in place: writes go over its own bytes.
-type overwrite struct {
-	b   []byte
-	off int
 }
 
 func (o *overwrite) Write(p []byte) (int, error) {

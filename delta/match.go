@@ -90,7 +90,7 @@ func Match(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) (Stats, 
 }
 
 func newMatcher(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) *matcher {
-	m := &matcher{sig: sig, r: r, out: out, opt: opt, runBlock: -1, limit: math.MaxInt}
+	m := &matcher{sig: sig, r: r, out: out, opt: opt, pending: blockRun{first: -1}, limit: math.MaxInt}
 	if len(sig.Blocks) > 0 {
 		m.ix = newIndex(sig)
 	}
@@ -105,7 +105,7 @@ func newMatcher(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) *ma
 // so a window that starts in the segment is whole. Literal slices point
 // into data.
 func newSegmentMatcher(sig *Signature, ix *index, data []byte, limit int, base int64, out OpWriter, opt MatchOptions) *matcher {
-	return &matcher{sig: sig, ix: ix, out: out, opt: opt, runBlock: -1, buf: data, end: len(data), limit: limit, base: base, eof: true}
+	return &matcher{sig: sig, ix: ix, out: out, opt: opt, pending: blockRun{first: -1}, buf: data, end: len(data), limit: limit, base: base, eof: true}
 }
 
 type matcher struct {
@@ -116,16 +116,15 @@ type matcher struct {
 	opt MatchOptions
 	st  Stats
 
-	buf      []byte
-	limit    int   // no window starts at or after buf[limit] (a segment's end)
-	lit      int   // start of pending literal bytes in buf
-	pos      int   // start of the window in buf
-	end      int   // end of data in buf
-	base     int64 // file offset of buf[0]
-	eof      bool
-	runBlock int64 // pending block run: first block (-1: none) and count
-	runCount int64
-	visits   int64 // hash table entries looked at (tests)
+	buf     []byte
+	limit   int   // no window starts at or after buf[limit] (a segment's end)
+	lit     int   // start of pending literal bytes in buf
+	pos     int   // start of the window in buf
+	end     int   // end of data in buf
+	base    int64 // file offset of buf[0]
+	eof     bool
+	pending blockRun // block references not yet sent
+	visits  int64    // hash table entries looked at (tests)
 }
 
 // fill reads until the window is complete or the file ends, moving the
@@ -163,26 +162,41 @@ func (m *matcher) flushLiteral() error {
 	return m.out.Literal(p)
 }
 
-func (m *matcher) flushRun() error {
-	if m.runBlock < 0 {
+func (m *matcher) flushRun() error { return m.pending.flush(m.out) }
+
+// blockRun merges references to consecutive basis blocks into one Copy
+// op: the matcher's and the segment joiner's.
+type blockRun struct{ first, count int64 } // first -1: no run pending
+
+// add references cnt blocks from blk on, extending the pending run when
+// they follow it, else sending it first.
+func (r *blockRun) add(out OpWriter, blk, cnt int64) error {
+	if r.first >= 0 && r.first+r.count == blk {
+		r.count += cnt
 		return nil
 	}
-	b, c := m.runBlock, m.runCount
-	m.runBlock, m.runCount = -1, 0
-	return m.out.Copy(b, c)
+	if err := r.flush(out); err != nil {
+		return err
+	}
+	r.first, r.count = blk, cnt
+	return nil
+}
+
+func (r *blockRun) flush(out OpWriter) error {
+	if r.first < 0 {
+		return nil
+	}
+	b, c := r.first, r.count
+	r.first, r.count = -1, 0
+	return out.Copy(b, c)
 }
 
 func (m *matcher) matched(i int64, n int) error {
 	if err := m.flushLiteral(); err != nil {
 		return err
 	}
-	if m.runBlock >= 0 && m.runBlock+m.runCount == i {
-		m.runCount++
-	} else {
-		if err := m.flushRun(); err != nil {
-			return err
-		}
-		m.runBlock, m.runCount = i, 1
+	if err := m.pending.add(m.out, i, 1); err != nil {
+		return err
 	}
 	m.st.Matched += int64(n)
 	m.pos += n

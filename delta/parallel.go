@@ -123,7 +123,7 @@ func MatchAt(sig *Signature, r io.ReaderAt, size int64, out OpWriter, opt MatchO
 		}
 	}()
 
-	j := joiner{out: out, bl: bl, sigLen: sig.Length, runBlock: -1}
+	j := joiner{out: out, bl: bl, sigLen: sig.Length, run: blockRun{first: -1}}
 	for s := range order {
 		<-s.done
 		if s.err != nil {
@@ -169,13 +169,12 @@ func matchSegment(sig *Signature, ix *index, r io.ReaderAt, size int64, s *segme
 // joiner writes the segments' deltas in order, each from where the
 // previous one's ended.
 type joiner struct {
-	out      OpWriter
-	bl       int64
-	sigLen   int64
-	covered  int64 // file bytes described so far
-	runBlock int64 // pending run of blocks, as the matcher keeps one
-	runCount int64
-	st       Stats
+	out     OpWriter
+	bl      int64
+	sigLen  int64
+	covered int64    // file bytes described so far
+	run     blockRun // pending run of blocks, as the matcher keeps one
+	st      Stats
 }
 
 func (j *joiner) add(s *segment) error {
@@ -238,25 +237,10 @@ func (j *joiner) copyRun(blk, cnt int64) error {
 	n := (cnt-1)*j.bl + j.blockLen(blk+cnt-1)
 	j.covered += n
 	j.st.Matched += n
-	if j.runBlock >= 0 && j.runBlock+j.runCount == blk {
-		j.runCount += cnt
-		return nil
-	}
-	if err := j.flushRun(); err != nil {
-		return err
-	}
-	j.runBlock, j.runCount = blk, cnt
-	return nil
+	return j.run.add(j.out, blk, cnt)
 }
 
-func (j *joiner) flushRun() error {
-	if j.runBlock < 0 {
-		return nil
-	}
-	b, c := j.runBlock, j.runCount
-	j.runBlock, j.runCount = -1, 0
-	return j.out.Copy(b, c)
-}
+func (j *joiner) flushRun() error { return j.run.flush(j.out) }
 
 // countingReader counts what passes through it.
 type countingReader struct {

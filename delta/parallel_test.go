@@ -28,27 +28,7 @@ func parallelRoundTrip(t *testing.T, basis, target []byte, blockLen int, opt Mat
 	if h.Sum128() != xxh3.Hash128(target) {
 		t.Fatal("the whole-file hash was not fed the file in order")
 	}
-	if par.Literal+par.Matched != int64(len(target)) {
-		t.Fatalf("literal %d + matched %d != %d", par.Literal, par.Matched, len(target))
-	}
-	var out bytes.Buffer
-	var ast Stats
-	if opt.Inplace {
-		f := &overwrite{b: bytes.Clone(basis)}
-		ast, err = Apply(f, f, blockLen, int64(len(basis)), &ops, int64(len(target)))
-		out.Write(f.b[:len(target)])
-	} else {
-		ast, err = Apply(&out, bytes.NewReader(basis), blockLen, int64(len(basis)), &ops, int64(len(target)))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ast != par {
-		t.Fatalf("apply stats %+v, match stats %+v", ast, par)
-	}
-	if !bytes.Equal(out.Bytes(), target) {
-		t.Fatalf("rebuilt file differs (basis %d, target %d, block %d, inplace %v)", len(basis), len(target), blockLen, opt.Inplace)
-	}
+	checkRebuild(t, basis, target, blockLen, &ops, par, opt)
 	ser, err = Match(sig, bytes.NewReader(target), &opList{}, opt)
 	if err != nil {
 		t.Fatal(err)
