@@ -544,7 +544,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("stat %q failed: %s", absPath(dest), fsops.ErrText(statErr))}
 	}
 	if statErr == nil && !isDir {
-		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("ERROR: destination must be a directory when copying more than 1 file")}
+		return &wire.FatalError{Code: wire.ExitFileSel, Plain: true, Err: errors.New("ERROR: destination must be a directory when copying more than 1 file")}
 	}
 	if statErr != nil { // does not exist
 		if len(top.Entries) == 0 && (!slash || r.cfg.Pulled) {

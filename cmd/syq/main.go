@@ -429,14 +429,12 @@ func fatal(errs ...error) *wire.FatalError {
 }
 
 // fatalLine is the message of the error that ended a run: "syq: " and
-// the message, except that rsync prints some bare (Plain, and its own
-// "ERROR: ..." lines).
+// the message, or the message alone where rsync prints it bare (Plain).
 func fatalLine(fe *wire.FatalError) string {
-	msg := fe.Err.Error()
-	if fe.Plain || strings.HasPrefix(msg, "ERROR: ") {
-		return msg
+	if fe.Plain {
+		return fe.Err.Error()
 	}
-	return "syq: " + msg
+	return "syq: " + fe.Err.Error()
 }
 
 // exitLine is the last line of a failed run, as rsync words it: a
