@@ -14,17 +14,20 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
 
 // Compression blocks: a block is compressed once it holds blockTarget
-// bytes (a whole data chunk makes one block on its own); a frame that
-// would take a block past blockMax starts a new one; blocks smaller than
-// blockMin are not worth a compressed frame.
+// bytes (several data chunks: zstd finds more to reuse in a larger
+// block, 2 MiB compress about a tenth smaller than 256 KiB), or when the
+// writer has nothing more to send; a frame that would take a block past
+// blockMax starts a new one; blocks smaller than blockMin are not worth
+// a compressed frame.
 const (
-	blockTarget = 256 << 10
+	blockTarget = blockMax - DataChunk
 	blockMax    = 2 << 20
 	blockMin    = 64
 	// A compressed block must save at least 1/shrinkDiv of its size,
@@ -42,9 +45,17 @@ const (
 // paceProbe bytes) in windows of paceMain bytes, each followed by
 // paceProbe bytes sent the other way; when the probe moves data more
 // than paceMargin times faster, the ways swap. A probe that loses
-// doubles the next main window, up to paceMainMax, so a transfer that
-// compresses well on a slow link sends a few percent of its data plain,
-// and one on a link faster than the compressor sends most of it plain.
+// doubles the next main window, up to paceMainMax, so a transfer on a
+// link faster than the compressor sends most of its data plain.
+//
+// Two things keep the probes honest. The data already handed on when a
+// window begins (up to the pipeline's depth: the rails' windows, or the
+// Stream's buffers) still goes out the previous way, so a window is
+// timed only after that much more data. And while the goroutines that
+// compress are idle a third of the time or more (workClock), something
+// else holds the transfer back — the link, or the reading of the files —
+// and plain data could only be slower: no plain probe is sent then, so a
+// slow link carries none of its data plain.
 const (
 	paceMain    = 64 << 20
 	paceMainMax = 1 << 30
@@ -54,15 +65,16 @@ const (
 
 // CompressLevel names the encoder level (Options.Compress) for a level on
 // zstd's scale (rsync's --compress-level with zstd: 3 by default, up to
-// 22, negative for faster). The encoder has four levels; rsync's default
-// 3 and everything faster map to the fastest, which keeps -z cheaper than
-// the link on fast networks.
+// 22, negative for faster). The encoder has four levels, about zstd's 1,
+// 3, 7 and 11: rsync's default 3 is the encoder's default, so -z shrinks
+// data as much as rsync's; on a link faster than that the speed judge
+// sends plain data.
 func CompressLevel(zstdLevel int) string {
 	var l zstd.EncoderLevel
 	switch {
-	case zstdLevel <= 3:
+	case zstdLevel <= 2:
 		l = zstd.SpeedFastest
-	case zstdLevel <= 6:
+	case zstdLevel <= 5:
 		l = zstd.SpeedDefault
 	case zstdLevel <= 9:
 		l = zstd.SpeedBetterCompression
@@ -86,7 +98,7 @@ func checkCompress(level string) error {
 // compressor is the writing side's state; the Stream's writing goroutine
 // owns it.
 type compressor struct {
-	enc   *zstd.Encoder
+	enc   encoders
 	block []byte // plain frames waiting to be compressed
 	out   []byte // the compressed frame being built
 	data  bool   // block holds file data
@@ -97,67 +109,180 @@ type compressor struct {
 	skip     *suffixSet
 	skipping map[int32]bool // entries of the current Data sent plain (--skip-compress)
 
-	judge speedJudge
-	now   func() time.Time
+	judge  speedJudge
+	shared *compressShared
+	now    func() time.Time
 }
+
+// compressShared is what the goroutines that compress a Stream's data
+// share: the level to compress at, which the speed judge may change,
+// and the time they spend compressing.
+type compressShared struct {
+	level   atomic.Int32 // a zstd.EncoderLevel
+	busy    atomic.Int64 // nanoseconds
+	workers int          // goroutines that compress
+}
+
+func newCompressShared(level string, workers int) *compressShared {
+	ok, l := zstd.EncoderLevelFromString(level)
+	if !ok {
+		l = zstd.SpeedFastest
+	}
+	c := &compressShared{workers: workers}
+	c.level.Store(int32(l))
+	return c
+}
+
+// compress appends to out the compressed frame of block, at the level of
+// the moment, and counts the time it took.
+func (c *compressShared) compress(out []byte, e *encoders, block []byte) []byte {
+	t0 := time.Now()
+	enc, err := e.get(zstd.EncoderLevel(c.level.Load()))
+	if err != nil {
+		return nil
+	}
+	out = appendCompressed(out, enc, block)
+	c.busy.Add(int64(time.Since(t0)))
+	return out
+}
+
+// encoders holds one compressing goroutine's encoder of each level,
+// made when first used.
+type encoders [zstd.SpeedBestCompression + 1]*zstd.Encoder
+
+func (e *encoders) get(l zstd.EncoderLevel) (*zstd.Encoder, error) {
+	if l < zstd.SpeedFastest || l > zstd.SpeedBestCompression {
+		l = zstd.SpeedFastest
+	}
+	if e[l] == nil {
+		enc, err := newBlockEncoder(l)
+		if err != nil {
+			return nil, err
+		}
+		e[l] = enc
+	}
+	return e[l], nil
+}
+
+// stepCost is about how much longer the next level takes to compress
+// than this one (2 MiB blocks of source code and logs: the encoder's
+// levels do 220, 170, 70 and 15 MB/s on one core here).
+var stepCost = [zstd.SpeedBestCompression + 1]float64{
+	zstd.SpeedFastest:           1.3,
+	zstd.SpeedDefault:           2.4,
+	zstd.SpeedBetterCompression: 5,
+}
+
+// busyMax is the share of their time the compressing goroutines may
+// spend compressing while something else (the link, the reading) holds
+// the transfer back.
+const busyMax = 2.0 / 3
 
 // speedJudge measures how fast file data leaves the writer each way and picks
 // the faster.
 type speedJudge struct {
 	plain    bool  // the main way sends data plain
 	probe    bool  // the current window tries the other way
+	skip     int64 // bytes of the current window not timed yet
 	left     int64 // bytes left in the current window
 	main     int64 // length of main windows
-	bytes    int64 // bytes in the current window so far
+	bytes    int64 // bytes timed in the current window so far
 	start    time.Time
 	mainRate float64 // bytes per second of the last main window
+
+	lag    int64           // the pipeline's depth: the untimed start of a window
+	shared *compressShared // the level, and the time spent compressing
+	busy0  int64           // shared.busy when the timing began
+	// auto lets the judge raise the level above rsync's default while
+	// the compressor has time to spare (-z without a higher level).
+	auto   bool
+	debugf func(format string, args ...any) // nil: quiet
+}
+
+func (p *speedJudge) logf(format string, args ...any) {
+	if p.debugf != nil {
+		p.debugf(format, args...)
+	}
 }
 
 // next accounts for n bytes of file data handed to the writer at now
 // and says whether they go plain. A window ends when the data after it
 // arrives, which is when the writer has taken the window's last chunk.
 func (p *speedJudge) next(n int64, now time.Time) bool {
-	if p.left <= 0 && p.bytes > 0 {
+	if p.skip <= 0 && p.left <= 0 && p.bytes > 0 {
 		rate := float64(p.bytes) / max(now.Sub(p.start).Seconds(), 1e-9)
+		way := map[bool]string{false: "compressed", true: "plain"}[p.plain != p.probe]
+		busy := p.busyShare(now)
+		level := zstd.EncoderLevel(p.shared.level.Load())
 		switch {
+		case !p.probe && !p.plain && busy <= busyMax:
+			// Something else holds the data back: plain data could
+			// only be slower; a higher level may shrink it more.
+			if p.auto && level < zstd.SpeedBestCompression && busy*stepCost[level] <= busyMax {
+				p.shared.level.Store(int32(level + 1))
+				p.left = paceProbe
+				p.logf("compress: %.1f MB/s compressed at %s, the compressor busy %.0f%% of the time: level %s", rate/1e6, level, 100*busy, level+1)
+				break
+			}
+			p.main = min(2*p.main, paceMainMax)
+			p.left = p.main
+			p.logf("compress: %.1f MB/s compressed at %s, the compressor busy %.0f%% of the time: no plain probe", rate/1e6, level, 100*busy)
+		case !p.probe && !p.plain && p.auto && level > zstd.SpeedDefault:
+			p.shared.level.Store(int32(level - 1))
+			p.left = paceProbe
+			p.logf("compress: %.1f MB/s compressed at %s, the compressor busy %.0f%% of the time: level %s", rate/1e6, level, 100*busy, level-1)
 		case !p.probe:
 			p.mainRate, p.probe, p.left = rate, true, paceProbe
+			p.logf("compress: %.1f MB/s %s; a probe the other way", rate/1e6, way)
 		case rate > p.mainRate*paceMargin:
 			p.plain, p.probe, p.main, p.left = !p.plain, false, paceMain, paceMain
+			p.logf("compress: the probe %s moved %.1f MB/s, %.1f before: data goes %s", way, rate/1e6, p.mainRate/1e6, way)
 		default:
 			p.main = min(2*p.main, paceMainMax)
 			p.probe, p.left = false, p.main
+			p.logf("compress: the probe %s moved %.1f MB/s, %.1f before: no change", way, rate/1e6, p.mainRate/1e6)
 		}
 		p.bytes = 0
+		p.skip = p.lag
+	}
+	plain := p.plain != p.probe
+	if p.skip > 0 {
+		p.skip -= n
+		return plain
 	}
 	if p.bytes == 0 {
 		p.start = now
+		p.busy0 = p.shared.busy.Load()
 	}
 	p.bytes += n
 	p.left -= n
-	return p.plain != p.probe
+	return plain
 }
 
-// newCompressor starts compressing at level (the fastest if unknown:
-// ReadSetup refuses unknown levels from a peer); nil if the encoder
-// cannot be made, which these fixed options never cause.
-func newCompressor(level string, skip []string) *compressor {
-	enc, err := newBlockEncoder(level)
-	if err != nil {
+// busyShare is the share of their time the compressing goroutines spent
+// compressing since the timing of the window began.
+func (p *speedJudge) busyShare(now time.Time) float64 {
+	busy := time.Duration(p.shared.busy.Load() - p.busy0)
+	return float64(busy) / max(float64(now.Sub(p.start))*float64(p.shared.workers), 1)
+}
+
+// newCompressor starts compressing as shared says (the fastest level if
+// its level is unknown: ReadSetup refuses unknown levels from a peer);
+// lag is the pipeline's depth in bytes. Nil if the encoder cannot be
+// made, which these fixed options never cause.
+func newCompressor(shared *compressShared, skip []string, lag int64) *compressor {
+	c := &compressor{backoff: backoffMin, skip: newSuffixSet(skip), shared: shared, now: time.Now,
+		judge: speedJudge{main: paceMain, left: paceProbe, skip: lag, lag: lag, shared: shared,
+			auto: zstd.EncoderLevel(shared.level.Load()) == zstd.SpeedDefault}}
+	if _, err := c.enc.get(zstd.EncoderLevel(shared.level.Load())); err != nil {
 		return nil
 	}
-	return &compressor{enc: enc, backoff: backoffMin, skip: newSuffixSet(skip),
-		judge: speedJudge{main: paceMain, left: paceProbe}, now: time.Now}
+	return c
 }
 
-// newBlockEncoder makes an encoder of one block at a time at level (the
-// fastest if unknown).
-func newBlockEncoder(level string) (*zstd.Encoder, error) {
-	ok, l := zstd.EncoderLevelFromString(level)
-	if !ok {
-		l = zstd.SpeedFastest
-	}
-	return zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(1),
+// newBlockEncoder makes an encoder of one block at a time at level.
+func newBlockEncoder(level zstd.EncoderLevel) (*zstd.Encoder, error) {
+	return zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1),
 		zstd.WithWindowSize(blockMax), zstd.WithSingleSegment(true))
 }
 
@@ -190,8 +315,8 @@ func (c *compressor) seal() []byte {
 	if len(block) < blockMin {
 		return block
 	}
-	c.out = appendCompressed(c.out[:0], c.enc, block)
-	if len(c.out) > len(block)-len(block)/shrinkDiv {
+	c.out = c.shared.compress(c.out[:0], &c.enc, block)
+	if len(c.out) == 0 || len(c.out) > len(block)-len(block)/shrinkDiv {
 		if data {
 			c.rawLeft = c.backoff
 			c.backoff = min(2*c.backoff, backoffMax)

@@ -161,7 +161,7 @@ func TestCompressedFrameRoundTrip(t *testing.T) {
 		t.Errorf("frame types %v, want %v", types, want)
 	}
 
-	c := newCompressor(CompressLevel(3), nil)
+	c := newCompressor(newCompressShared(CompressLevel(3), 1), nil, 0)
 	c.block = append(c.block, block...)
 	if out := c.seal(); out[0] != frameCompressed {
 		t.Error("a compressible block went out plain")
@@ -346,33 +346,113 @@ func TestCompressKeepalive(t *testing.T) {
 }
 
 // TestSpeedJudge: on a link faster than the compressor most data goes plain;
-// on a slower one, or when both ways are as fast, little does.
+// on a slower one, or when both ways are as fast, little does, and none
+// while the link holds compressed data back. The writer hands data to a
+// pipeline (the rails' windows) as deep as the judge's lag, so what it
+// measures lags behind the way it chose, as on a real link.
 func TestSpeedJudge(t *testing.T) {
+	const (
+		lag   = 4 * railWindow
+		ratio = 4 // the data compresses to a quarter
+	)
 	for _, tc := range []struct {
 		name               string
-		plainMBs, compMBs  float64
+		linkMBs, compMBs   float64 // wire bytes and compressor input per second
 		minPlain, maxPlain float64 // share of the data sent plain
 	}{
 		{"fast link", 1000, 400, 0.8, 1},
-		{"slow link", 100, 400, 0, 0.08},
+		{"link faster than the compressor", 200, 150, 0.8, 1},
+		{"slow link", 12.5, 150, 0, 0},
+		{"link times the ratio well below the compressor", 25, 300, 0, 0},
+		{"compressor between the link and the link times the ratio", 100, 300, 0, 0.08},
 		{"even", 300, 300, 0, 0.08},
 		{"slightly faster plain", 320, 300, 0, 0.08},
 	} {
-		p := newCompressor("fastest", nil).judge
-		now := time.Unix(0, 0)
-		var plain, total int64
-		for total < 4<<30 {
-			n := int64(DataChunk)
-			speed := tc.compMBs
-			if p.next(n, now) {
-				plain += n
-				speed = tc.plainMBs
+		shared := newCompressShared("fastest", 1)
+		p := newCompressor(shared, nil, lag).judge
+		var (
+			chunk    = int64(DataChunk)
+			depth    = int(lag / chunk)
+			now      time.Time
+			done     []time.Time // when each chunk has left the pipeline
+			plain    int64
+			total    int64
+			lastDone time.Time
+		)
+		dur := func(bytes, mbs float64) time.Duration {
+			return time.Duration(bytes / (mbs * 1e6) * float64(time.Second))
+		}
+		for i := 0; total < 4<<30; i++ {
+			if i >= depth && done[i-depth].After(now) {
+				now = done[i-depth] // the pipeline is full: wait for room
 			}
-			total += n
-			now = now.Add(time.Duration(float64(n) / (speed * 1e6) * float64(time.Second)))
+			var service time.Duration
+			if p.next(chunk, now) {
+				plain += chunk
+				service = dur(float64(chunk), tc.linkMBs)
+			} else {
+				compress := dur(float64(chunk), tc.compMBs)
+				service = max(compress, dur(float64(chunk)/ratio, tc.linkMBs))
+				shared.busy.Add(int64(compress))
+			}
+			if now.After(lastDone) {
+				lastDone = now
+			}
+			lastDone = lastDone.Add(service)
+			done = append(done, lastDone)
+			total += chunk
 		}
 		if share := float64(plain) / float64(total); share < tc.minPlain || share > tc.maxPlain {
 			t.Errorf("%s: %.3f of the data went plain, want %.2f to %.2f", tc.name, share, tc.minPlain, tc.maxPlain)
+		}
+	}
+}
+
+// TestCompressLevelLadder: with -z at rsync's default level the judge
+// raises the level while the link leaves the compressor idle, as far as
+// the slower level still keeps up, and never above a level the user set.
+// The model's levels compress as the encoder does source code here.
+func TestCompressLevelLadder(t *testing.T) {
+	speed := map[zstd.EncoderLevel]float64{ // MB/s of input, one core
+		zstd.SpeedFastest: 220, zstd.SpeedDefault: 170, zstd.SpeedBetterCompression: 70, zstd.SpeedBestCompression: 15}
+	ratio := map[zstd.EncoderLevel]float64{
+		zstd.SpeedFastest: 3.9, zstd.SpeedDefault: 4.3, zstd.SpeedBetterCompression: 4.6, zstd.SpeedBestCompression: 5}
+	for _, tc := range []struct {
+		name    string
+		level   string // as -z and --compress-level set it
+		linkMBs float64
+		workers int
+		want    zstd.EncoderLevel // where most of the data is compressed
+	}{
+		{"10 Mbit", "default", 1.25, 1, zstd.SpeedBestCompression},
+		{"100 Mbit, one compressor", "default", 12.5, 1, zstd.SpeedDefault},
+		{"100 Mbit, three compressors", "default", 12.5, 3, zstd.SpeedBetterCompression},
+		{"1 Gbit", "default", 125, 1, zstd.SpeedDefault},
+		{"10 Mbit, level set", "fastest", 1.25, 1, zstd.SpeedFastest},
+	} {
+		shared := newCompressShared(tc.level, tc.workers)
+		p := newCompressor(shared, nil, railWindow).judge
+		var now time.Time
+		at := map[zstd.EncoderLevel]int64{}
+		var plain, total int64
+		for total < 2<<30 {
+			n := int64(DataChunk)
+			var d float64 // seconds the chunk takes: the slower of the compressor and the link
+			if p.next(n, now) {
+				plain += n
+				d = float64(n) / (tc.linkMBs * 1e6)
+			} else {
+				l := zstd.EncoderLevel(shared.level.Load())
+				at[l] += n
+				c := float64(n) / (speed[l] * 1e6)
+				d = max(c/float64(tc.workers), float64(n)/ratio[l]/(tc.linkMBs*1e6))
+				shared.busy.Add(int64(c * 1e9))
+			}
+			now = now.Add(time.Duration(d * 1e9))
+			total += n
+		}
+		if at[tc.want] < total*8/10 {
+			t.Errorf("%s: data at each level %v (plain %d of %d), want most at %s", tc.name, at, plain, total, tc.want)
 		}
 	}
 }

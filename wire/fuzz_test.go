@@ -63,7 +63,7 @@ func FuzzStream(f *testing.F) {
 	seed.Write(appendFileDataHead(nil, &FileData{Seq: 0, Index: 1, Bytes: make([]byte, 100), End: true}))
 	f.Add(seed.Bytes())
 	// The same conversation in one compressed block (-z).
-	c := newCompressor(CompressLevel(3), nil)
+	c := newCompressor(newCompressShared(CompressLevel(3), 1), nil, 0)
 	c.block = append(c.block, seed.Bytes()...)
 	f.Add(append([]byte(nil), c.seal()...))
 	// A verifying peer's file: a new length first, a checksum last.

@@ -69,8 +69,8 @@ type rail struct {
 	dead     bool
 
 	// The rail's writer and reader only: compression state (-z).
-	enc   *zstd.Encoder
-	block []byte // the plain frame being compressed
+	enc   encoders
+	block []byte // the plain frames being compressed
 	out   []byte // its compressed frame
 	dec   *zstd.Decoder
 }
@@ -399,8 +399,13 @@ func (rs *railSet) ack(next uint64) {
 	rs.mu.Unlock()
 }
 
-// writeRail writes the frames queued for r.
+// writeRail writes the frames queued for r. Frames to compress that
+// wait together in the queue go out as one compressed block (up to
+// blockMax): zstd finds more to reuse in a larger block.
 func (rs *railSet) writeRail(r *rail) {
+	// The frames' bytes are taken under the lock: once r is down, its
+	// frames may go again on rail 0, which drops them when written.
+	var batch []railBytes
 	for {
 		rs.mu.Lock()
 		for len(r.queue) == 0 && !r.dead && !rs.closed {
@@ -411,19 +416,33 @@ func (rs *railSet) writeRail(r *rail) {
 			return
 		}
 		f := r.queue[0]
-		r.queue[0] = nil
-		r.queue = r.queue[1:]
-		head, data := f.head, f.data
+		batch = append(batch[:0], railBytes{f.head, f.data})
+		zip, size := f.zip, f.size
+		for len(r.queue) > len(batch) && zip {
+			f := r.queue[len(batch)]
+			if !f.zip || size+f.size > blockMax {
+				break
+			}
+			batch = append(batch, railBytes{f.head, f.data})
+			size += f.size
+		}
+		clear(r.queue[:len(batch)])
+		r.queue = r.queue[len(batch):]
 		r.busy = true
 		rs.mu.Unlock()
 
-		if f.zip {
-			head, data = rs.compress(r, head, data)
+		out := [][]byte{batch[0].head, batch[0].data}
+		if zip {
+			out = rs.compress(r, batch)
 		}
 		r.wmu.Lock()
-		_, err := r.w.Write(head)
-		if err == nil {
-			_, err = r.w.Write(data)
+		var err error
+		n := 0
+		for _, b := range out {
+			if err == nil {
+				_, err = r.w.Write(b)
+			}
+			n += len(b)
 		}
 		rs.mu.Lock()
 		last := len(r.queue) == 0
@@ -432,7 +451,8 @@ func (rs *railSet) writeRail(r *rail) {
 			err = r.w.Flush()
 		}
 		r.wmu.Unlock()
-		rs.s.written.Add(int64(len(head) + len(data)))
+		rs.s.written.Add(int64(n))
+		clear(batch)
 
 		rs.mu.Lock()
 		r.busy = false
@@ -445,23 +465,24 @@ func (rs *railSet) writeRail(r *rail) {
 	}
 }
 
-// compress returns what r's writer sends for a numbered frame: one
-// compressed frame holding it, or the frame as it is when compressing
-// does not pay (the same test as the Stream's blocks).
-func (rs *railSet) compress(r *rail, head, data []byte) ([]byte, []byte) {
-	if r.enc == nil {
-		enc, err := newBlockEncoder(rs.s.cfg.Compress)
-		if err != nil {
-			return head, data
-		}
-		r.enc = enc
+// railBytes is a numbered frame as a rail's writer sends it.
+type railBytes struct{ head, data []byte }
+
+// compress returns what r's writer sends for numbered frames: one
+// compressed frame holding them all, or the frames as they are when
+// compressing does not pay (the same test as the Stream's blocks).
+func (rs *railSet) compress(r *rail, batch []railBytes) [][]byte {
+	plain := make([][]byte, 0, 2*len(batch))
+	r.block = r.block[:0]
+	for _, f := range batch {
+		plain = append(plain, f.head, f.data)
+		r.block = append(append(r.block, f.head...), f.data...)
 	}
-	r.block = append(append(r.block[:0], head...), data...)
-	r.out = appendCompressed(r.out[:0], r.enc, r.block)
-	if len(r.out) > len(r.block)-len(r.block)/shrinkDiv {
-		return head, data
+	r.out = rs.s.zshared.compress(r.out[:0], &r.enc, r.block)
+	if len(r.out) == 0 || len(r.out) > len(r.block)-len(r.block)/shrinkDiv {
+		return plain
 	}
-	return r.out, nil
+	return [][]byte{r.out}
 }
 
 // waitWritten waits until every queued frame is written (Flush).

@@ -42,7 +42,8 @@ type StreamConfig struct {
 	// them and the Stream's own connection, compressed on each by its
 	// own encoder with Compress. The Stream closes them.
 	Rails []io.ReadWriteCloser
-	// Debugf, if not nil, hears about rails that die.
+	// Debugf, if not nil, hears about rails that die and the choices
+	// of the compressor's speed judge.
 	Debugf func(format string, args ...any)
 	// Verify: both sides listed CapVerify (verify.go). A file sent
 	// whole must then end with its checksum, and may announce a new
@@ -96,8 +97,11 @@ type Stream struct {
 
 	rails *railSet // nil on a single connection
 
-	z    *compressor // writing goroutine only; nil without compression
-	skip *suffixSet  // immutable
+	z *compressor // writing goroutine only; nil without compression
+	// zshared is what the goroutines compressing data share (the
+	// level, the time spent); nil without compression.
+	zshared *compressShared
+	skip    *suffixSet // immutable
 
 	// Reading goroutine only: the batch whose files are arriving, and
 	// the signatures that precede a Wants.
@@ -110,6 +114,14 @@ type Stream struct {
 	blockLen int
 	sigs     sigCollector
 }
+
+// streamBuffer is the size of a Stream's write buffer.
+const streamBuffer = 256 << 10
+
+// streamLag is about what a Stream's data passes through on its way to
+// the link before the link takes it: its buffer, a pipe, an ssh
+// channel's window (2 MiB) and a kernel socket buffer (up to 4 MiB).
+const streamLag = 8 << 20
 
 // streamBuffered bounds the bytes of file data a receiving Stream holds
 // for writers that have not taken them yet.
@@ -147,11 +159,23 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 	if pacer != nil {
 		w = pacedWriter{w, pacer}
 	}
-	s.w = bufio.NewWriterSize(w, 256<<10)
+	s.w = bufio.NewWriterSize(w, streamBuffer)
 	if cfg.Compress != "" {
-		s.z = newCompressor(cfg.Compress, cfg.SkipCompress)
+		// The data handed on before a window of the speed judge
+		// begins: the rails' windows, or the buffers on the way to the
+		// link (this one, the pipe, an ssh channel's window).
+		lag, workers := int64(streamLag), 1
+		if len(cfg.Rails) > 0 {
+			// Each rail's writer compresses its frames; this Stream's
+			// writer those of rail 0.
+			workers = len(cfg.Rails) + 1
+			lag = int64(workers) * railWindow
+		}
+		s.zshared = newCompressShared(cfg.Compress, workers)
+		s.z = newCompressor(s.zshared, cfg.SkipCompress, lag)
 		if s.z != nil {
 			s.skip = s.z.skip
+			s.z.judge.debugf = cfg.Debugf
 		}
 	}
 	if len(cfg.Rails) > 0 {

@@ -1132,15 +1132,15 @@ func settleCompress(inv *Invocation) error {
 		if n == 0 {
 			return nil // zlib's "off" level
 		}
-		// zlib's scale onto zstd's: its default and below are the
-		// fastest, 7-8 the encoder's default, 9 (and more, clamped)
-		// the next.
+		// zlib's scale onto zstd's: 1-3 the fastest, its default 6
+		// and up to 8 the encoder's default (zstd's 3), 9 (and more,
+		// clamped) the next.
 		z := 3
 		switch {
 		case n >= 9:
 			z = 9
-		case n >= 7:
-			z = 5
+		case n <= 3:
+			z = 1
 		}
 		level = wire.CompressLevel(z)
 	} else {

@@ -40,7 +40,7 @@ func defaultOpts() wire.Options {
 }
 
 func TestParseBundles(t *testing.T) {
-	if inv := mustParse(t, "-avz", "src/", "dst/"); inv.Opts.Verbose != 1 || !inv.Opts.Recursive || inv.Opts.Compress != "fastest" {
+	if inv := mustParse(t, "-avz", "src/", "dst/"); inv.Opts.Verbose != 1 || !inv.Opts.Recursive || inv.Opts.Compress != "default" {
 		t.Errorf("-avz: Verbose=%d Recursive=%v Compress=%q", inv.Opts.Verbose, inv.Opts.Recursive, inv.Opts.Compress)
 	}
 
@@ -719,37 +719,38 @@ func TestParseCompress(t *testing.T) {
 		level string // Opts.Compress; "" = no compression
 	}{
 		{nil, ""},
-		{[]string{"-z"}, "fastest"},
-		{[]string{"--compress"}, "fastest"},
-		{[]string{"-avz"}, "fastest"},
+		{[]string{"-z"}, "default"},
+		{[]string{"--compress"}, "default"},
+		{[]string{"-avz"}, "default"},
 		{[]string{"-z", "--no-compress"}, ""},
 		{[]string{"-z", "--no-z"}, ""},
-		{[]string{"--no-z", "-z"}, "fastest"},
-		{[]string{"-zz"}, "fastest"},                    // zlibx, sent as zstd
-		{[]string{"--zc=zstd"}, "fastest"},              // a choice implies -z
-		{[]string{"--compress-choice=ZsTd"}, "fastest"}, // names ignore case
+		{[]string{"--no-z", "-z"}, "default"},
+		{[]string{"-zz"}, "default"},                    // zlibx, sent as zstd
+		{[]string{"--zc=zstd"}, "default"},              // a choice implies -z
+		{[]string{"--compress-choice=ZsTd"}, "default"}, // names ignore case
 		{[]string{"--zc=auto"}, ""},                     // auto alone does not
-		{[]string{"-z", "--zc=auto"}, "fastest"},
+		{[]string{"-z", "--zc=auto"}, "default"},
 		{[]string{"-z", "--zc=none"}, ""},
 		{[]string{"--zc=none", "--zl=5"}, "default"}, // a level implies -z even then
-		{[]string{"--old-compress"}, "fastest"},
-		{[]string{"--new-compress"}, "fastest"},
+		{[]string{"--old-compress"}, "default"},
+		{[]string{"--new-compress"}, "default"},
 		{[]string{"--old-compress", "--no-compress"}, ""},
 		{[]string{"--zc=foo", "--no-compress"}, ""}, // the name is forgotten
-		{[]string{"--zl=0"}, "fastest"},             // zstd: 0 is the default, 3
-		{[]string{"--zl=3"}, "fastest"},
+		{[]string{"--zl=0"}, "default"},             // zstd: 0 is the default, 3
+		{[]string{"--zl=2"}, "fastest"},
+		{[]string{"--zl=3"}, "default"},
 		{[]string{"--zl=-131072"}, "fastest"},
 		{[]string{"--zl=-999999"}, "fastest"}, // clamped
 		{[]string{"-z", "--zl=4"}, "default"},
-		{[]string{"-z", "--zl=6"}, "default"},
+		{[]string{"-z", "--zl=6"}, "better"},
 		{[]string{"-z", "--zl=7"}, "better"},
 		{[]string{"-z", "--compress-level=9"}, "better"},
 		{[]string{"-z", "--zl=10"}, "best"},
 		{[]string{"-z", "--zl=22"}, "best"},
 		{[]string{"-z", "--zl=999999999"}, "best"}, // clamped
 		{[]string{"--zc=zlib", "--zl=0"}, ""},      // zlib: 0 is off
-		{[]string{"--zc=zlib"}, "fastest"},
-		{[]string{"--zc=zlib", "--zl=-1"}, "fastest"}, // zlib's default, 6
+		{[]string{"--zc=zlib"}, "default"},
+		{[]string{"--zc=zlib", "--zl=-1"}, "default"}, // zlib's default, 6
 		{[]string{"--zc=zlibx", "--zl=7"}, "default"},
 		{[]string{"--zc=zlib", "--zl=9"}, "better"},
 		{[]string{"--zc=zlib", "--zl=99"}, "better"}, // clamped to 9
@@ -798,7 +799,7 @@ func TestParseCompress(t *testing.T) {
 	// -M options settle for the helper the same way.
 	inv := mustParse(t, "-z", "-M--zl=9", "-M--skip-compress=gz", "s", "host:d")
 	ro, err := remoteOptions(inv)
-	if err != nil || ro.Compress != "better" || !reflect.DeepEqual(ro.SkipCompress, []string{"gz"}) || inv.Opts.Compress != "fastest" {
+	if err != nil || ro.Compress != "better" || !reflect.DeepEqual(ro.SkipCompress, []string{"gz"}) || inv.Opts.Compress != "default" {
 		t.Errorf("-M: helper %q %q, client %q, err %v", ro.Compress, ro.SkipCompress, inv.Opts.Compress, err)
 	}
 	if _, err := remoteOptions(mustParse(t, "-M--zc=bogus", "s", "host:d")); err == nil || !strings.Contains(err.Error(), "unknown compress name") {
