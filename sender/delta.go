@@ -75,7 +75,7 @@ func (s *Sender) openDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signat
 	defer src.Close()
 	ra, ok := src.(io.ReaderAt) // an opened file is
 	if _, resized := openedSize(src, &ref.rec.entries[i]); resized || !ok {
-		return s.sendFrom(ref, seq, i, src)
+		return s.sendFrom(ref, seq, i, src, 0)
 	}
 	return s.sendDelta(ref, seq, i, sig, ra)
 }

@@ -17,6 +17,7 @@ type pumpJob struct {
 	rec     *batchRecord
 	indexes []int32
 	sigs    []*delta.Signature // per index: the receiver's basis, nil for none
+	from    []int64            // per index: where the data starts (--append), nil for 0
 	keep    bool               // the batch stays for a redo (batchRecord.redo)
 }
 
@@ -67,7 +68,7 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 	}
 	ahead := make([]*readAhead, len(job.indexes))
 	for k, i := range job.indexes {
-		if ref.rec.entries[i].Size <= readAheadMax {
+		if ref.rec.entries[i].Size <= readAheadMax && job.fromFor(k) == 0 {
 			ahead[k] = &readAhead{done: make(chan struct{})}
 		}
 	}
@@ -102,7 +103,7 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 			if sig != nil {
 				err = s.openDelta(ref, job.seq, i, sig)
 			} else {
-				err = s.sendFile(ref, job.seq, i)
+				err = s.sendFile(ref, job.seq, i, job.fromFor(k))
 			}
 			if err != nil {
 				return err
@@ -117,7 +118,7 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 		var err error
 		switch {
 		case a.big != nil:
-			err = s.sendFrom(ref, job.seq, i, a.big)
+			err = s.sendFrom(ref, job.seq, i, a.big, 0)
 			a.big.Close()
 		case sig != nil && !a.resized:
 			err = s.sendDeltaAhead(ref, job.seq, i, sig, a)
@@ -206,28 +207,49 @@ func (s *Sender) readFailed(ref *batchRef, i int32, err error) {
 	}
 }
 
-// sendFile sends one file's bytes; a file the sender cannot read (it
-// reports why) goes out as a Failed chunk, so the receiver keeps what it
-// had. Only a broken connection is returned.
-func (s *Sender) sendFile(ref *batchRef, seq uint64, i int32) error {
+// fromFor returns where the data of the k-th wanted file starts.
+func (j *pumpJob) fromFor(k int) int64 {
+	if k < len(j.from) {
+		return j.from[k]
+	}
+	return 0
+}
+
+// sendFile sends one file's bytes from offset from on; a file the
+// sender cannot read (it reports why) goes out as a Failed chunk, so the
+// receiver keeps what it had. Only a broken connection is returned.
+func (s *Sender) sendFile(ref *batchRef, seq uint64, i int32, from int64) error {
 	src, err := ref.Open(i)
 	if err != nil {
 		return s.send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true})
 	}
 	defer src.Close()
-	return s.sendFrom(ref, seq, i, src)
+	return s.sendFrom(ref, seq, i, src, from)
 }
 
-// sendFrom sends the bytes of the open file src, hashing them as they
-// are read when the connection verifies.
-func (s *Sender) sendFrom(ref *batchRef, seq uint64, i int32, src wire.Source) error {
+// sendFrom sends the bytes of the open file src from offset from on
+// (--append: what the receiver has goes no further), hashing them as
+// they are read when the connection verifies; --append-verify's checksum
+// covers the bytes before from too, as rsync's does.
+func (s *Sender) sendFrom(ref *batchRef, seq uint64, i int32, src wire.Source, from int64) error {
 	e := &ref.rec.entries[i]
 	size, resized := openedSize(src, e)
 	var h *wire.DataHash
 	if s.verify {
 		h = wire.NewDataHash()
 	}
-	var off int64
+	off := from
+	if from > size {
+		// The file shrank below the receiver's copy after it was listed.
+		s.problem(wire.ProblemWarning, "skipped diminished file: %s", absPath(ref.rec.srcs[ref.rec.from[i]].Join(e.Name)))
+		return s.send(&wire.FileData{Seq: seq, Index: i, Offset: from, End: true, Failed: true})
+	}
+	if from > 0 {
+		if err := s.skipTo(src, from, h); err != nil {
+			s.readFailed(ref, i, err)
+			return s.send(&wire.FileData{Seq: seq, Index: i, Offset: from, End: true, Failed: true})
+		}
+	}
 	for {
 		n := min(size-off, wire.DataChunk)
 		buf := make([]byte, n)
@@ -237,7 +259,7 @@ func (s *Sender) sendFrom(ref *batchRef, seq uint64, i int32, src wire.Source) e
 		}
 		end := off+n == size
 		f := &wire.FileData{Seq: seq, Index: i, Offset: off, Bytes: buf, End: end}
-		if off == 0 && resized {
+		if off == from && resized {
 			f.Resized, f.Size = true, size
 		}
 		if h != nil {
@@ -255,4 +277,28 @@ func (s *Sender) sendFrom(ref *batchRef, seq uint64, i int32, src wire.Source) e
 			return nil
 		}
 	}
+}
+
+// skipTo moves src, opened at its start, to offset from: with
+// --append-verify it reads the bytes before into h, the checksum the
+// receiver compares with its own copy's; otherwise it skips them.
+func (s *Sender) skipTo(src wire.Source, from int64, h *wire.DataHash) error {
+	if h != nil && s.cfg.Opts.Append == 2 {
+		buf := make([]byte, min(from, wire.DataChunk))
+		for done := int64(0); done < from; {
+			n, err := io.ReadFull(src, buf[:min(int64(len(buf)), from-done)])
+			h.Write(buf[:n])
+			done += int64(n)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if sk, ok := src.(io.Seeker); ok {
+		_, err := sk.Seek(from, io.SeekStart)
+		return err
+	}
+	_, err := io.CopyN(io.Discard, src, from)
+	return err
 }
