@@ -107,11 +107,11 @@ type fileJob struct {
 	// blockLen means none.
 	basisLen int64
 	blockLen int
-	redone   bool   // sent again whole after a delta that did not check out
+	redone   bool // sent again whole after a delta that did not check out
 	// from is where the data asked for starts: the length of the file
 	// here, which --append keeps (append.go); 0 for all of it.
-	from int64
-	basis    string // --fuzzy: the basis's name in the batch directory when not name
+	from  int64
+	basis string // --fuzzy: the basis's name in the batch directory when not name
 	// basisPartial: the basis is the partial copy in --partial-dir.
 	basisPartial bool
 	// basisStat is the basis of a file missing here (see batchState).
