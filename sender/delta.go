@@ -19,7 +19,7 @@ import (
 func (s *Sender) sendDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signature, src io.ReaderAt) error {
 	e := &ref.rec.entries[i]
 	var sendErr error
-	w := wire.NewDeltaWriter(seq, i, func(f *wire.FileData) error {
+	w := wire.NewDeltaWriter(seq, i, sig.BlockLen, func(f *wire.FileData) error {
 		if err := s.send(f); err != nil {
 			sendErr = err
 			return err
