@@ -221,7 +221,7 @@ func (j *pumpJob) fromFor(k int) int64 {
 func (s *Sender) sendFile(ref *batchRef, seq uint64, i int32, from int64) error {
 	src, err := ref.Open(i)
 	if err != nil {
-		return s.send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true})
+		return s.send(&wire.FileData{Seq: seq, Index: i, Offset: from, End: true, Failed: true})
 	}
 	defer src.Close()
 	return s.sendFrom(ref, seq, i, src, from)
@@ -244,8 +244,10 @@ func (s *Sender) sendFrom(ref *batchRef, seq uint64, i int32, src wire.Source, f
 		s.problem(wire.ProblemWarning, "skipped diminished file: %s", absPath(ref.rec.srcs[ref.rec.from[i]].Join(e.Name)))
 		return s.send(&wire.FileData{Seq: seq, Index: i, Offset: from, End: true, Failed: true})
 	}
+	var in io.Reader = src
 	if from > 0 {
-		if err := s.skipTo(src, from, h); err != nil {
+		var err error
+		if in, err = s.tailOf(src, from, size, h); err != nil {
 			s.readFailed(ref, i, err)
 			return s.send(&wire.FileData{Seq: seq, Index: i, Offset: from, End: true, Failed: true})
 		}
@@ -253,7 +255,7 @@ func (s *Sender) sendFrom(ref *batchRef, seq uint64, i int32, src wire.Source, f
 	for {
 		n := min(size-off, wire.DataChunk)
 		buf := make([]byte, n)
-		if _, err := io.ReadFull(src, buf); err != nil {
+		if _, err := io.ReadFull(in, buf); err != nil {
 			s.readFailed(ref, i, err)
 			return s.send(&wire.FileData{Seq: seq, Index: i, Offset: off, End: true, Failed: true})
 		}
@@ -279,26 +281,32 @@ func (s *Sender) sendFrom(ref *batchRef, seq uint64, i int32, src wire.Source, f
 	}
 }
 
-// skipTo moves src, opened at its start, to offset from: with
-// --append-verify it reads the bytes before into h, the checksum the
-// receiver compares with its own copy's; otherwise it skips them.
-func (s *Sender) skipTo(src wire.Source, from int64, h *wire.DataHash) error {
+// tailOf returns a reader of src, opened at its start, from offset from
+// to size: with --append-verify it first reads the bytes before into h,
+// the checksum the receiver compares with its own copy's.
+func (s *Sender) tailOf(src wire.Source, from, size int64, h *wire.DataHash) (io.Reader, error) {
+	ra, isAt := src.(io.ReaderAt) // an opened file is
 	if h != nil && s.cfg.Opts.Append == 2 {
+		var prefix io.Reader = src
+		if isAt {
+			prefix = io.NewSectionReader(ra, 0, from)
+		}
 		buf := make([]byte, min(from, wire.DataChunk))
 		for done := int64(0); done < from; {
-			n, err := io.ReadFull(src, buf[:min(int64(len(buf)), from-done)])
+			n, err := io.ReadFull(prefix, buf[:min(int64(len(buf)), from-done)])
 			h.Write(buf[:n])
 			done += int64(n)
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
-		return nil
+		if !isAt {
+			return src, nil
+		}
 	}
-	if sk, ok := src.(io.Seeker); ok {
-		_, err := sk.Seek(from, io.SeekStart)
-		return err
+	if isAt {
+		return io.NewSectionReader(ra, from, size-from), nil
 	}
 	_, err := io.CopyN(io.Discard, src, from)
-	return err
+	return src, err
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestAppendRemote(t *testing.T) {
@@ -40,6 +41,10 @@ func TestAppendRemote(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dst, "big"), prefix, 0o644); err != nil {
 				t.Fatal(err)
 			}
+			// An old mtime, so -i shows it changing however fast the
+			// test runs.
+			old0 := time.Unix(1e9, 0)
+			os.Chtimes(filepath.Join(dst, "big"), old0, old0)
 			args := []string{"-ai", "--stats", "--append", "-e", rsh}
 			if c.verify {
 				args[2] = "--append-verify"
