@@ -90,7 +90,7 @@ func Match(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) (Stats, 
 }
 
 func newMatcher(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) *matcher {
-	m := &matcher{sig: sig, r: r, out: out, opt: opt, pending: blockRun{first: -1}, limit: math.MaxInt}
+	m := &matcher{sig: sig, r: r, out: out, opt: opt, pending: newBlockRun(sig.BlockLen), limit: math.MaxInt}
 	if len(sig.Blocks) > 0 {
 		m.ix = newIndex(sig)
 	}
@@ -105,7 +105,7 @@ func newMatcher(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) *ma
 // so a window that starts in the segment is whole. Literal slices point
 // into data.
 func newSegmentMatcher(sig *Signature, ix *index, data []byte, limit int, base int64, out OpWriter, opt MatchOptions) *matcher {
-	return &matcher{sig: sig, ix: ix, out: out, opt: opt, pending: blockRun{first: -1}, buf: data, end: len(data), limit: limit, base: base, eof: true}
+	return &matcher{sig: sig, ix: ix, out: out, opt: opt, pending: newBlockRun(sig.BlockLen), buf: data, end: len(data), limit: limit, base: base, eof: true}
 }
 
 type matcher struct {
@@ -165,13 +165,25 @@ func (m *matcher) flushLiteral() error {
 func (m *matcher) flushRun() error { return m.pending.flush(m.out) }
 
 // blockRun merges references to consecutive basis blocks into one Copy
-// op: the matcher's and the segment joiner's.
-type blockRun struct{ first, count int64 } // first -1: no run pending
+// op: the matcher's and the segment joiner's. A run goes out once it
+// covers maxRun bytes, so a file that is one long run (an appended log)
+// reaches the receiver while it is being matched, not after.
+type blockRun struct {
+	first, count int64 // first -1: no run pending
+	max          int64 // blocks in one Copy, at most
+}
+
+// maxRun is the most file data one Copy op stands for.
+const maxRun = 8 << 20
+
+func newBlockRun(blockLen int) blockRun {
+	return blockRun{first: -1, max: max(1, maxRun/int64(blockLen))}
+}
 
 // add references cnt blocks from blk on, extending the pending run when
 // they follow it, else sending it first.
 func (r *blockRun) add(out OpWriter, blk, cnt int64) error {
-	if r.first >= 0 && r.first+r.count == blk {
+	if r.first >= 0 && r.first+r.count == blk && r.count+cnt <= r.max {
 		r.count += cnt
 		return nil
 	}

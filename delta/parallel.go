@@ -123,7 +123,7 @@ func MatchAt(sig *Signature, r io.ReaderAt, size int64, out OpWriter, opt MatchO
 		}
 	}()
 
-	j := joiner{out: out, bl: bl, sigLen: sig.Length, run: blockRun{first: -1}}
+	j := joiner{out: out, bl: bl, sigLen: sig.Length, run: newBlockRun(sig.BlockLen)}
 	for s := range order {
 		<-s.done
 		if s.err != nil {

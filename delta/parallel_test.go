@@ -189,3 +189,38 @@ func TestSignAt(t *testing.T) {
 		}
 	}
 }
+
+// TestLongRunGoesOutInPieces: an appended log matches its basis in one
+// run of blocks; the run goes out as Copy ops of at most maxRun bytes,
+// serially and in parallel segments, so the receiver copies while the
+// sender matches on.
+func TestLongRunGoesOutInPieces(t *testing.T) {
+	const bl = 4096
+	r := rand.New(rand.NewPCG(7, 8))
+	basis := randBytes(r, 3*maxRun+5*bl+100)
+	target := append(bytes.Clone(basis), randBytes(r, 3000)...)
+	sig, err := Sign(bytes.NewReader(basis), int64(len(basis)), bl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		var ops opList
+		st, err := MatchAt(sig, bytes.NewReader(target), int64(len(target)), &ops, MatchOptions{}, workers, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copies := 0
+		for _, op := range ops.ops {
+			if op.Literal == nil {
+				copies++
+				if op.Count*bl > maxRun {
+					t.Fatalf("workers %d: one Copy of %d blocks", workers, op.Count)
+				}
+			}
+		}
+		if copies < 4 || st.Matched < int64(len(basis)-bl) { // the short last block matches only at the end
+			t.Fatalf("workers %d: %d Copy ops, %d bytes matched of %d", workers, copies, st.Matched, len(basis))
+		}
+		checkRebuild(t, basis, target, bl, &ops, st, MatchOptions{})
+	}
+}

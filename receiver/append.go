@@ -2,14 +2,15 @@ package receiver
 
 // --append and --append-verify: a destination file shorter than the
 // source keeps what it has and gets the rest written after it, in place;
-// one as long or longer is left alone. --append-verify also compares the
-// data already there with the source and rewrites whatever differs,
-// which is where rsync's whole-file check and second pass end up (it
-// prints the same warning and lists the file a second time).
-//
-// The sender still sends the whole file here and the receiver skips what
-// it has (a local source is read from the offset only); sending just the
-// tail is for the data path to add.
+// one as long or longer is left alone. No block checksums are made: over
+// a peer that offered wire.CapAppend the want carries the file's length
+// here (wire.Wants.From) and only the bytes after it travel. With
+// --append-verify the sender's checksum covers the whole file and the
+// receiver's adds what it kept (wire.HashBefore), so a kept prefix that
+// is not the source's fails the check and the file is asked for again
+// whole, as rsync's second pass does; that copy, or one from a local
+// source or an older peer (which send everything), is compared with
+// what is here and whatever differs is rewritten.
 
 import (
 	"bytes"
@@ -27,6 +28,38 @@ func (r *Receiver) appendSkips(e *wire.Entry, old *fsops.Stat) bool {
 	return r.opts.Append != 0 && old.Size >= e.Size
 }
 
+// appendKeeps is how much of old --append keeps of a file it transfers
+// (rsync counts it as neither literal nor matched data).
+func (r *Receiver) appendKeeps(e *wire.Entry, old *fsops.Stat) int64 {
+	if r.opts.Append != 0 && old != nil && old.IsReg() && old.Size < e.Size {
+		return old.Size
+	}
+	return 0
+}
+
+// addFrom records where the data of job, the k-th want, starts, when
+// the peer sends only the bytes after what --append keeps: from is
+// parallel to the Wants' indexes.
+func (r *Receiver) addFrom(from []int64, job *fileJob, k int) []int64 {
+	if !r.appends(job) || job.old.Size == 0 || !wire.AppendsFrom(r.conn) {
+		return from
+	}
+	job.from = job.old.Size
+	for len(from) < k {
+		from = append(from, 0)
+	}
+	return append(from, job.from)
+}
+
+// countRedo counts a file transferred a second time, as rsync's stats
+// do.
+func (r *Receiver) countRedo(job *fileJob) {
+	r.stats.add(func(s *wire.Stats) {
+		s.TransferredFiles++
+		s.TransferredSize += job.e.Size
+	})
+}
+
 // appends says whether the wanted file is appended to.
 func (r *Receiver) appends(job *fileJob) bool {
 	return r.opts.Append != 0 && job.old != nil && job.old.IsReg() && job.old.Size < job.e.Size
@@ -37,7 +70,7 @@ const appendChunk = 256 << 10
 
 func (r *Receiver) writeAppend(ctx context.Context, job *fileJob, src wire.Source) error {
 	dir := job.batch.dir
-	if r.backupOn() {
+	if r.backupOn() && !job.redone { // the first pass made it
 		if err := r.backupCopy(dir, job.name, job.rel); err != nil {
 			return &userError{fmt.Sprintf("not updating %q in place: its backup failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
 		}
@@ -50,9 +83,24 @@ func (r *Receiver) writeAppend(ctx context.Context, job *fileJob, src wire.Sourc
 	from, size := job.old.Size, sourceSize(src, job)
 	verify := r.opts.Append == 2
 
+	var old *fsops.File
+	if verify {
+		if old, err = dir.OpenRead(job.name); err != nil {
+			return &userError{fmt.Sprintf("open %q failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
+		}
+		defer old.Close()
+	}
 	var in io.Reader = src
 	local, isLocal := src.(wire.LocalFile)
+	tail := job.from == from // only the bytes after from travel
 	switch {
+	case tail:
+		if verify {
+			if err := wire.HashBefore(src, io.NewSectionReader(old, 0, from)); err != nil {
+				return fmt.Errorf("read %s: %w", old.Name(), err)
+			}
+		}
+		verify = false // the checksum decides (wire.Verify)
 	case isLocal && !verify:
 		in = io.NewSectionReader(local, from, size-from)
 	case !verify:
@@ -66,13 +114,6 @@ func (r *Receiver) writeAppend(ctx context.Context, job *fileJob, src wire.Sourc
 		pos = from
 	}
 	differs := false
-	var old *fsops.File
-	if verify {
-		if old, err = dir.OpenRead(job.name); err != nil {
-			return &userError{fmt.Sprintf("open %q failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
-		}
-		defer old.Close()
-	}
 	cmp := make([]byte, appendChunk)
 	for pos < size {
 		if err := ctx.Err(); err != nil {
@@ -117,8 +158,14 @@ func (r *Receiver) writeAppend(ctx context.Context, job *fileJob, src wire.Sourc
 			return err
 		}
 	}
-	if differs {
+	if differs && !job.redone {
+		// As rsync's second pass: the warning, the file counted and
+		// listed again.
 		r.verifyFailed(job, true) // a warning under -v or -i only
+		r.countRedo(job)
+		r.out.now(r.itemLine(item{update: r.sentChar(), flags: flagTime}, job.rel, job.e), true)
+	}
+	if job.redone {
 		r.out.now(r.itemLine(item{update: r.sentChar(), flags: flagTime}, job.rel, job.e), true)
 	}
 	return nil

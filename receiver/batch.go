@@ -107,8 +107,11 @@ type fileJob struct {
 	// blockLen means none.
 	basisLen int64
 	blockLen int
-	redone   bool   // sent again whole after a delta that did not check out
-	basis    string // --fuzzy: the basis's name in the batch directory when not name
+	redone   bool // sent again whole after a delta that did not check out
+	// from is where the data asked for starts: the length of the file
+	// here, which --append keeps (append.go); 0 for all of it.
+	from  int64
+	basis string // --fuzzy: the basis's name in the batch directory when not name
 	// basisPartial: the basis is the partial copy in --partial-dir.
 	basisPartial bool
 	// basisStat is the basis of a file missing here (see batchState).
@@ -180,6 +183,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	var lines, deleted []string
 	var wants []int32
 	var sigs []*delta.Signature
+	var from []int64
 	var jobs []*fileJob
 	defer func() {
 		for _, d := range b.alts {
@@ -209,7 +213,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		if len(sigs) > 0 || len(wants) > 0 && wire.Verifies(r.conn) {
 			b.deltaDone = func() bool { return r.deltaBatchDone(b) }
 		}
-		r.send(&wire.Wants{Seq: fb.Seq, Indexes: wants, Sigs: sigs})
+		r.send(&wire.Wants{Seq: fb.Seq, Indexes: wants, Sigs: sigs, From: from})
 		r.out.submit(fb.Seq, fb.Dir, deleted, lines)
 		b.release()
 	}()
@@ -397,6 +401,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			jobs = append(jobs, job)
 			wants = append(wants, int32(i))
 			sigs = r.addSig(sigs, job, len(wants)-1)
+			from = r.addFrom(from, job, len(wants)-1) // append.go
 		}
 	}
 }

@@ -332,9 +332,11 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 	}
 	lines = append(lines, r.itemLine(it, rel, e))
+	kept := r.appendKeeps(e, old) // append.go
 	r.stats.add(func(s *wire.Stats) {
 		s.TransferredFiles++
 		s.TransferredSize += e.Size
+		s.KeptData += kept
 		if old == nil {
 			s.CreatedFiles++
 			s.CreatedReg++

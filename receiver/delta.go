@@ -190,8 +190,9 @@ func (r *Receiver) deltaBatchDone(b *batchState) bool {
 	}
 	idx := make([]int32, len(redo))
 	for k, job := range redo {
-		job.redone, job.blockLen = true, 0
+		job.redone, job.blockLen, job.from = true, 0, 0
 		idx[k] = job.index
+		r.countRedo(job)
 	}
 	// The new Data brings a new SourceRef.
 	if b.src != nil {

@@ -19,7 +19,7 @@ import (
 func (s *Sender) sendDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signature, src io.ReaderAt) error {
 	e := &ref.rec.entries[i]
 	var sendErr error
-	w := wire.NewDeltaWriter(seq, i, func(f *wire.FileData) error {
+	w := wire.NewDeltaWriter(seq, i, sig.BlockLen, func(f *wire.FileData) error {
 		if err := s.send(f); err != nil {
 			sendErr = err
 			return err
@@ -75,7 +75,7 @@ func (s *Sender) openDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signat
 	defer src.Close()
 	ra, ok := src.(io.ReaderAt) // an opened file is
 	if _, resized := openedSize(src, &ref.rec.entries[i]); resized || !ok {
-		return s.sendFrom(ref, seq, i, src)
+		return s.sendFrom(ref, seq, i, src, 0)
 	}
 	return s.sendDelta(ref, seq, i, sig, ra)
 }

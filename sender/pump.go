@@ -17,6 +17,7 @@ type pumpJob struct {
 	rec     *batchRecord
 	indexes []int32
 	sigs    []*delta.Signature // per index: the receiver's basis, nil for none
+	from    []int64            // per index: where the data starts (--append), nil for 0
 	keep    bool               // the batch stays for a redo (batchRecord.redo)
 }
 
@@ -67,7 +68,7 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 	}
 	ahead := make([]*readAhead, len(job.indexes))
 	for k, i := range job.indexes {
-		if ref.rec.entries[i].Size <= readAheadMax {
+		if ref.rec.entries[i].Size <= readAheadMax && job.fromFor(k) == 0 {
 			ahead[k] = &readAhead{done: make(chan struct{})}
 		}
 	}
@@ -102,7 +103,7 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 			if sig != nil {
 				err = s.openDelta(ref, job.seq, i, sig)
 			} else {
-				err = s.sendFile(ref, job.seq, i)
+				err = s.sendFile(ref, job.seq, i, job.fromFor(k))
 			}
 			if err != nil {
 				return err
@@ -117,7 +118,7 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 		var err error
 		switch {
 		case a.big != nil:
-			err = s.sendFrom(ref, job.seq, i, a.big)
+			err = s.sendFrom(ref, job.seq, i, a.big, 0)
 			a.big.Close()
 		case sig != nil && !a.resized:
 			err = s.sendDeltaAhead(ref, job.seq, i, sig, a)
@@ -206,38 +207,61 @@ func (s *Sender) readFailed(ref *batchRef, i int32, err error) {
 	}
 }
 
-// sendFile sends one file's bytes; a file the sender cannot read (it
-// reports why) goes out as a Failed chunk, so the receiver keeps what it
-// had. Only a broken connection is returned.
-func (s *Sender) sendFile(ref *batchRef, seq uint64, i int32) error {
-	src, err := ref.Open(i)
-	if err != nil {
-		return s.send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true})
+// fromFor returns where the data of the k-th wanted file starts.
+func (j *pumpJob) fromFor(k int) int64 {
+	if k < len(j.from) {
+		return j.from[k]
 	}
-	defer src.Close()
-	return s.sendFrom(ref, seq, i, src)
+	return 0
 }
 
-// sendFrom sends the bytes of the open file src, hashing them as they
-// are read when the connection verifies.
-func (s *Sender) sendFrom(ref *batchRef, seq uint64, i int32, src wire.Source) error {
+// sendFile sends one file's bytes from offset from on; a file the
+// sender cannot read (it reports why) goes out as a Failed chunk, so the
+// receiver keeps what it had. Only a broken connection is returned.
+func (s *Sender) sendFile(ref *batchRef, seq uint64, i int32, from int64) error {
+	src, err := ref.Open(i)
+	if err != nil {
+		return s.send(&wire.FileData{Seq: seq, Index: i, Offset: from, End: true, Failed: true})
+	}
+	defer src.Close()
+	return s.sendFrom(ref, seq, i, src, from)
+}
+
+// sendFrom sends the bytes of the open file src from offset from on
+// (--append: what the receiver has goes no further), hashing them as
+// they are read when the connection verifies; --append-verify's checksum
+// covers the bytes before from too, as rsync's does.
+func (s *Sender) sendFrom(ref *batchRef, seq uint64, i int32, src wire.Source, from int64) error {
 	e := &ref.rec.entries[i]
 	size, resized := openedSize(src, e)
 	var h *wire.DataHash
 	if s.verify {
 		h = wire.NewDataHash()
 	}
-	var off int64
+	off := from
+	if from > size {
+		// The file shrank below the receiver's copy after it was listed.
+		s.problem(wire.ProblemWarning, "skipped diminished file: %s", absPath(ref.rec.srcs[ref.rec.from[i]].Join(e.Name)))
+		return s.send(&wire.FileData{Seq: seq, Index: i, Offset: from, End: true, Failed: true})
+	}
+	var in io.Reader = src
+	if from > 0 {
+		var err error
+		if in, err = s.tailOf(src, from, size, h); err != nil {
+			s.readFailed(ref, i, err)
+			return s.send(&wire.FileData{Seq: seq, Index: i, Offset: from, End: true, Failed: true})
+		}
+	}
 	for {
 		n := min(size-off, wire.DataChunk)
 		buf := make([]byte, n)
-		if _, err := io.ReadFull(src, buf); err != nil {
+		if _, err := io.ReadFull(in, buf); err != nil {
 			s.readFailed(ref, i, err)
 			return s.send(&wire.FileData{Seq: seq, Index: i, Offset: off, End: true, Failed: true})
 		}
 		end := off+n == size
 		f := &wire.FileData{Seq: seq, Index: i, Offset: off, Bytes: buf, End: end}
-		if off == 0 && resized {
+		if off == from && resized {
 			f.Resized, f.Size = true, size
 		}
 		if h != nil {
@@ -255,4 +279,34 @@ func (s *Sender) sendFrom(ref *batchRef, seq uint64, i int32, src wire.Source) e
 			return nil
 		}
 	}
+}
+
+// tailOf returns a reader of src, opened at its start, from offset from
+// to size: with --append-verify it first reads the bytes before into h,
+// the checksum the receiver compares with its own copy's.
+func (s *Sender) tailOf(src wire.Source, from, size int64, h *wire.DataHash) (io.Reader, error) {
+	ra, isAt := src.(io.ReaderAt) // an opened file is
+	if h != nil && s.cfg.Opts.Append == 2 {
+		var prefix io.Reader = src
+		if isAt {
+			prefix = io.NewSectionReader(ra, 0, from)
+		}
+		buf := make([]byte, min(from, wire.DataChunk))
+		for done := int64(0); done < from; {
+			n, err := io.ReadFull(prefix, buf[:min(int64(len(buf)), from-done)])
+			h.Write(buf[:n])
+			done += int64(n)
+			if err != nil {
+				return nil, err
+			}
+		}
+		if !isAt {
+			return src, nil
+		}
+	}
+	if isAt {
+		return io.NewSectionReader(ra, from, size-from), nil
+	}
+	_, err := io.CopyN(io.Discard, src, from)
+	return src, err
 }

@@ -215,7 +215,7 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 			rec.redo = keep
 			s.mu.Unlock()
 			if second {
-				m.Sigs = nil // a redo goes whole
+				m.Sigs, m.From = nil, nil // a redo goes whole
 			}
 			for _, i := range m.Indexes {
 				if i < 0 || int(i) >= len(rec.entries) || !rec.entries[i].IsReg() {
@@ -227,7 +227,7 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 				continue
 			}
 			if s.pumpQueue != nil {
-				s.pumpQueue <- pumpJob{seq: m.Seq, rec: rec, indexes: m.Indexes, sigs: m.Sigs, keep: keep}
+				s.pumpQueue <- pumpJob{seq: m.Seq, rec: rec, indexes: m.Indexes, sigs: m.Sigs, from: m.From, keep: keep}
 				continue
 			}
 			// The receiver now owns the batch's directory handles. Data

@@ -470,6 +470,24 @@ func encodeWants(out []byte, w *Wants) []byte {
 		out = binary.AppendVarint(out, int64(i)-prev)
 		prev = int64(i)
 	}
+	// CapAppend: the start offsets that are not zero follow as a count
+	// and (position among the indexes, offset) pairs; an older peer is
+	// never sent them (Stream.Send).
+	if w.From != nil {
+		n := 0
+		for _, off := range w.From {
+			if off != 0 {
+				n++
+			}
+		}
+		out = binary.AppendUvarint(out, uint64(n))
+		for k, off := range w.From {
+			if off != 0 {
+				out = binary.AppendUvarint(out, uint64(k))
+				out = binary.AppendUvarint(out, uint64(off))
+			}
+		}
+	}
 	return finishFrame(out, start)
 }
 
@@ -489,6 +507,24 @@ func decodeWants(body []byte) (*Wants, error) {
 		}
 		w.Indexes[k] = int32(i)
 		prev = i
+	}
+	if d.err == nil && len(d.b) > 0 {
+		n := d.count(2)
+		if d.err == nil {
+			w.From = make([]int64, len(w.Indexes))
+		}
+		last := -1
+		for range n {
+			k, off := d.uvarint(), d.nonNeg()
+			if d.err != nil {
+				break
+			}
+			if k >= uint64(len(w.Indexes)) || int(k) <= last || off == 0 {
+				d.fail(fmt.Errorf("start offset %d for want %d of %d", off, k, len(w.Indexes)))
+				break
+			}
+			w.From[k], last = off, int(k)
+		}
 	}
 	return w, d.end()
 }
@@ -618,7 +654,7 @@ func statsFields(s *Stats) []*int64 {
 		&s.CreatedLinks, &s.CreatedDevices, &s.CreatedSpecials,
 		&s.DeletedFiles, &s.DeletedReg, &s.DeletedDirs,
 		&s.TransferredFiles, &s.TotalSize, &s.TransferredSize,
-		&s.MatchedData,
+		&s.MatchedData, &s.KeptData,
 	}
 }
 

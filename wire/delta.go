@@ -190,12 +190,22 @@ type DeltaWriter struct {
 	index int32
 	off   int64
 	buf   []byte
+	bl    int64 // the basis's block length
+	// copied is what the Copy ops in buf describe, in bytes.
+	copied int64
 }
 
-// NewDeltaWriter starts the delta of entry index of batch seq; send
-// queues each chunk.
-func NewDeltaWriter(seq uint64, index int32, send func(*FileData) error) *DeltaWriter {
-	return &DeltaWriter{send: send, seq: seq, index: index, buf: make([]byte, 0, DataChunk+delta.MaxLiteral+32)}
+// copyFlush is how much file data the Copy ops waiting in a DeltaWriter
+// may describe before they go out in a short chunk: a few bytes of ops
+// that stand for a long matching run (an appended log is all one run)
+// would otherwise wait for a full chunk of ops, and the receiver could
+// not copy those bytes while the sender matches on.
+const copyFlush = 8 << 20
+
+// NewDeltaWriter starts the delta of entry index of batch seq against a
+// basis of blocks of blockLen bytes; send queues each chunk.
+func NewDeltaWriter(seq uint64, index int32, blockLen int, send func(*FileData) error) *DeltaWriter {
+	return &DeltaWriter{send: send, seq: seq, index: index, bl: int64(blockLen), buf: make([]byte, 0, DataChunk+delta.MaxLiteral+32)}
 }
 
 // Literal appends literal bytes.
@@ -206,7 +216,7 @@ func (w *DeltaWriter) Literal(p []byte) error {
 		w.buf = binary.AppendUvarint(w.buf, uint64(n))
 		w.buf = append(w.buf, p[:n]...)
 		p = p[n:]
-		if err := w.flush(false); err != nil {
+		if err := w.flush(); err != nil {
 			return err
 		}
 	}
@@ -218,28 +228,47 @@ func (w *DeltaWriter) Copy(first, count int64) error {
 	w.buf = append(w.buf, opCopy)
 	w.buf = binary.AppendUvarint(w.buf, uint64(first))
 	w.buf = binary.AppendUvarint(w.buf, uint64(count))
-	return w.flush(false)
+	w.copied += count * w.bl
+	if w.copied >= copyFlush {
+		return w.flushAll(false)
+	}
+	return w.flush()
 }
 
 // Finish ends the delta with the checksum of the whole source.
 func (w *DeltaWriter) Finish(sum []byte) error {
 	w.buf = append(w.buf, opEnd)
 	w.buf = append(w.buf, sum[:]...)
-	return w.flush(true)
+	return w.flushAll(true)
 }
 
-// flush sends full chunks (or, at the end, everything).
-func (w *DeltaWriter) flush(end bool) error {
-	for len(w.buf) >= DataChunk || (end && len(w.buf) > 0) {
-		n := min(len(w.buf), DataChunk)
+// flushAll sends everything in the buffer, as the last chunk if end.
+func (w *DeltaWriter) flushAll(end bool) error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if len(w.buf) == 0 && !end {
+		return nil
+	}
+	if err := w.send(&FileData{Seq: w.seq, Index: w.index, Offset: w.off, Bytes: w.buf, End: end, Delta: true}); err != nil {
+		return err
+	}
+	w.off += int64(len(w.buf))
+	w.buf, w.copied = make([]byte, 0, DataChunk+delta.MaxLiteral+32), 0
+	return nil
+}
+
+// flush sends the full chunks in the buffer.
+func (w *DeltaWriter) flush() error {
+	for len(w.buf) >= DataChunk {
+		w.copied = 0
 		// The chunk goes out as it is (the stream owns it from here); a
 		// new buffer takes only what is left over.
-		chunk, rest := w.buf[:n:n], w.buf[n:]
-		last := end && len(rest) == 0
-		if err := w.send(&FileData{Seq: w.seq, Index: w.index, Offset: w.off, Bytes: chunk, End: last, Delta: true}); err != nil {
+		chunk, rest := w.buf[:DataChunk:DataChunk], w.buf[DataChunk:]
+		if err := w.send(&FileData{Seq: w.seq, Index: w.index, Offset: w.off, Bytes: chunk, Delta: true}); err != nil {
 			return err
 		}
-		w.off += int64(n)
+		w.off += DataChunk
 		w.buf = append(make([]byte, 0, DataChunk+len(rest)), rest...)
 	}
 	return nil

@@ -122,7 +122,7 @@ func TestSigsRejected(t *testing.T) {
 func deltaBytes(t testing.TB, ops func(w *DeltaWriter) error) []byte {
 	var out bytes.Buffer
 	var off int64
-	w := NewDeltaWriter(1, 2, func(f *FileData) error {
+	w := NewDeltaWriter(1, 2, 1024, func(f *FileData) error {
 		if f.Offset != off || !f.Delta || len(f.Bytes) > DataChunk {
 			t.Fatalf("chunk at %d (expected %d), delta %v, %d bytes", f.Offset, off, f.Delta, len(f.Bytes))
 		}
@@ -269,4 +269,28 @@ func FuzzDeltaOps(f *testing.F) {
 			t.Fatalf("wrote %d bytes beyond a size of %d", out.Len(), size)
 		}
 	})
+}
+
+// TestDeltaWriterSendsLongCopiesEarly: Copy ops that stand for much
+// file data go out at once in a short chunk, not when a full chunk of
+// ops has gathered; few-block copies still wait.
+func TestDeltaWriterSendsLongCopiesEarly(t *testing.T) {
+	var chunks []*FileData
+	w := NewDeltaWriter(1, 2, 4096, func(f *FileData) error {
+		chunks = append(chunks, f)
+		return nil
+	})
+	w.Copy(0, 3)
+	if len(chunks) != 0 {
+		t.Fatalf("a 3-block copy went out alone")
+	}
+	w.Copy(3, copyFlush/4096)
+	if len(chunks) != 1 || chunks[0].End || len(chunks[0].Bytes) == 0 {
+		t.Fatalf("after a long copy: %d chunks", len(chunks))
+	}
+	w.Copy(10000, 1)
+	w.Finish(make([]byte, 16))
+	if len(chunks) != 2 || !chunks[1].End || chunks[1].Offset != int64(len(chunks[0].Bytes)) {
+		t.Fatalf("at the end: %d chunks", len(chunks))
+	}
 }

@@ -70,11 +70,17 @@ const (
 	// with) are xxh3-128 (NewFileHash), not SHA-256 as before. Both
 	// sides set StreamConfig.Sum128 only when both list it.
 	CapSum128 = "sum128"
+	// CapAppend: a Wants may carry per file the offset its data starts
+	// at (Wants.From, --append), and the FileData of such a file start
+	// there. Both sides set StreamConfig.Append only when both list it;
+	// without it an appended file comes whole and the receiver skips
+	// what it has.
+	CapAppend = "append"
 )
 
 // LocalHello describes this build.
 func LocalHello(program string) *Hello {
-	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapMultiRail, CapZstd, CapDelta, CapVerify, CapRailZstd, CapSum128}}
+	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapMultiRail, CapZstd, CapDelta, CapVerify, CapRailZstd, CapSum128, CapAppend}}
 }
 
 // Has reports whether h lists the capability c.

@@ -113,6 +113,11 @@ type Wants struct {
 	// basis the receiver has for it (nil: none); the sender may then
 	// answer with a delta. Only a network Conn carries them.
 	Sigs []*delta.Signature
+	// From, if not nil, holds per wanted index the offset the data is to
+	// start at (--append: the length the destination file has already);
+	// the sender sends only the bytes from there on. Only a Conn whose
+	// peer offered CapAppend carries them (AppendsFrom).
+	From []int64
 }
 
 // Data answers one Wants. Within one process the sender hands over a
@@ -198,6 +203,10 @@ type Stats struct {
 	// MatchedData is the part of TransferredSize a delta took from the
 	// receiver's basis files; the rest was sent literally.
 	MatchedData int64
+	// KeptData is the part of TransferredSize that --append found in
+	// place and did not send: neither literal nor matched data, as
+	// rsync counts it.
+	KeptData int64
 }
 
 func (*FileBatch) isMessage() {}

@@ -51,6 +51,8 @@ type StreamConfig struct {
 	Verify bool
 	// Sum128: both sides listed CapSum128 (NewFileHash).
 	Sum128 bool
+	// Append: both sides listed CapAppend, so Wants may carry From.
+	Append bool
 }
 
 // Stream is a Conn over a byte stream, such as the standard input and
@@ -264,6 +266,9 @@ func (s *Stream) Send(m Message) error {
 	case *FileBatch:
 		s.noteSkips(m)
 	case *Wants:
+		if m.From != nil && !s.cfg.Append {
+			return errors.New("wire: start offsets for a peer without " + CapAppend)
+		}
 		s.mu.Lock()
 		if len(m.Indexes) == 0 {
 			delete(s.batches, m.Seq)
@@ -904,6 +909,11 @@ func (s *Stream) startData(seq uint64) (*streamRef, error) {
 		ref.files[k] = newStreamFile(s.budget)
 		ref.files[k].deltaOK = k < len(w.Sigs) && w.Sigs[k] != nil
 		ref.files[k].size = entries[i].Size
+		if k < len(w.From) {
+			// An appended file's data starts where the receiver's
+			// copy ends.
+			ref.files[k].received = w.From[k]
+		}
 	}
 	s.cur, s.curPos = ref, 0
 	return ref, nil

@@ -20,6 +20,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"hash"
+	"io"
 
 	"github.com/zeebo/xxh3"
 )
@@ -112,3 +113,35 @@ func NewFileHash(c Conn) hash.Hash {
 }
 
 func (s *Stream) sums128() bool { return s.cfg.Sum128 }
+
+// AppendsFrom reports whether Wants over c may carry start offsets
+// (Wants.From): both sides of a Stream listed CapAppend.
+func AppendsFrom(c Conn) bool {
+	a, ok := c.(interface{ appends() bool })
+	return ok && a.appends()
+}
+
+func (s *Stream) appends() bool { return s.cfg.Append }
+
+// HashBefore adds the bytes of prefix, read to its end, to the checksum
+// Verify compares src's data with, as if they came first: with
+// --append-verify the sender's checksum covers the whole file and only
+// the part after the receiver's copy travels. Call it before reading
+// src. Without a checksum to compare (see Verify) it reads nothing.
+func HashBefore(src Source, prefix io.Reader) error {
+	f, ok := src.(*streamFile)
+	if !ok || !f.verify {
+		return nil
+	}
+	buf := make([]byte, 256<<10)
+	for {
+		n, err := prefix.Read(buf)
+		f.hash.Write(buf[:n])
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

@@ -265,6 +265,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		Debugf:       debugf,
 		Verify:       peer.Has(wire.CapVerify),
 		Sum128:       peer.Has(wire.CapSum128),
+		Append:       peer.Has(wire.CapAppend),
 		OnLog: func(class int, text string) {
 			switch class {
 			case wire.LogStdout:

@@ -116,6 +116,7 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 		Debugf:       debugf,
 		Verify:       peer.Has(wire.CapVerify),
 		Sum128:       peer.Has(wire.CapSum128),
+		Append:       peer.Has(wire.CapAppend),
 	})
 	// The client ends the transfer by closing the connection; signals
 	// (ssh hanging up) stop the helper the same way.

@@ -39,7 +39,7 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 		// What a delta took from the receiver's basis files is matched;
 		// everything else of the transferred files went literally. A dry
 		// run sends neither.
-		literal, matched := st.TransferredSize-st.MatchedData, st.MatchedData
+		literal, matched := st.TransferredSize-st.MatchedData-st.KeptData, st.MatchedData
 		if opts.DryRun {
 			literal, matched = 0, 0
 		}
@@ -72,7 +72,7 @@ func printMatchReport(inv *Invocation, st wire.Stats, w io.Writer) {
 	if opts.Quiet || opts.Verbose < 2 || opts.ListOnly {
 		return
 	}
-	data := st.TransferredSize - st.MatchedData
+	data := st.TransferredSize - st.MatchedData - st.KeptData
 	if opts.DryRun {
 		data = 0 // nothing is sent
 	}
@@ -112,7 +112,7 @@ func summaryTraffic(st wire.Stats, t *traffic, dryRun bool) (sent, received int6
 	}
 	sent = st.Files * 32
 	if !dryRun {
-		sent += st.TransferredSize
+		sent += st.TransferredSize - st.KeptData
 	}
 	return sent, st.TransferredFiles*8 + 32
 }
