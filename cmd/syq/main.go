@@ -79,6 +79,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			return wire.ExitSyntax
 		}
 	}
+	if isDaemonMode(args) {
+		return runDaemon(args, stdout, stderr)
+	}
 	inv, err := parseRsyncArgs(args)
 	var pfe *wire.FatalError
 	if errors.As(err, &pfe) {

@@ -45,7 +45,25 @@ func programName() string { return "syq " + version }
 // runServer is the helper's main. Its standard output is the protocol
 // stream; nothing else may write there.
 func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
-	r := bufio.NewReaderSize(stdin, 256<<10)
+	return serveHelper(bufio.NewReaderSize(stdin, 256<<10), stdout, stderr, nil)
+}
+
+// helperPolicy lets an rsync daemon's module shape what the helper does
+// (daemonserver.go).
+type helperPolicy struct {
+	// check vets the client's Setup and adjusts it to the module (its
+	// paths, the options the module forces) before the helper accepts it.
+	check func(setup *wire.Setup) error
+	// rules are the module's own filter rules, relative to root.
+	rules *filter.List
+	root  string
+	// readRules reads the merge files the client's rules name.
+	readRules func(path string) ([]byte, error)
+}
+
+// serveHelper plays the helper's half on r and stdout; policy, if set,
+// is the daemon module's.
+func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *helperPolicy) int {
 	w := bufio.NewWriter(stdout)
 	fail := func(fe *wire.FatalError) int {
 		wire.WriteFatal(w, fe)
@@ -72,6 +90,14 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 			return fail(fe)
 		}
 		return fail(&wire.FatalError{Code: wire.ExitProtocol, Err: err})
+	}
+	if policy != nil {
+		// A daemon's client gets no rails: the connection is the one
+		// the daemon was reached on.
+		setup.Rails = 0
+		if err := policy.check(setup); err != nil {
+			return fail(asFatal(err))
+		}
 	}
 	if setup.Debug {
 		os.Setenv("SYQ_DEBUG", "1")
@@ -134,7 +160,15 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	report := func(class int, msg string) { st.Send(&wire.Log{Class: class, Text: msg}) }
 	opts := &setup.Options
 	fsops.SetInsecureLinks(opts.InsecureLinks)
-	rules, err := helperFilters(opts)
+	var rules *filter.List
+	if policy != nil {
+		rules, err = helperFiltersRead(opts, policy.readRules)
+		if err == nil && policy.rules != nil {
+			rules = rules.WithDaemon(policy.rules, policy.root)
+		}
+	} else {
+		rules, err = helperFilters(opts)
+	}
 	if err == nil {
 		err = checkMungeDir(opts.MungeLinks)
 	}
