@@ -75,29 +75,49 @@ func daemonFail(code int, format string, a ...any) error {
 	return &wire.FatalError{Code: code, Plain: true, Err: fmt.Errorf(format, a...)}
 }
 
-// connectDaemon opens the connection: through RSYNC_CONNECT_PROG (a
-// shell command whose standard input and output are one end of a
-// socket pair; %H in it is the host) or to the daemon's TCP port.
+// connectDaemon opens the connection: through the remote shell (-e),
+// which runs a daemon for this connection; through RSYNC_CONNECT_PROG
+// (a shell command; %H in it is the host); or to the daemon's TCP port.
+// A command's standard input and output are one end of a socket pair.
 func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.Conn, *exec.Cmd, error) {
 	end := inv.Remote
-	if prog := os.Getenv("RSYNC_CONNECT_PROG"); prog != "" {
+	var cmd *exec.Cmd
+	if inv.Rsh != "" {
+		// -e with a daemon operand: the remote shell runs a daemon
+		// for this one connection ("--server --daemon").
+		argv, err := remote.SplitRsh(inv.Rsh)
+		if err != nil || len(argv) == 0 {
+			return nil, nil, &wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("bad remote shell command %q", inv.Rsh)}
+		}
+		if end.User != "" {
+			argv = append(argv, "-l", end.User)
+		}
+		path := inv.RsyncPath
+		if path == "" {
+			path = "rsync"
+		}
+		argv = append(argv, end.Host, path+" --server --daemon .")
+		cmd = exec.Command(argv[0], argv[1:]...)
+	} else if prog := os.Getenv("RSYNC_CONNECT_PROG"); prog != "" {
 		if strings.Contains(prog, "%") {
 			if !connectHostSafe(end.Host) {
 				return nil, nil, daemonFail(wire.ExitSocketIO, "unsafe host characters for RSYNC_CONNECT_PROG")
 			}
 			prog = expandConnectProg(prog, remote.ShellQuote(end.Host))
 		}
+		cmd = exec.Command("sh", "-c", prog)
+	}
+	if cmd != nil {
 		mine, theirs, err := fsops.SocketPair()
 		if err != nil {
 			return nil, nil, &wire.FatalError{Code: wire.ExitSocketIO, Err: err}
 		}
-		cmd := exec.Command("sh", "-c", prog)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = theirs, theirs, stderr
 		err = cmd.Start()
 		theirs.Close()
 		if err != nil {
 			mine.Close()
-			return nil, nil, &wire.FatalError{Code: wire.ExitSocketIO, Err: fmt.Errorf("running RSYNC_CONNECT_PROG: %w", err)}
+			return nil, nil, &wire.FatalError{Code: wire.ExitSocketIO, Err: fmt.Errorf("running %s: %w", cmd.Path, err)}
 		}
 		conn, err := net.FileConn(mine)
 		mine.Close()
