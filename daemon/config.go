@@ -264,9 +264,9 @@ func (c *Config) parse(text, dir string, depth int, manageGlobals bool) error {
 	return sc.Err()
 }
 
-// include reads another file, or every file of a directory ending in
-// ".inc" (&include) or ".conf" (&merge), in name order. An included
-// file starts in the global section, as in rsync.
+// include reads another file, or every file of a directory whose name
+// ends in ".conf", in name order. An included file starts in the global
+// section, as in rsync.
 func (c *Config) include(path, dir string, depth int, inc bool) error {
 	if path == "" {
 		return nil
@@ -290,13 +290,9 @@ func (c *Config) include(path, dir string, depth int, inc bool) error {
 	if err != nil {
 		return fmt.Errorf("unable to read config dir %q: %w", path, err)
 	}
-	suffix := ".conf"
-	if inc {
-		suffix = ".inc"
-	}
 	var names []string
 	for _, n := range all {
-		if strings.HasSuffix(n, suffix) {
+		if strings.HasSuffix(n, ".conf") {
 			names = append(names, n)
 		}
 	}

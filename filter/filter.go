@@ -84,7 +84,7 @@ func (l *List) WithDaemon(d *List, base string) *List {
 	} else {
 		c = List{cfg: d.cfg}
 	}
-	c.daemon, c.daemonBase = d, path.Clean(base)
+	c.daemon, c.daemonBase = d, strings.TrimSuffix(path.Clean(base), "/")
 	return &c
 }
 

@@ -10,6 +10,7 @@ package fsops
 // following a symlink are beneath it by construction.
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -27,9 +28,10 @@ var beneath atomic.Pointer[beneathRoot]
 
 // SetBeneath confines this process's path resolution below dir (an
 // absolute path), which is also made the working directory. It cannot
-// be undone. A kernel without openat2 is an error.
+// be undone. A kernel without openat2 is an error, and so is a symlink
+// on the way to dir that someone other than root or this user planted.
 func SetBeneath(dir string) error {
-	fd, err := openRetry(unix.AT_FDCWD, dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := openOwned(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: dir, Err: err}
 	}
@@ -49,8 +51,11 @@ func SetBeneath(dir string) error {
 	return nil
 }
 
-// Confined reports whether SetBeneath is in effect.
-func Confined() bool { return beneath.Load() != nil }
+// IsOutside reports whether err is a path that SetBeneath's confinement
+// refused because it leads out of the root.
+func IsOutside(err error) bool {
+	return err != nil && beneath.Load() != nil && errors.Is(err, unix.EXDEV)
+}
 
 // rel turns a path (absolute, or relative to the working directory,
 // which is the root) into one relative to the root; ok is false for an

@@ -45,9 +45,19 @@ func StdinConn() (net.Conn, bool) {
 	return c, true
 }
 
-// Chroot makes dir this process's root directory and enters it.
+// Chroot makes dir this process's root directory and enters it. A
+// symlink on the way that someone other than root or this user planted
+// is refused (see openOwned).
 func Chroot(dir string) error {
-	if err := unix.Chroot(dir); err != nil {
+	fd, err := openOwned(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "chroot", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchdir(fd); err != nil {
+		return &os.PathError{Op: "chdir", Path: dir, Err: err}
+	}
+	if err := unix.Chroot("."); err != nil {
 		return &os.PathError{Op: "chroot", Path: dir, Err: err}
 	}
 	if err := unix.Chdir("/"); err != nil {
@@ -84,7 +94,7 @@ func SetIDs(uid, gid int, groups []int) error {
 // 4-byte records. The slot is held until release (or the process's
 // end); ok is false when all are taken.
 func ClaimSlot(path string, max int) (release func(), ok bool, err error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	fd, err := openOwned(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, false, &os.PathError{Op: "open", Path: path, Err: err}
 	}

@@ -340,7 +340,9 @@ func (s *daemonSession) serve() int {
 		return wire.ExitSocketIO
 	}
 	if motd := s.cfg.Global("motd file"); motd != "" {
-		if data, err := fsops.ReadFileMax(motd, 64<<10); err == nil {
+		// Sent to anyone: a symlink someone else planted is not
+		// followed (fsops.ReadFile).
+		if data, err := fsops.ReadFile(motd); err == nil && len(data) <= 64<<10 {
 			io.WriteString(s.w, strings.TrimRight(string(data), "\n")+"\n\n")
 		}
 	}
@@ -364,7 +366,7 @@ func (s *daemonSession) serve() int {
 	if name == "" {
 		s.log.line(fmt.Sprintf("module-list request from %s (%s)", s.host, s.addr))
 		for _, m := range s.cfg.Modules {
-			if m.Bool("list") && m.Access(s.addr, s.host) {
+			if m.Bool("list") { // as rsync: hosts allow/deny do not hide a module here
 				s.say(fmt.Sprintf("%-15s\t%s", m.Name, m.String("comment")))
 			}
 		}
@@ -386,6 +388,11 @@ func (s *daemonSession) serve() int {
 // runs the transfer.
 func (s *daemonSession) serveModule(m *daemon.Module) int {
 	name := m.Name
+	// rsync's environment of a module, which %VAR% in its parameters
+	// (and its exec hooks) may use.
+	os.Setenv("RSYNC_MODULE_NAME", name)
+	os.Setenv("RSYNC_HOST_NAME", s.host)
+	os.Setenv("RSYNC_HOST_ADDR", s.addr)
 	if !m.Access(s.addr, s.host) {
 		s.log.line(fmt.Sprintf("rsync denied on module %s from %s (%s)", name, s.host, s.addr))
 		if !m.Bool("list") {
@@ -414,6 +421,7 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 			return s.refuse("auth failed on module " + name)
 		}
 		authUser = user
+		os.Setenv("RSYNC_USER_NAME", user)
 		switch grant {
 		case 'r':
 			readOnly = true
@@ -430,8 +438,14 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 		s.log.line("No path specified for module " + name)
 		return s.refuse("no path setting.")
 	}
+	// "/./" splits a chroot's directory from the module's directory
+	// inside it.
+	inner := ""
+	if i := strings.Index(root, "/./"); i >= 0 {
+		root, inner = root[:i], sanitizePath(root[i+3:])
+	}
 	root = filepath.Clean(root)
-	if st, err := fsops.StatPath(root); err != nil || !st.IsDir() {
+	if st, err := fsops.StatPath(filepath.Join(root, inner)); err != nil || !st.IsDir() {
 		s.log.line(fmt.Sprintf("chdir %s failed", root))
 		return s.refuse("chdir failed")
 	}
@@ -458,9 +472,15 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 		s.log.line(fmt.Sprintf("module %s: %v", name, err))
 		return s.refuse("invalid filter rule in module " + name)
 	}
+	if chroot == 0 {
+		root, inner = filepath.Join(root, inner), ""
+	}
 	munge := m.Bool3("munge symlinks")
 	if munge < 0 {
-		munge = 1 - chroot
+		munge = 0
+		if chroot == 0 || inner != "" {
+			munge = 1
+		}
 	}
 	numeric := m.Bool3("numeric ids")
 	numericIDs := numeric == 1 || numeric < 0 && chroot == 1
@@ -492,12 +512,12 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 			s.log.line(err.Error())
 			return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chroot failed")})
 		}
-		base = "/"
-	} else if err := fsops.Chdir(root); err != nil {
-		s.log.line(err.Error())
-		return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chdir failed")})
-	}
-	if err := fsops.SetBeneath(base); err != nil {
+		base = "/" + inner
+		if err := fsops.Chdir(base); err != nil {
+			s.log.line(err.Error())
+			return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chdir failed")})
+		}
+	} else if err := fsops.SetBeneath(base); err != nil {
 		s.log.line(err.Error())
 		return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chdir failed")})
 	}
@@ -529,6 +549,14 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 		}
 		for i, a := range setup.Args {
 			setup.Args[i] = modulePath(name, a)
+		}
+		// A destination the module's rules exclude is refused whole,
+		// as rsync's daemon does.
+		if setup.Role == "receiver" && daemonRules != nil && len(setup.Args) == 1 {
+			if d := strings.TrimSuffix(setup.Args[0], "/"); d != "." && d != "" &&
+				(daemonRules.Excluded(filter.Receiver, d, false) || daemonRules.Excluded(filter.Receiver, d, true)) {
+				return &wire.FatalError{Code: wire.ExitFileSel, Plain: true, Err: fmt.Errorf("ERROR: daemon has excluded destination %q", setup.Args[0])}
+			}
 		}
 		inModule := func(p string) string {
 			if p == "" || !strings.HasPrefix(p, "/") {
@@ -701,6 +729,20 @@ func moduleIDs(m *daemon.Module, euid int) (uid, gid int, groups []int, err erro
 		}
 	}
 	for _, g := range strings.FieldsFunc(gidName, func(r rune) bool { return r == ' ' || r == ',' }) {
+		if g == "*" {
+			// Every group of the module's user.
+			u, err := user.LookupId(strconv.Itoa(uid))
+			if err != nil {
+				return -1, -1, nil, errors.New("invalid gid setting.")
+			}
+			ids, _ := u.GroupIds()
+			for _, id := range append([]string{u.Gid}, ids...) {
+				if n, err := strconv.Atoi(id); err == nil {
+					groups = append(groups, n)
+				}
+			}
+			continue
+		}
 		id, err := lookupID(g, false)
 		if err != nil {
 			return -1, -1, nil, fmt.Errorf("invalid gid %s", g)
@@ -830,6 +872,13 @@ func refusedOption(m *daemon.Module, args []string) error {
 		if msg, bad := r.Refused(h.opt.long, h.opt.short); bad {
 			return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New(msg)}
 		}
+		// An exact rule names what an option does, whatever spelling
+		// the client used for it.
+		for _, alias := range sameAction[h.opt.long] {
+			if msg, bad := r.Refused(alias, 0); bad {
+				return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New(msg)}
+			}
+		}
 		if h.opt.long == "archive" {
 			for _, c := range "rlptgoD" {
 				if msg, bad := r.Refused("", byte(c)); bad {
@@ -839,6 +888,17 @@ func refusedOption(m *daemon.Module, args []string) error {
 		}
 	}
 	return nil
+}
+
+// sameAction lists, for an option, the others that set the very same
+// thing (rsync refuses them together).
+var sameAction = map[string][]string{
+	"del": {"delete-during"}, "delete-during": {"del"},
+	"existing": {"ignore-non-existing"}, "ignore-non-existing": {"existing"},
+	"out-format": {"log-format"}, "log-format": {"out-format"},
+	"secluded-args": {"protect-args"}, "protect-args": {"secluded-args"},
+	"remove-source-files": {"remove-sent-files"}, "remove-sent-files": {"remove-source-files"},
+	"inc-recursive": {"i-r"}, "i-r": {"inc-recursive"},
 }
 
 // refusedImplied checks what the client's Setup actually asks for,
