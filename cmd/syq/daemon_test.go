@@ -70,7 +70,7 @@ munge symlinks = no
 	list = no
 [todo]
 	path = %[2]s/pub
-	pre-xfer exec = /bin/true
+	name converter = /bin/cat
 %s`, ids, dir, extra)
 	write("rsyncd.conf", conf, 0o644)
 	bin := filepath.Join(dir, "bin")
@@ -192,7 +192,7 @@ func TestDaemonConnectProg(t *testing.T) {
 		t.Errorf("unknown module: %d %s", r.code, r.stderr)
 	}
 	r = f.syq(t, nil, "-a", "localhost::todo/", dst("x")+"/")
-	if r.code != 5 || !strings.Contains(r.stderr, "pre-xfer exec") {
+	if r.code != 5 || !strings.Contains(r.stderr, "name converter") {
 		t.Errorf("a module with a parameter syq does not implement: %d %s", r.code, r.stderr)
 	}
 
@@ -339,11 +339,11 @@ func TestDaemonDiff(t *testing.T) {
 		t.Skip("no real rsync installed")
 	}
 	f := newDaemonFixture(t, "")
-	// Real rsync refuses the "todo" module's pre-xfer exec differently;
+	// Real rsync runs the "todo" module's name converter, syq refuses it;
 	// the rest of the configuration means the same to both.
 	conf, _ := os.ReadFile(f.conf)
 	rconf := filepath.Join(f.dir, "real.conf")
-	os.WriteFile(rconf, bytes.Replace(conf, []byte("pre-xfer exec = /bin/true"), nil, 1), 0o644)
+	os.WriteFile(rconf, bytes.Replace(conf, []byte("name converter = /bin/cat"), nil, 1), 0o644)
 	real := func(env []string, args ...string) daemonRun {
 		env = append(env, "RSYNC_CONNECT_PROG="+rsync+" --config="+rconf+" --daemon")
 		return f.run(t, env, rsync, args...)
@@ -388,5 +388,45 @@ func TestDaemonDiff(t *testing.T) {
 		if tc.args[0] == "localhost::" && want.stdout != got.stdout {
 			t.Errorf("module list:\n%q\nrsync's\n%q", got.stdout, want.stdout)
 		}
+	}
+}
+
+// TestDaemonExec runs a module's pre-xfer and post-xfer exec hooks: the
+// first sees the module's name and the request, and its failure stops
+// the transfer; the second sees the exit status.
+func TestDaemonExec(t *testing.T) {
+	out := t.TempDir()
+	f := newDaemonFixture(t, fmt.Sprintf(`[hook]
+	path = %[1]s/MOD
+	pre-xfer exec = echo "$RSYNC_MODULE_NAME $RSYNC_REQUEST" > %[1]s/pre.out
+	post-xfer exec = echo "$RSYNC_EXIT_STATUS" > %[1]s/post.out
+[fail]
+	path = %[1]s/MOD
+	pre-xfer exec = echo not today; exit 3
+`, out))
+	os.MkdirAll(filepath.Join(out, "MOD"), 0o755)
+	os.WriteFile(filepath.Join(out, "MOD/f"), []byte("f\n"), 0o644)
+	dst := filepath.Join(f.dir, "hooked")
+	if r := f.syq(t, nil, "-a", "localhost::hook/", dst+"/"); r.code != 0 {
+		t.Fatalf("transfer through hooks: %d %s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "pre.out")); string(b) != "hook hook/\n" {
+		t.Errorf("pre-xfer exec wrote %q", b)
+	}
+	var post []byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if post, _ = os.ReadFile(filepath.Join(out, "post.out")); len(post) > 0 {
+			break
+		}
+	}
+	if string(post) != "0\n" {
+		t.Errorf("post-xfer exec wrote %q", post)
+	}
+	r := f.syq(t, nil, "-a", "localhost::fail/", filepath.Join(f.dir, "failed")+"/")
+	if r.code != 4 || !strings.Contains(r.stderr, "pre-xfer exec returned failure") || !strings.Contains(r.stderr, "not today") {
+		t.Errorf("failing pre-xfer exec: %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "failed/f")); err == nil {
+		t.Error("a failing pre-xfer exec did not stop the transfer")
 	}
 }

@@ -48,7 +48,8 @@ var clientOnlyOptions = map[string]bool{
 }
 
 // daemonArgs are the options sent to the daemon: the command line's,
-// each in its canonical spelling, then "." and the paths.
+// each in its canonical spelling, and the -M ones, then "." and the
+// paths.
 func daemonArgs(inv *Invocation, paths []string) []string {
 	var args []string
 	for _, h := range inv.hits {
@@ -65,6 +66,8 @@ func daemonArgs(inv *Invocation, paths []string) []string {
 		}
 		args = append(args, w)
 	}
+	// The -M options are the daemon's too.
+	args = append(args, inv.RemoteOptions...)
 	args = append(args, ".")
 	return append(args, paths...)
 }

@@ -504,6 +504,64 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 		s.log.line(fmt.Sprintf("rsync on %s from %s (%s)", request, s.host, s.addr))
 	}
 
+	// The module's hooks run as the daemon's user, outside the module's
+	// confinement, with rsync's environment.
+	os.Setenv("RSYNC_MODULE_PATH", filepath.Join(root, inner))
+	os.Setenv("RSYNC_PID", strconv.Itoa(os.Getpid()))
+	os.Setenv("RSYNC_REQUEST", request)
+	for i, a := range append([]string{"rsyncd"}, args...) {
+		os.Setenv("RSYNC_ARG"+strconv.Itoa(i), a)
+	}
+	var post *exec.Cmd
+	var postIn io.WriteCloser
+	if cmdline := m.String("post-xfer exec"); cmdline != "" {
+		// Started now, while the daemon can still reach it; it waits for
+		// the exit status on its input.
+		post = exec.Command("sh", "-c", `read RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; export RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; `+cmdline)
+		post.Stdout, post.Stderr = nil, nil
+		if postIn, err = post.StdinPipe(); err == nil {
+			err = post.Start()
+		}
+		if err != nil {
+			s.log.line(fmt.Sprintf("post-xfer exec: %v", err))
+			post = nil
+		}
+	}
+	if cmdline := m.String("pre-xfer exec"); cmdline != "" && refused == nil {
+		cmd := exec.Command("sh", "-c", cmdline)
+		cmd.Stdin = strings.NewReader(strings.Join(args, "\x00"))
+		out, err := cmd.Output()
+		if err != nil {
+			status := -1
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				status = int(ee.Sys().(syscall.WaitStatus))
+			}
+			msg := fmt.Sprintf("pre-xfer exec returned failure (%d)", status)
+			if text := strings.ReplaceAll(string(out), "\r\n", "\n"); text != "" {
+				msg += ":\n" + strings.TrimRight(text, "\n")
+			}
+			refused = &wire.FatalError{Code: wire.ExitUnsupported, Plain: true, Err: errors.New(msg)}
+		}
+	}
+	code := s.transfer(m, name, root, inner, chroot, uid, gid, groups, daemonRules, munge, numericIDs, tempDir, readOnly, refused)
+	if post != nil {
+		fmt.Fprintf(postIn, "%d %d\n", code, code<<8)
+		postIn.Close()
+		done := make(chan struct{})
+		go func() { post.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(time.Hour):
+			post.Process.Kill()
+		}
+	}
+	return code
+}
+
+// transfer confines the process to the module and serves the transfer.
+func (s *daemonSession) transfer(m *daemon.Module, name, root, inner string, chroot, uid, gid int, groups []int,
+	daemonRules *filter.List, munge int, numericIDs bool, tempDir string, readOnly bool, refused error) int {
 	// Confinement: chroot (as root), or every path resolved beneath
 	// the module's root; then the module's user.
 	base := root
@@ -567,9 +625,37 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 		for i, d := range opts.AltDests {
 			opts.AltDests[i] = inModule(d)
 		}
-		opts.BackupDir = inModule(opts.BackupDir)
-		opts.PartialDir = inModule(opts.PartialDir)
-		opts.TempDir = inModule(opts.TempDir)
+		// As rsync's daemon: a relative --backup-dir, --temp-dir or
+		// --partial-dir loses its "..", and one the module's rules
+		// exclude is refused.
+		dest := ""
+		if setup.Role == "receiver" && len(setup.Args) == 1 {
+			dest = strings.TrimSuffix(setup.Args[0], "/")
+		}
+		for _, o := range []struct {
+			dir  *string
+			name string
+		}{{&opts.BackupDir, "backup-dir"}, {&opts.TempDir, "temp-dir"}, {&opts.PartialDir, "partial-dir"}} {
+			if *o.dir == "" {
+				continue
+			}
+			if !strings.HasPrefix(*o.dir, "/") {
+				*o.dir = sanitizePath(*o.dir)
+				if *o.dir == "" {
+					*o.dir = "."
+				}
+			}
+			if daemonRules != nil {
+				rel := sanitizePath(strings.TrimPrefix(*o.dir, base))
+				if !strings.HasPrefix(*o.dir, "/") {
+					rel = sanitizePath(path.Join(dest, *o.dir))
+				}
+				if rel != "" && (daemonRules.Excluded(filter.Receiver, rel, true) || daemonRules.Excluded(filter.Receiver, *o.dir, true)) {
+					return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New("The server is configured to refuse --" + o.name)}
+				}
+			}
+			*o.dir = inModule(*o.dir)
+		}
 		if opts.FilesFrom != "" {
 			opts.FilesFrom = inModule(opts.FilesFrom)
 		}
@@ -875,8 +961,8 @@ func refusedOption(m *daemon.Module, args []string) error {
 		// An exact rule names what an option does, whatever spelling
 		// the client used for it.
 		for _, alias := range sameAction[h.opt.long] {
-			if msg, bad := r.Refused(alias, 0); bad {
-				return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New(msg)}
+			if _, bad := r.Refused(alias, 0); bad {
+				return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New("The server is configured to refuse --" + h.opt.long)}
 			}
 		}
 		if h.opt.long == "archive" {
