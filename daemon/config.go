@@ -80,7 +80,7 @@ var params = func() map[string]*param {
 		{label: "hosts deny"},
 		{label: "include"},
 		{label: "include from"},
-		{label: "incoming chmod", todo: true},
+		{label: "incoming chmod"},
 		{label: "lock file", def: DefaultLockFile},
 		{label: "log file"},
 		{label: "log format", def: DefaultLogFormat},

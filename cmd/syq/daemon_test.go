@@ -430,3 +430,42 @@ func TestDaemonExec(t *testing.T) {
 		t.Error("a failing pre-xfer exec did not stop the transfer")
 	}
 }
+
+// TestDaemonIncoming pushes into a module whose rules exclude names and
+// whose "incoming chmod" changes modes: excluded names are refused (exit
+// 23), and what arrives has the module's modes.
+func TestDaemonIncoming(t *testing.T) {
+	mod := t.TempDir()
+	f := newDaemonFixture(t, fmt.Sprintf(`[in]
+	path = %s
+	read only = no
+	exclude = /excluded/ *.tmp
+	incoming chmod = Fo-rwx,Dg+s
+`, mod))
+	src := filepath.Join(f.dir, "insrc")
+	for _, d := range []string{"excluded", "ok"} {
+		os.MkdirAll(filepath.Join(src, d), 0o755)
+		os.WriteFile(filepath.Join(src, d, "f"), []byte(d), 0o644)
+	}
+	os.WriteFile(filepath.Join(src, "top.tmp"), []byte("t"), 0o644)
+	r := f.syq(t, nil, "-a", src+"/", "localhost::in/")
+	if r.code != 23 || !strings.Contains(r.stderr, `ERROR: daemon refused to receive directory "excluded"`) ||
+		!strings.Contains(r.stderr, `ERROR: daemon refused to receive file "top.tmp"`) {
+		t.Errorf("push of excluded names: %d %s", r.code, r.stderr)
+	}
+	got := readTree(t, mod)
+	if len(got) != 2 || got["ok/f"] != "ok" {
+		t.Errorf("received tree: %v", got)
+	}
+	if fi, err := os.Stat(filepath.Join(mod, "ok/f")); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("incoming chmod on a file: %v %v", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(filepath.Join(mod, "ok")); err != nil || fi.Mode()&os.ModeSetgid == 0 {
+		t.Errorf("incoming chmod on a directory: %v %v", fi.Mode(), err)
+	}
+	// A destination the rules exclude is refused whole.
+	r = f.syq(t, nil, "-a", src+"/ok/", "localhost::in/x/../excluded/")
+	if r.code != 3 || !strings.Contains(r.stderr, "ERROR: daemon has excluded destination") {
+		t.Errorf("excluded destination: %d %s", r.code, r.stderr)
+	}
+}

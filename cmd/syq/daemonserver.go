@@ -591,6 +591,13 @@ func (s *daemonSession) transfer(m *daemon.Module, name, root, inner string, chr
 		root:      base,
 		readRules: fsops.ReadFile, // beneath the module (fsops.SetBeneath)
 	}
+	if ic := m.String("incoming chmod"); ic != "" {
+		if rules, err := sender.ParseChmod(ic, 0); err != nil {
+			s.log.line(fmt.Sprintf("Invalid \"incoming chmod\" directive: %s", ic))
+		} else {
+			policy.incomingChmod = rules
+		}
+	}
 	policy.check = func(setup *wire.Setup) error {
 		if refused != nil {
 			return refused

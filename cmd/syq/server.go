@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path"
 	"strings"
 	"syscall"
 	"time"
@@ -59,6 +60,28 @@ type helperPolicy struct {
 	root  string
 	// readRules reads the merge files the client's rules name.
 	readRules func(path string) ([]byte, error)
+	// incomingChmod are the module's "incoming chmod" rules, applied to
+	// the modes of what it receives.
+	incomingChmod []sender.ChmodRule
+}
+
+// chmodConn applies a daemon module's "incoming chmod" to the entries
+// the receiver reads (the Stream's other methods are its own).
+type chmodConn struct {
+	*wire.Stream
+	rules []sender.ChmodRule
+}
+
+func (c *chmodConn) Recv() (wire.Message, error) {
+	m, err := c.Stream.Recv()
+	if fb, ok := m.(*wire.FileBatch); ok {
+		for i := range fb.Entries {
+			if e := &fb.Entries[i]; e.Type() != wire.TypeLnk && e.Type() != 0 {
+				e.Mode = sender.TweakMode(e.Mode, c.rules)
+			}
+		}
+	}
+	return m, err
 }
 
 // serveHelper plays the helper's half on r and stdout; policy, if set,
@@ -218,11 +241,23 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 		if opts.Quiet {
 			out = io.Discard
 		}
+		var refuse func(string, bool) bool
+		if policy != nil && policy.rules != nil {
+			dest := setup.Args[0]
+			refuse = func(rel string, isDir bool) bool {
+				return policy.rules.Excluded(filter.Receiver, path.Join(dest, rel), isDir)
+			}
+		}
+		var conn wire.Conn = st
+		if policy != nil && len(policy.incomingChmod) > 0 {
+			conn = &chmodConn{Stream: st, rules: policy.incomingChmod}
+		}
 		_, runErr = receiver.Run(ctx, receiver.Config{
 			Opts: opts, Dest: setup.Args[0],
 			DirWorkers: plan.DirWorkers, Writers: plan.Writers,
 			Out: out, Report: report, Debug: setup.Debug, Pushed: true, Filter: rules, Log: logLines(st, setup.Options),
-		}, st)
+			Refuse: refuse,
+		}, conn)
 	}
 	// The last word: the error that stopped this side, if any. The
 	// client reads until the stream ends, so it sees this even after the
