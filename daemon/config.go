@@ -497,3 +497,95 @@ func ExpandVars(s string) string {
 	b.WriteString(s)
 	return b.String()
 }
+
+// Exec returns a shell-command parameter (pre-xfer exec, post-xfer exec)
+// with its %VAR% references expanded for the shell that runs it: a
+// %RSYNC_*% value (which comes from the client) is quoted for where it
+// stands in the command, and one holding a shell metacharacter is an
+// error, as in rsync (the hook may be an access check, so it is neither
+// run with it nor skipped).
+func (m *Module) Exec(name string) (string, error) {
+	v, _ := m.value(name)
+	return expandShell(v)
+}
+
+// shellUnsafe lists the bytes a client's value may not hold in a hook.
+const shellUnsafe = "'\"`$\\;&|<>()*?[]# !~{}"
+
+func expandShell(s string) (string, error) {
+	const (
+		unquoted = iota
+		single
+		double
+	)
+	var b strings.Builder
+	ctx, escaped := unquoted, false
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == '%' && i+1 < len(s) && s[i+1] >= 'A' && s[i+1] <= 'Z' {
+			if j := strings.IndexByte(s[i+1:], '%'); j >= 0 {
+				name := s[i+1 : i+1+j]
+				if val, ok := os.LookupEnv(name); ok {
+					if strings.HasPrefix(name, "RSYNC_") {
+						for _, r := range []byte(val) {
+							if strings.IndexByte(shellUnsafe, r) >= 0 || r < 0x20 || r == 0x7f {
+								return "", fmt.Errorf("refusing to run shell hook: %%%s%% holds a shell metacharacter", name)
+							}
+						}
+						val = shellQuote(val, ctx == single, ctx == double)
+					}
+					b.WriteString(val)
+					i += j + 2
+					continue
+				}
+			}
+		}
+		switch {
+		case ctx == single:
+			if c == '\'' {
+				ctx = unquoted
+			}
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case ctx == double:
+			if c == '"' {
+				ctx = unquoted
+			}
+		case c == '\'':
+			ctx = single
+		case c == '"':
+			ctx = double
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String(), nil
+}
+
+// shellQuote quotes a value for its place in a shell command: inside
+// single quotes only a quote needs care; elsewhere the value is wrapped
+// in single quotes (and, inside double quotes, also backslash-escaped,
+// for a hook that hands the word to a second shell).
+func shellQuote(v string, inSingle, inDouble bool) string {
+	var b strings.Builder
+	if !inSingle {
+		b.WriteByte('\'')
+	}
+	for _, c := range []byte(v) {
+		switch {
+		case inDouble && strings.IndexByte("\\\"`$", c) >= 0:
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '\'':
+			b.WriteString(`'\''`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	if !inSingle {
+		b.WriteByte('\'')
+	}
+	return b.String()
+}

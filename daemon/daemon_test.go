@@ -218,3 +218,27 @@ func TestExpandVars(t *testing.T) {
 		}
 	}
 }
+
+func TestExpandShell(t *testing.T) {
+	t.Setenv("RSYNC_MODULE_NAME", "mod")
+	t.Setenv("RSYNC_USER_NAME", "o'brien")
+	t.Setenv("HOMEISH", "/h")
+	for in, want := range map[string]string{
+		"/bin/hook %RSYNC_MODULE_NAME% %HOMEISH%": "/bin/hook 'mod' /h",
+		"echo '%RSYNC_MODULE_NAME%'":              "echo 'mod'",
+		`echo "%RSYNC_MODULE_NAME%"`:              `echo "'mod'"`,
+	} {
+		if got, err := expandShell(in); err != nil || got != want {
+			t.Errorf("%q: %q %v, want %q", in, got, err, want)
+		}
+	}
+	if _, err := expandShell("hook %RSYNC_USER_NAME%"); err == nil {
+		t.Error("a client's value with a quote in it was put into a hook")
+	}
+	for _, bad := range []string{"$(touch x)", "a;b", "a b", "!", "x`y`"} {
+		t.Setenv("RSYNC_REQUEST", bad)
+		if _, err := expandShell("hook %RSYNC_REQUEST%"); err == nil {
+			t.Errorf("%q was put into a hook", bad)
+		}
+	}
+}

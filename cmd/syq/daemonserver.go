@@ -514,7 +514,16 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 	}
 	var post *exec.Cmd
 	var postIn io.WriteCloser
-	if cmdline := m.String("post-xfer exec"); cmdline != "" {
+	preCmd, preErr := m.Exec("pre-xfer exec")
+	postCmd, postErr := m.Exec("post-xfer exec")
+	for _, err := range []error{preErr, postErr} {
+		if err != nil && refused == nil {
+			s.log.line(err.Error())
+			refused = &wire.FatalError{Code: wire.ExitUnsupported, Err: err}
+			preCmd, postCmd = "", ""
+		}
+	}
+	if cmdline := postCmd; cmdline != "" {
 		// Started now, while the daemon can still reach it; it waits for
 		// the exit status on its input.
 		post = exec.Command("sh", "-c", `read RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; export RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; `+cmdline)
@@ -527,7 +536,7 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 			post = nil
 		}
 	}
-	if cmdline := m.String("pre-xfer exec"); cmdline != "" && refused == nil {
+	if cmdline := preCmd; cmdline != "" && refused == nil {
 		cmd := exec.Command("sh", "-c", cmdline)
 		cmd.Stdin = strings.NewReader(strings.Join(args, "\x00"))
 		out, err := cmd.Output()
