@@ -20,6 +20,7 @@ import (
 	"os/user"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -599,6 +600,16 @@ func (s *daemonSession) transfer(m *daemon.Module, name, root, inner string, chr
 		rules:     daemonRules,
 		root:      base,
 		readRules: fsops.ReadFile, // beneath the module (fsops.SetBeneath)
+	}
+	quoted := regexp.MustCompile(`"` + regexp.QuoteMeta(strings.TrimSuffix(base, "/")) + `(/[^"]*)?"`)
+	policy.display = func(msg string) string {
+		return quoted.ReplaceAllStringFunc(msg, func(q string) string {
+			rel := strings.TrimPrefix(strings.TrimPrefix(q[1:len(q)-1], strings.TrimSuffix(base, "/")), "/")
+			if rel == "" {
+				rel = "."
+			}
+			return strconv.Quote(rel) + " (in " + name + ")"
+		})
 	}
 	if ic := m.String("incoming chmod"); ic != "" {
 		if rules, err := sender.ParseChmod(ic, 0); err != nil {

@@ -63,6 +63,18 @@ type helperPolicy struct {
 	// incomingChmod are the module's "incoming chmod" rules, applied to
 	// the modes of what it receives.
 	incomingChmod []sender.ChmodRule
+	// display rewrites a message for the client: a module's paths are
+	// shown relative to it, as rsync's daemon shows them, never where
+	// the module lives on the server.
+	display func(msg string) string
+}
+
+// shown is fe as the client sees it (see display).
+func (p *helperPolicy) shown(fe *wire.FatalError) *wire.FatalError {
+	if p == nil || p.display == nil {
+		return fe
+	}
+	return &wire.FatalError{Code: fe.Code, Plain: fe.Plain, Err: errors.New(p.display(fe.Err.Error()))}
 }
 
 // chmodConn applies a daemon module's "incoming chmod" to the entries
@@ -180,7 +192,12 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 		}
 	}()
 
-	report := func(class int, msg string) { st.Send(&wire.Log{Class: class, Text: msg}) }
+	report := func(class int, msg string) {
+		if policy != nil && policy.display != nil {
+			msg = policy.display(msg)
+		}
+		st.Send(&wire.Log{Class: class, Text: msg})
+	}
 	opts := &setup.Options
 	fsops.SetInsecureLinks(opts.InsecureLinks)
 	var rules *filter.List
@@ -207,7 +224,7 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 	}
 	// stop ends the helper on an error before the transfer.
 	stop := func(err error) int {
-		fe := asFatal(err)
+		fe := policy.shown(asFatal(err))
 		st.Fatal(fe)
 		st.Close()
 		return fe.Code
@@ -265,6 +282,7 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 	code := 0
 	if fe := fatal(runErr); fe != nil {
 		debugf("helper: stopping: %v", fe.Err)
+		fe = policy.shown(fe)
 		st.Fatal(fe)
 		code = fe.Code
 	}
