@@ -509,14 +509,16 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 	// confinement, with rsync's environment.
 	os.Setenv("RSYNC_MODULE_PATH", filepath.Join(root, inner))
 	os.Setenv("RSYNC_PID", strconv.Itoa(os.Getpid()))
+	var post *exec.Cmd
+	var postIn io.WriteCloser
+	// The commands are expanded as rsync's daemon expands them, before
+	// the request is in the environment (only the hooks see it).
+	preCmd, preErr := m.Exec("pre-xfer exec")
+	postCmd, postErr := m.Exec("post-xfer exec")
 	os.Setenv("RSYNC_REQUEST", request)
 	for i, a := range append([]string{"rsyncd"}, args...) {
 		os.Setenv("RSYNC_ARG"+strconv.Itoa(i), a)
 	}
-	var post *exec.Cmd
-	var postIn io.WriteCloser
-	preCmd, preErr := m.Exec("pre-xfer exec")
-	postCmd, postErr := m.Exec("post-xfer exec")
 	for _, err := range []error{preErr, postErr} {
 		if err != nil && refused == nil {
 			s.log.line(err.Error())
@@ -637,11 +639,8 @@ func (s *daemonSession) transfer(m *daemon.Module, name, root, inner string, chr
 		}
 		// A destination the module's rules exclude is refused whole,
 		// as rsync's daemon does.
-		if setup.Role == "receiver" && daemonRules != nil && len(setup.Args) == 1 {
-			if d := strings.TrimSuffix(setup.Args[0], "/"); d != "." && d != "" &&
-				(daemonRules.Excluded(filter.Receiver, d, false) || daemonRules.Excluded(filter.Receiver, d, true)) {
-				return &wire.FatalError{Code: wire.ExitFileSel, Plain: true, Err: fmt.Errorf("ERROR: daemon has excluded destination %q", setup.Args[0])}
-			}
+		if setup.Role == "receiver" && daemonRules != nil && len(setup.Args) == 1 && excludedDest(daemonRules, setup.Args[0]) {
+			return &wire.FatalError{Code: wire.ExitFileSel, Plain: true, Err: fmt.Errorf("ERROR: daemon has excluded destination %q", setup.Args[0])}
 		}
 		inModule := func(p string) string {
 			if p == "" || !strings.HasPrefix(p, "/") {
@@ -722,6 +721,35 @@ func (s *daemonSession) transfer(m *daemon.Module, name, root, inner string, chr
 		return nil
 	}
 	return serveHelper(s.r, s.w, s.stderr, policy)
+}
+
+// excludedDest reports whether a module's rules exclude a destination:
+// the path itself, or a directory on its way that a directory-only rule
+// ("dir/") excludes, since such a rule protects all the directory holds
+// (a bare name protects that one entry).
+func excludedDest(rules *filter.List, dest string) bool {
+	d := strings.TrimSuffix(dest, "/")
+	if d == "." || d == "" {
+		return false
+	}
+	if rules.Excluded(filter.Receiver, d, false) || rules.Excluded(filter.Receiver, d, true) {
+		return true
+	}
+	for i := strings.IndexByte(d, '/'); i > 0; i = next(d, i) {
+		p := d[:i]
+		if rules.Excluded(filter.Receiver, p, true) && !rules.Excluded(filter.Receiver, p, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// next is the index of the '/' after the one at i, or -1.
+func next(s string, i int) int {
+	if j := strings.IndexByte(s[i+1:], '/'); j >= 0 {
+		return i + 1 + j
+	}
+	return -1
 }
 
 // failTransfer reports an error that stops the module after "@RSYNCD:
@@ -982,6 +1010,13 @@ func refusedOption(m *daemon.Module, args []string) error {
 		return &wire.FatalError{Code: wire.ExitUnsupported, Err: err}
 	}
 	for _, h := range hits {
+		switch h.opt.long {
+		case "max-size", "min-size":
+			// Checked here too: -M gives them to this side alone.
+			if _, err := parseSizeArg(h.value, 'b', h.opt.long, 0); err != nil {
+				return &wire.FatalError{Code: wire.ExitSyntax, Err: err}
+			}
+		}
 		if msg, bad := r.Refused(h.opt.long, h.opt.short); bad {
 			return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New(msg)}
 		}
