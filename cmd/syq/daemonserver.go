@@ -485,7 +485,6 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 	}
 	numeric := m.Bool3("numeric ids")
 	numericIDs := numeric == 1 || numeric < 0 && chroot == 1
-	tempDir := m.String("temp dir")
 
 	if err := s.say(wire.DaemonOK); err != nil {
 		return wire.ExitSocketIO
@@ -556,7 +555,11 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 			refused = &wire.FatalError{Code: wire.ExitUnsupported, Plain: true, Err: errors.New(msg)}
 		}
 	}
-	code := s.transfer(m, name, root, inner, chroot, uid, gid, groups, daemonRules, munge, numericIDs, tempDir, readOnly, refused)
+	code := s.transfer(&moduleRun{
+		m: m, root: root, inner: inner, chroot: chroot == 1, uid: uid, gid: gid, groups: groups,
+		rules: daemonRules, munge: munge == 1, numericIDs: numericIDs, readOnly: readOnly,
+		refused: refused, user: authUser,
+	})
 	if post != nil {
 		fmt.Fprintf(postIn, "%d %d\n", code, code<<8)
 		postIn.Close()
@@ -571,13 +574,30 @@ func (s *daemonSession) serveModule(m *daemon.Module) int {
 	return code
 }
 
+// moduleRun is what serveModule decided about a module's transfer.
+type moduleRun struct {
+	m           *daemon.Module
+	root, inner string // the module's directory; with chroot, root is the new root and inner the directory in it
+	chroot      bool
+	uid, gid    int // uid -1: keep this process's ids
+	groups      []int
+	rules       *filter.List // the module's own filter rules (nil: none)
+	munge       bool         // munge symlinks
+	numericIDs  bool
+	readOnly    bool
+	refused     error  // an option the module refuses, reported once the client can hear it
+	user        string // the authenticated user ("" for none)
+}
+
 // transfer confines the process to the module and serves the transfer.
-func (s *daemonSession) transfer(m *daemon.Module, name, root, inner string, chroot, uid, gid int, groups []int,
-	daemonRules *filter.List, munge int, numericIDs bool, tempDir string, readOnly bool, refused error) int {
+func (s *daemonSession) transfer(run *moduleRun) int {
+	m, name, root, inner := run.m, run.m.Name, run.root, run.inner
+	daemonRules, readOnly, refused := run.rules, run.readOnly, run.refused
+	tempDir := m.String("temp dir")
 	// Confinement: chroot (as root), or every path resolved beneath
 	// the module's root; then the module's user.
 	base := root
-	if chroot == 1 {
+	if run.chroot {
 		if err := fsops.Chroot(root); err != nil {
 			s.log.line(err.Error())
 			return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chroot failed")})
@@ -591,8 +611,8 @@ func (s *daemonSession) transfer(m *daemon.Module, name, root, inner string, chr
 		s.log.line(err.Error())
 		return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chdir failed")})
 	}
-	if uid >= 0 {
-		if err := fsops.SetIDs(uid, gid, groups); err != nil {
+	if run.uid >= 0 {
+		if err := fsops.SetIDs(run.uid, run.gid, run.groups); err != nil {
 			s.log.line(err.Error())
 			return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("setuid failed")})
 		}
@@ -612,6 +632,14 @@ func (s *daemonSession) transfer(m *daemon.Module, name, root, inner string, chr
 			}
 			return strconv.Quote(rel) + " (in " + name + ")"
 		})
+	}
+	if m.Bool("transfer logging") && s.log != nil {
+		// What the daemon receives is logged with the module's "log
+		// format" (its %h, %a, %m, %u filled in here).
+		policy.logFormat = daemonLogFormat(m.String("log format"), map[byte]string{
+			'h': s.host, 'a': s.addr, 'm': name, 'u': run.user, 'P': filepath.Join(root, inner),
+		})
+		policy.transferLog = s.log.line
 	}
 	if ic := m.String("incoming chmod"); ic != "" {
 		if rules, err := sender.ParseChmod(ic, 0); err != nil {
@@ -689,8 +717,8 @@ func (s *daemonSession) transfer(m *daemon.Module, name, root, inner string, chr
 			opts.TempDir = tempDir
 		}
 		opts.InsecureLinks = false
-		opts.MungeLinks = munge == 1
-		opts.NumericIDs = opts.NumericIDs || numericIDs
+		opts.MungeLinks = run.munge
+		opts.NumericIDs = opts.NumericIDs || run.numericIDs
 		if m.Bool("ignore errors") {
 			opts.IgnoreErrors = true
 		}
@@ -721,6 +749,38 @@ func (s *daemonSession) transfer(m *daemon.Module, name, root, inner string, chr
 		return nil
 	}
 	return serveHelper(s.r, s.w, s.stderr, policy)
+}
+
+// daemonLogFormat fills in a "log format"'s daemon escapes (%h host,
+// %a address, %m module, %u user, %P module path); the others are the
+// receiver's.
+func daemonLogFormat(format string, vals map[byte]string) string {
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		j := i + 1
+		for j < len(format) && strings.IndexByte("-'0123456789", format[j]) >= 0 {
+			j++
+		}
+		if j < len(format) {
+			if v, ok := vals[format[j]]; ok {
+				b.WriteString(strings.ReplaceAll(v, "%", "%%"))
+				i = j
+				continue
+			}
+			if format[j] == '%' && j == i+1 {
+				b.WriteString("%%")
+				i = j
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // excludedDest reports whether a module's rules exclude a destination:

@@ -63,6 +63,10 @@ type helperPolicy struct {
 	// incomingChmod are the module's "incoming chmod" rules, applied to
 	// the modes of what it receives.
 	incomingChmod []sender.ChmodRule
+	// transferLog, if set, receives a line per item received, in
+	// logFormat (a module's "transfer logging").
+	transferLog func(line string)
+	logFormat   string
 	// display rewrites a message for the client: a module's paths are
 	// shown relative to it, as rsync's daemon shows them, never where
 	// the module lives on the server.
@@ -265,6 +269,10 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 				return policy.rules.Excluded(filter.Receiver, path.Join(dest, rel), isDir)
 			}
 		}
+		logTo := logLines(st, setup.Options)
+		if policy != nil && policy.transferLog != nil && !opts.LogFile {
+			opts.LogFileFormat, logTo = policy.logFormat, policy.transferLog
+		}
 		var conn wire.Conn = st
 		if policy != nil && len(policy.incomingChmod) > 0 {
 			conn = &chmodConn{Stream: st, rules: policy.incomingChmod}
@@ -272,7 +280,7 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 		_, runErr = receiver.Run(ctx, receiver.Config{
 			Opts: opts, Dest: setup.Args[0],
 			DirWorkers: plan.DirWorkers, Writers: plan.Writers,
-			Out: out, Report: report, Debug: setup.Debug, Pushed: true, Filter: rules, Log: logLines(st, setup.Options),
+			Out: out, Report: report, Debug: setup.Debug, Pushed: true, Filter: rules, Log: logTo,
 			Refuse: refuse,
 		}, conn)
 	}
