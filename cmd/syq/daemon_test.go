@@ -363,22 +363,35 @@ func TestDaemonDiff(t *testing.T) {
 		}
 		return strings.Join(keep, "\n")
 	}
-	dst := filepath.Join(f.dir, "d")
-	for _, tc := range []struct {
+	// DST stands for a destination of each tool's own, compared after.
+	for i, tc := range []struct {
 		env  []string
 		args []string
 	}{
 		{nil, []string{"localhost::"}},
-		{nil, []string{"-a", "localhost::nosuch/", dst + "/"}},
+		{nil, []string{"-a", "localhost::nosuch/", "DST/"}},
 		{nil, []string{"-a", filepath.Join(f.dir, "pub") + "/", "localhost::pub/"}},
 		{nil, []string{"-a", "--delete", filepath.Join(f.dir, "pub/sub") + "/", "localhost::up/x/"}},
 		{nil, []string{"-ac", filepath.Join(f.dir, "pub/sub") + "/", "localhost::up/x/"}},
-		{[]string{"RSYNC_PASSWORD=wrong"}, []string{"-a", "joe@localhost::auth/", dst + "/"}},
-		{[]string{"RSYNC_PASSWORD=sesame"}, []string{"-a", "joe@localhost::auth/sub/", dst + "2/"}},
+		{[]string{"RSYNC_PASSWORD=wrong"}, []string{"-a", "joe@localhost::auth/", "DST/"}},
+		{[]string{"RSYNC_PASSWORD=sesame"}, []string{"-a", "joe@localhost::auth/sub/", "DST/"}},
 		{nil, []string{"-r", "localhost::hidden/sub"}},
+		{nil, []string{"-a", "localhost::pub/", "DST/"}},
+		{nil, []string{"-a", "localhost::pub/../../", "DST/"}},
 	} {
-		want := real(tc.env, tc.args...)
-		got := f.syq(t, tc.env, tc.args...)
+		withDst := func(tool string) []string {
+			out := append([]string(nil), tc.args...)
+			for j, a := range out {
+				out[j] = strings.Replace(a, "DST", filepath.Join(f.dir, fmt.Sprintf("%s%d", tool, i)), 1)
+			}
+			return out
+		}
+		want := real(tc.env, withDst("rsync")...)
+		got := f.syq(t, tc.env, withDst("syq")...)
+		rt, st := readTree(t, filepath.Join(f.dir, fmt.Sprintf("rsync%d", i))), readTree(t, filepath.Join(f.dir, fmt.Sprintf("syq%d", i)))
+		if fmt.Sprint(rt) != fmt.Sprint(st) {
+			t.Errorf("%v: tree %v\nrsync's %v", tc.args, st, rt)
+		}
 		if want.code != got.code {
 			t.Errorf("%v: exit %d, rsync %d\nsyq: %s\nrsync: %s", tc.args, got.code, want.code, got.stderr, want.stderr)
 		}
