@@ -196,6 +196,15 @@ func TestDaemonConnectProg(t *testing.T) {
 		t.Errorf("a module with a parameter syq does not implement: %d %s", r.code, r.stderr)
 	}
 
+	// A daemon for one connection through a remote shell (-e): the
+	// "remote shell" here runs the command on this host.
+	rsh := filepath.Join(f.dir, "rsh")
+	os.WriteFile(rsh, []byte("#!/bin/sh\nshift\nexec sh -c \"$*\"\n"), 0o755)
+	r = f.run(t, nil, f.rsyncBin, "-a", "-e", rsh, "--rsync-path="+f.rsyncBin+" --config="+f.conf, "somehost::pub/sub/", dst("viarsh")+"/")
+	if b, _ := os.ReadFile(dst("viarsh/b.txt")); r.code != 0 || string(b) != "beta\n" {
+		t.Errorf("daemon over a remote shell: %d %s %q", r.code, r.stderr, b)
+	}
+
 	// Authentication.
 	r = f.syq(t, []string{"RSYNC_PASSWORD=wrong"}, "-a", "joe@localhost::auth/sub/", dst("auth")+"/")
 	if r.code != 5 || !strings.Contains(r.stderr, "@ERROR: auth failed on module auth") {

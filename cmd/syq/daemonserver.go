@@ -283,11 +283,10 @@ func detachDaemon(stderr io.Writer) int {
 		fmt.Fprintf(stderr, "syq: cannot find this executable: %v\n", err)
 		return wire.ExitStartClient
 	}
-	cmd := exec.Command(exe, append(append([]string{"rsync"}, os.Args[1:]...), "--no-detach")...)
-	if filepath.Base(os.Args[0]) == "rsync" {
-		cmd = exec.Command(exe, append(append([]string(nil), os.Args[1:]...), "--no-detach")...)
-		cmd.Args[0] = "rsync"
-	}
+	// The same command line, which the new process reads as rsync's or
+	// syq's as this one did.
+	cmd := exec.Command(exe, append(append([]string(nil), os.Args[1:]...), "--no-detach")...)
+	cmd.Args[0] = os.Args[0]
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "syq: cannot start the daemon: %v\n", err)
