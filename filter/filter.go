@@ -67,6 +67,41 @@ type List struct {
 	root  string            // absolute transfer root, "" if unknown
 	rules []*rule           // the global rules, in order
 	state map[*rule][]*rule // per-directory rules of each reachable dir-merge rule
+	// daemon, if set, is an rsync daemon module's own list, checked
+	// first: what it excludes is excluded whatever l says. Its paths are
+	// relative to daemonBase, the module's absolute root.
+	daemon     *List
+	daemonBase string
+}
+
+// WithDaemon returns a copy of l under a daemon module's rules d, whose
+// patterns are relative to base (the module's absolute root); l may be
+// nil (no rules of the client's own).
+func (l *List) WithDaemon(d *List, base string) *List {
+	var c List
+	if l != nil {
+		c = *l
+	} else {
+		c = List{cfg: d.cfg}
+	}
+	c.daemon, c.daemonBase = d, strings.TrimSuffix(path.Clean(base), "/")
+	return &c
+}
+
+// daemonExcluded reports whether the daemon's rules exclude path (relative
+// to l's transfer root).
+func (l *List) daemonExcluded(p string, isDir bool) bool {
+	if l.daemon == nil {
+		return false
+	}
+	full := p
+	if l.root != "" {
+		if rel, ok := strings.CutPrefix(l.root, l.daemonBase); ok && (rel == "" || rel[0] == '/') {
+			full = strings.TrimPrefix(rel+"/"+p, "/")
+		}
+	}
+	m := matcher{l: l.daemon, side: Sender, path: full, isDir: isDir}
+	return m.check(l.daemon.rules, nil) < 0
 }
 
 // WithRoot returns a copy of l for a transfer whose root is the absolute,
@@ -136,6 +171,9 @@ func (l *List) Excluded(side Side, path string, isDir bool) bool {
 	if path == "" || path == "." {
 		return false
 	}
+	if l.daemonExcluded(path, isDir) {
+		return true
+	}
 	m := matcher{l: l, side: side, path: path, isDir: isDir}
 	return m.check(l.rules, nil) < 0
 }
@@ -169,6 +207,9 @@ func (l *List) Decide(side Side, path string, isDir bool) (verdict int, rule str
 	path = strings.TrimLeft(path, "/")
 	if path == "" || path == "." {
 		return 0, ""
+	}
+	if l.daemonExcluded(path, isDir) {
+		return -1, "[daemon]"
 	}
 	m := matcher{l: l, side: side, path: path, isDir: isDir, explain: true}
 	verdict = m.check(l.rules, nil)

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -108,6 +109,13 @@ func OpenDirPath(path string) (*Dir, error) {
 // symlink.
 func LstatPath(path string) (Stat, error) {
 	var st unix.Stat_t
+	if b := beneath.Load(); b != nil {
+		var err error
+		if st, err = statBeneath(b, path, false); err != nil {
+			return Stat{}, &os.PathError{Op: "lstat", Path: path, Err: err}
+		}
+		return fromUnix(&st), nil
+	}
 	if err := unix.Lstat(path, &st); err != nil {
 		return Stat{}, &os.PathError{Op: "lstat", Path: path, Err: err}
 	}
@@ -117,6 +125,13 @@ func LstatPath(path string) (Stat, error) {
 // StatPath stats an operand named by the user, following symlinks.
 func StatPath(path string) (Stat, error) {
 	var st unix.Stat_t
+	if b := beneath.Load(); b != nil {
+		var err error
+		if st, err = statBeneath(b, path, true); err != nil {
+			return Stat{}, &os.PathError{Op: "stat", Path: path, Err: err}
+		}
+		return fromUnix(&st), nil
+	}
 	if err := unix.Stat(path, &st); err != nil {
 		return Stat{}, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
@@ -125,6 +140,15 @@ func StatPath(path string) (Stat, error) {
 
 // ReadlinkPath reads the target of a symlink named by the user.
 func ReadlinkPath(path string) (string, error) {
+	if b := beneath.Load(); b != nil {
+		fd, base, err := parentBeneath(b, path)
+		if err != nil {
+			return "", &os.PathError{Op: "readlink", Path: path, Err: err}
+		}
+		defer unix.Close(fd)
+		d := &Dir{fd: fd, path: path}
+		return d.Readlink(base)
+	}
 	buf := make([]byte, 256)
 	for {
 		n, err := unix.Readlink(path, buf)
@@ -141,6 +165,9 @@ func ReadlinkPath(path string) (string, error) {
 // MkdirPath creates a directory named by the user; with parents it creates
 // the missing ancestors too, as mkdir -p.
 func MkdirPath(path string, parents bool) error {
+	if b := beneath.Load(); b != nil {
+		return mkdirBeneath(b, path, parents)
+	}
 	if parents {
 		return os.MkdirAll(path, 0o777)
 	}
@@ -152,6 +179,17 @@ func MkdirPath(path string, parents bool) error {
 
 // UnlinkPath removes the non-directory at path (--remove-source-files).
 func UnlinkPath(path string) error {
+	if b := beneath.Load(); b != nil {
+		fd, base, err := parentBeneath(b, path)
+		if err == nil {
+			err = unix.Unlinkat(fd, base, 0)
+			unix.Close(fd)
+		}
+		if err != nil {
+			return &os.PathError{Op: "unlink", Path: path, Err: err}
+		}
+		return nil
+	}
 	if err := unix.Unlink(path); err != nil {
 		return &os.PathError{Op: "unlink", Path: path, Err: err}
 	}
@@ -160,6 +198,17 @@ func UnlinkPath(path string) error {
 
 // ChmodPath sets the permission bits of path (following a symlink).
 func ChmodPath(path string, mode uint32) error {
+	if b := beneath.Load(); b != nil {
+		fd, err := b.open(unix.AT_FDCWD, path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), mode, 0)
+			unix.Close(fd)
+		}
+		if err != nil {
+			return &os.PathError{Op: "chmod", Path: path, Err: err}
+		}
+		return nil
+	}
 	if err := unix.Chmod(path, mode); err != nil {
 		return &os.PathError{Op: "chmod", Path: path, Err: err}
 	}
@@ -288,6 +337,17 @@ func (d *Dir) Names() ([]string, error) {
 // StatFollow stats the entry name, following a symlink (rsync's -L, -k).
 func (d *Dir) StatFollow(name string) (Stat, error) {
 	var st unix.Stat_t
+	if b := beneath.Load(); b != nil {
+		fd, err := b.open(d.fd, name, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Fstat(fd, &st)
+			unix.Close(fd)
+		}
+		if err != nil {
+			return Stat{}, &os.PathError{Op: "stat", Path: d.Join(name), Err: err}
+		}
+		return fromUnix(&st), nil
+	}
 	for {
 		err := unix.Fstatat(d.fd, name, &st, 0)
 		if err == unix.EINTR {
@@ -637,6 +697,9 @@ func Geteuid() int { return unix.Geteuid() }
 func Getegid() int { return unix.Getegid() }
 
 func openRetry(dirfd int, name string, flags int, perm uint32) (int, error) {
+	if fd, err, done := confinedOpen(dirfd, name, flags, perm); done {
+		return fd, err
+	}
 	for {
 		fd, err := fastOpenat(dirfd, name, flags, perm)
 		if err == unix.EINTR {
@@ -778,4 +841,51 @@ func Glob(pattern string, match func(pattern, name string) bool) []string {
 	}
 	walk("", pattern)
 	return out
+}
+
+// mkdirBeneath is MkdirPath beneath the root.
+func mkdirBeneath(b *beneathRoot, p string, parents bool) error {
+	fail := func(err error) error { return &os.PathError{Op: "mkdir", Path: p, Err: err} }
+	if !parents {
+		fd, base, err := parentBeneath(b, p)
+		if err != nil {
+			return fail(err)
+		}
+		defer unix.Close(fd)
+		if err := unix.Mkdirat(fd, base, 0o777); err != nil {
+			return fail(err)
+		}
+		return nil
+	}
+	rel, ok := b.rel(p)
+	if !ok {
+		return fail(unix.EXDEV)
+	}
+	cur := ""
+	for _, c := range strings.Split(rel, "/") {
+		if c == "" || c == "." {
+			continue
+		}
+		if cur == "" {
+			cur = c
+		} else {
+			cur += "/" + c
+		}
+		if st, err := statBeneath(b, cur, true); err == nil {
+			if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				return fail(unix.ENOTDIR)
+			}
+			continue
+		}
+		fd, base, err := parentBeneath(b, cur)
+		if err != nil {
+			return fail(err)
+		}
+		err = unix.Mkdirat(fd, base, 0o777)
+		unix.Close(fd)
+		if err != nil && err != unix.EEXIST {
+			return fail(err)
+		}
+	}
+	return nil
 }

@@ -27,7 +27,9 @@ const maxSymlinkHops = 40
 
 // openOwned opens path with flags, following only trusted symlinks.
 func openOwned(path string, flags int, mode uint32) (int, error) {
-	if insecureLinks.Load() {
+	if insecureLinks.Load() || beneath.Load() != nil {
+		// Beneath a daemon module's root, any symlink that stays
+		// inside it may be followed (beneath.go).
 		return openRetry(unix.AT_FDCWD, path, flags, mode)
 	}
 	if path == "" {

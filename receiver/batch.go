@@ -375,6 +375,15 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			continue
 		}
 		rel := joinRel(fb.Dir, e.Name)
+		if r.cfg.Refuse != nil && r.cfg.Refuse(rel, e.IsDir()) {
+			kind := "file"
+			if e.IsDir() {
+				kind = "directory"
+				r.skipDir(rel)
+			}
+			r.problem(wire.ProblemPlain, "ERROR: daemon refused to receive %s %q", kind, rel)
+			continue
+		}
 		var want bool
 		switch {
 		case e.IsDir():

@@ -53,6 +53,10 @@ type Config struct {
 	// Log, if set, receives the --log-file line of each item and
 	// deletion, formatted with Opts.LogFileFormat.
 	Log func(line string)
+	// Refuse, if set, names what a daemon module's rules forbid
+	// receiving (rel below the destination): such an entry is
+	// reported and left alone, a directory with all it holds.
+	Refuse func(rel string, isDir bool) bool
 }
 
 // Live is wire.Live: the receiver counts what it has written.

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -96,6 +97,9 @@ func (s *Session) Close() error {
 // Wait waits for the remote shell to exit and returns its exit status
 // (255 is ssh's own failure).
 func (s *Session) Wait() (int, error) {
+	if s.cmd == nil {
+		return 0, nil
+	}
 	s.waitOnce.Do(func() { s.waitErr = s.cmd.Wait() })
 	var ee *exec.ExitError
 	switch {
@@ -112,10 +116,32 @@ func (s *Session) Wait() (int, error) {
 
 // Kill stops the remote shell process and its process group.
 func (s *Session) Kill() {
+	if s.cmd == nil {
+		s.Close()
+		return
+	}
 	if s.cmd.Process != nil {
 		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		s.cmd.Process.Kill()
 	}
+}
+
+// ConnSession is a Session over a connection to an rsync daemon: r
+// reads conn (buffered, past the daemon's greeting), and cmd, if not
+// nil, is the RSYNC_CONNECT_PROG at the connection's other end.
+// CloseWrite half-closes the connection.
+func ConnSession(conn net.Conn, r *bufio.Reader, cmd *exec.Cmd) *Session {
+	return &Session{cmd: cmd, stdin: halfCloser{conn}, stdout: conn, Reader: r}
+}
+
+// halfCloser ends only the sending direction of a connection on Close.
+type halfCloser struct{ net.Conn }
+
+func (h halfCloser) Close() error {
+	if cw, ok := h.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return h.Conn.Close()
 }
 
 // Start runs the remote shell and, through it, the helper; it returns

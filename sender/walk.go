@@ -540,6 +540,11 @@ func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat, rule
 	}
 	fst, err := d.StatFollow(name)
 	switch {
+	case fsops.IsOutside(err):
+		// A daemon module's link that leads out of it is neither
+		// followed nor sent as a link to follow on the other side.
+		s.problem(wire.ProblemGeneral, "symlink %q leads outside the module: not followed", absPath(d.Join(name)))
+		return fsops.Stat{}, nil, false
 	case err != nil && whole:
 		if rules != nil && (s.excluded(rules, rel, false) || s.excluded(rules, rel, true)) {
 			// rsync asks the rules about the name, as a file and as a

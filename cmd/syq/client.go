@@ -28,6 +28,9 @@ import (
 func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	opts := &inv.Opts
 	end := inv.Remote
+	if end.Daemon {
+		inv.NoRails = true // the daemon's connection carries everything
+	}
 	if !inv.wholeFileGiven {
 		opts.WholeFile = false // rsync's default over a network: deltas
 	}
@@ -160,12 +163,25 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		Bootstrap: !inv.NoBootstrap, Version: ver, Binary: exe,
 		Stderr: stderr, Debug: debugf, Early: firstWords,
 	}
-	if debugLevelFrom(inv, "cmd", min(max(opts.Verbose-1, 0), 1)) > 0 && !opts.Quiet {
+	if !end.Daemon && debugLevelFrom(inv, "cmd", min(max(opts.Verbose-1, 0), 1)) > 0 && !opts.Quiet {
 		if argv, err := remote.Command(rcfg, ""); err == nil {
 			fmt.Fprintln(stdout, connectionLine(inv, argv[:len(argv)-1]))
 		}
 	}
-	sess, err := remote.Start(startCtx, rcfg)
+	var sess *remote.Session
+	if end.Daemon {
+		paths := inv.Sources
+		if end.Push {
+			paths = []string{inv.Dest}
+		}
+		var done bool
+		sess, done, err = startDaemon(startCtx, inv, paths, stdout, errOut)
+		if err == nil && done {
+			return 0 // the module list, or the daemon's "@RSYNCD: EXIT"
+		}
+	} else {
+		sess, err = remote.Start(startCtx, rcfg)
+	}
 	if err != nil {
 		return fail(err)
 	}

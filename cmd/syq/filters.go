@@ -79,6 +79,12 @@ func buildFilters(inv *Invocation, stdin io.Reader) (*filter.List, error) {
 
 // helperFilters rebuilds, in the helper, the rules the client encoded.
 func helperFilters(opts *wire.Options) (*filter.List, error) {
+	return helperFiltersRead(opts, fsops.ReadFile)
+}
+
+// helperFiltersRead is helperFilters reading the merge files the rules
+// name with read.
+func helperFiltersRead(opts *wire.Options, read func(string) ([]byte, error)) (*filter.List, error) {
 	if len(opts.FilterRules) == 0 {
 		return nil, nil
 	}
@@ -86,7 +92,7 @@ func helperFilters(opts *wire.Options) (*filter.List, error) {
 		DeleteExcluded: opts.DeleteExcluded,
 		HomeCVSIgnore:  homeCVSIgnore(),
 		CVSIgnore:      os.Getenv("CVSIGNORE"),
-		ReadFile:       fsops.ReadFile,
+		ReadFile:       read,
 	})
 	for _, r := range opts.FilterRules {
 		if err := b.Add(filter.Filter, r); err != nil {

@@ -67,7 +67,7 @@ func capabilitiesJSON() string {
 		},
 		ChecksumList:   []string{"xxh128", "xxh3", "xxh64", "md5", "md4", "sha1"},
 		CompressList:   []string{"zstd", "none"},
-		DaemonAuthList: []string{},
+		DaemonAuthList: []string{wire.DaemonDigest},
 		License:        "Apache-2.0",
 		Caveat:         "syq comes with ABSOLUTELY NO WARRANTY",
 	}
@@ -85,9 +85,11 @@ Usage: syq rsync [OPTION]... SRC [SRC]... DEST
 
 A trailing slash on SRC means "the contents of SRC", as in rsync. HOST:PATH
 and USER@HOST:PATH reach another machine through ssh (or -e COMMAND); syq
-installs its helper there when it is missing. rsync daemons (HOST::MODULE,
-rsync://) are not supported. rsync options syq does not implement yet are
-refused with an error instead of being ignored.
+installs its helper there when it is missing. HOST::MODULE/PATH and
+rsync://HOST[:PORT]/MODULE/PATH reach a syq daemon ("syq rsync --daemon",
+configured by rsyncd.conf as rsync's); an rsync daemon's module list is
+shown, but transfers need syq on both ends. rsync options syq does not
+implement yet are refused with an error instead of being ignored.
 
 Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -v, --verbose           print more about what is happening; repeat for more
@@ -222,7 +224,14 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --rsync-path=PROGRAM  the syq to run on the remote side (may be a
                          command such as "sudo /opt/syq")
      --timeout=SECONDS   end a remote transfer when no data arrives for that long
-     --contimeout=SECONDS  accepted; it concerns rsync daemons only
+     --contimeout=SECONDS  how long to wait for a daemon's TCP connection
+     --port=PORT         a daemon's TCP port (default 873)
+     --address=ADDRESS   the local address to connect to a daemon from
+     --password-file=FILE  a daemon module's password (else $RSYNC_PASSWORD)
+     --no-motd           do not show a daemon's message of the day
+     --daemon            serve rsyncd.conf's modules (--config=FILE, default
+                         /etc/rsyncd.conf; --no-detach, --port, --address,
+                         --log-file, --dparam=NAME=VALUE)
      --bwlimit=RATE      limit the data rate (KiB/s; K, M, G suffixes)
      --stop-after=MINS   stop the transfer after MINS minutes (also --time-limit)
      --stop-at=y-m-dTh:m stop the transfer at this local time

@@ -79,6 +79,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			return wire.ExitSyntax
 		}
 	}
+	if isDaemonMode(args) {
+		return runDaemon(args, stdout, stderr)
+	}
 	inv, err := parseRsyncArgs(args)
 	var pfe *wire.FatalError
 	if errors.As(err, &pfe) {
@@ -459,6 +462,8 @@ func exitText(code int) string {
 		return "errors selecting input/output files, dirs"
 	case wire.ExitStartClient:
 		return "error starting client-server protocol"
+	case wire.ExitSocketIO:
+		return "error in socket I/O"
 	case wire.ExitFileIO:
 		return "error in file IO"
 	case wire.ExitStreamIO:
@@ -467,6 +472,8 @@ func exitText(code int) string {
 		return "received SIGINT, SIGTERM, or SIGHUP"
 	case wire.ExitTimeout:
 		return "timeout in data send/receive"
+	case wire.ExitConnTimeout:
+		return "timeout waiting for daemon connection"
 	case wire.ExitPartial:
 		return "some files/attrs were not transferred (see previous errors)"
 	case wire.ExitVanished:

@@ -12,6 +12,11 @@ type RemoteEnd struct {
 	// Push: the destination is remote (Invocation.Dest is its path);
 	// otherwise the sources are (Invocation.Sources are their paths).
 	Push bool
+	// Daemon: the other end is an rsync daemon (HOST::MODULE/PATH or
+	// rsync://HOST[:PORT]/MODULE/PATH); the paths start with the module
+	// name. Port is the URL's port, 0 when it names none.
+	Daemon bool
+	Port   int
 }
 
 // remotePath is the path part of a remote operand; an empty one is the
@@ -21,11 +26,6 @@ func remotePath(p string) string {
 		return "."
 	}
 	return p
-}
-
-// daemonError refuses rsync daemon operands (HOST::MODULE, rsync://).
-func daemonError(operand string) error {
-	return &UsageError{Msg: "rsync daemon transfers (HOST::MODULE, rsync://HOST/) are not supported by syq: " + operand}
 }
 
 // assignOperands splits the operands into Sources and Dest and checks the
@@ -79,14 +79,14 @@ func assignOperands(inv *Invocation, ops []string) error {
 				return &UsageError{Msg: "All source args must use the same port number.", NoPrefix: true}
 			}
 		}
-		if first.port != 0 {
-			return daemonError(inv.Sources[0])
-		}
 		user, host, _, _ := splitRemote(inv.Sources[0])
-		inv.Remote = &RemoteEnd{User: user, Host: host}
+		inv.Remote = &RemoteEnd{User: user, Host: host, Daemon: first.port != 0, Port: max(first.port, 0)}
 		for i, s := range inv.Sources {
 			spec, _ := parseRemoteSpec(s, first.port)
 			inv.Sources[i] = remotePath(spec.path)
+			if inv.Remote.Daemon {
+				inv.Sources[i] = spec.path // "" lists the modules
+			}
 		}
 		if inv.Opts.ListOnly {
 			inv.Dest = "" // --list-only lists the sources; a destination is left alone
@@ -106,12 +106,12 @@ func assignOperands(inv *Invocation, ops []string) error {
 	}
 	if inv.Dest != "" && isRemote(inv.Dest) {
 		spec, _ := parseRemoteSpec(inv.Dest, 0)
-		if spec.port != 0 {
-			return daemonError(inv.Dest)
-		}
 		user, host, path, _ := splitRemote(inv.Dest)
-		inv.Remote = &RemoteEnd{User: user, Host: host, Push: true}
+		inv.Remote = &RemoteEnd{User: user, Host: host, Push: true, Daemon: spec.port != 0, Port: max(spec.port, 0)}
 		inv.Dest = remotePath(path)
+		if inv.Remote.Daemon {
+			inv.Dest = spec.path
+		}
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -174,14 +173,25 @@ func TestOperandRemote(t *testing.T) {
 			t.Errorf("%q: ListOnly=%v", tc.args, inv.Opts.ListOnly)
 		}
 	}
-	// Daemon operands are refused by name.
-	for _, args := range [][]string{
-		{"h1::m/a", "::b", "loc"}, {"rsync://h1/m/a", "::b", "loc"}, {"src", "::mod"}, {"src", "rsync://h1"},
+	// Daemon operands: the paths keep their module, the port is the URL's.
+	for _, tc := range []struct {
+		args    []string
+		remote  RemoteEnd
+		sources []string
+		dest    string
+	}{
+		{[]string{"h1::m/a", "::m/b", "loc"}, RemoteEnd{Host: "h1", Daemon: true}, []string{"m/a", "m/b"}, "loc"},
+		{[]string{"rsync://u@h1:8873/m/a", "loc"}, RemoteEnd{User: "u", Host: "h1", Daemon: true, Port: 8873}, []string{"m/a"}, "loc"},
+		{[]string{"src", "h2::mod"}, RemoteEnd{Host: "h2", Push: true, Daemon: true}, []string{"src"}, "mod"},
+		{[]string{"h1::"}, RemoteEnd{Host: "h1", Daemon: true}, []string{""}, ""},
 	} {
-		_, err := parseRsyncArgs(args)
-		var ue *UsageError
-		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "daemon") {
-			t.Errorf("%q: got %v; want a refusal of daemon mode", args, err)
+		inv, err := parseRsyncArgs(tc.args)
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if inv.Remote == nil || *inv.Remote != tc.remote || !reflect.DeepEqual(inv.Sources, tc.sources) || inv.Dest != tc.dest {
+			t.Errorf("%q: Remote=%+v Sources=%q Dest=%q; want %+v %q %q", tc.args, inv.Remote, inv.Sources, inv.Dest, tc.remote, tc.sources, tc.dest)
 		}
 	}
 }

@@ -124,6 +124,16 @@ type Invocation struct {
 
 	NoTunerCache bool // --syq-no-tuner-cache
 
+	// Daemon client options (daemonclient.go).
+	Port         int    // --port: the daemon's TCP port (0: 873, or the URL's)
+	Address      string // --address: the local address to connect from
+	PasswordFile string // --password-file
+	NoMotd       bool   // --no-motd
+	ConTimeout   int    // --contimeout, seconds (0: none)
+	// hits are the options as given, which a daemon client sends the
+	// daemon for its "refuse options".
+	hits []cliHit
+
 	// --usermap, --groupmap, --chown (idmap.go) and -W as given.
 	idMapVia [2]string // "usermap"/"groupmap" or "chown": what set Opts.UserMap, Opts.GroupMap
 	idMapErr string    // the first conflict among them
@@ -267,7 +277,7 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("msgs2stderr", 0, func(c *Invocation) { c.StderrAll = true }))
 	add(optFlag("no-msgs2stderr", 0, func(c *Invocation) { c.StderrAll = false }))
 	add(optFlag("quiet", 'q', func(c *Invocation) { c.Opts.Quiet = true }))
-	add(optNoop("motd"), optNoop("no-motd"))
+	add(optFlag("motd", 0, func(c *Invocation) { c.NoMotd = false }), optFlag("no-motd", 0, func(c *Invocation) { c.NoMotd = true }))
 	add(optFlag("stats", 0, func(c *Invocation) { c.Opts.Stats = true }))
 	add(optFlag("human-readable", 'h', func(c *Invocation) { c.Opts.HumanReadable++ }))
 	add(optFlag("no-human-readable", 0, func(c *Invocation) { c.Opts.HumanReadable = -1 }))
@@ -515,19 +525,19 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("secluded-args", 's', func(*Invocation) {}), optFlag("protect-args", 0, func(*Invocation) {}))
 	add(optNoop("no-secluded-args"), optNoop("no-protect-args"), optNoop("no-s"))
 	add(optTodo("trust-sender", 0, cliNoArg))
-	add(optTodo("address", 0, cliStrArg), optTodo("port", 0, cliIntArg), optTodo("sockopts", 0, cliStrArg))
+	add(optText("address", 0, func(c *Invocation, s string) { c.Address = s }), optNum("port", 0, func(c *Invocation, n int) { c.Port = n }), optTodo("sockopts", 0, cliStrArg))
 	// syq never talks to the remote shell in non-blocking mode, so
 	// --blocking-io changes nothing.
 	add(optNoop("blocking-io"), optNoop("no-blocking-io"))
 	add(optText("remote-option", 'M', func(c *Invocation, s string) { c.RemoteOptions = append(c.RemoteOptions, s) }))
-	add(optTodo("password-file", 0, cliStrArg), optTodo("early-input", 0, cliStrArg))
+	add(optText("password-file", 0, func(c *Invocation, s string) { c.PasswordFile = s }), optTodo("early-input", 0, cliStrArg))
 	add(optText("bwlimit", 0, func(c *Invocation, s string) { c.bwlimit = s }))
 	add(optFlag("no-bwlimit", 0, func(c *Invocation) { c.bwlimit = "" }))
 	add(optNum("timeout", 0, func(c *Invocation, n int) { c.Opts.TimeoutSec = max(n, 0) }))
 	add(optFlag("no-timeout", 0, func(c *Invocation) { c.Opts.TimeoutSec = 0 }))
-	// --contimeout bounds the wait for an rsync daemon's socket; syq
-	// never connects to one, so (as rsync over ssh) it changes nothing.
-	add(optNum("contimeout", 0, func(*Invocation, int) {}), optNoop("no-contimeout"))
+	// --contimeout bounds the wait for an rsync daemon's socket
+	// (daemonclient.go); over ssh it changes nothing, as in rsync.
+	add(optNum("contimeout", 0, func(c *Invocation, n int) { c.ConTimeout = n }), optFlag("no-contimeout", 0, func(c *Invocation) { c.ConTimeout = 0 }))
 	stopAfter := func(c *Invocation, s string) { c.stopAfter, c.stopAt = s, "" }
 	add(optText("stop-after", 0, stopAfter), optText("time-limit", 0, stopAfter))
 	add(optText("stop-at", 0, func(c *Invocation, s string) { c.stopAt, c.stopAfter = s, "" }))
@@ -874,6 +884,7 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := cliApply(inv, hits); err != nil {
 		return nil, err
 	}
+	inv.hits = hits
 	if inv.stderrErr != "" {
 		return nil, &UsageError{Msg: inv.stderrErr}
 	}

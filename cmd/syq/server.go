@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path"
 	"strings"
 	"syscall"
 	"time"
@@ -45,7 +46,63 @@ func programName() string { return "syq " + version }
 // runServer is the helper's main. Its standard output is the protocol
 // stream; nothing else may write there.
 func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
-	r := bufio.NewReaderSize(stdin, 256<<10)
+	return serveHelper(bufio.NewReaderSize(stdin, 256<<10), stdout, stderr, nil)
+}
+
+// helperPolicy lets an rsync daemon's module shape what the helper does
+// (daemonserver.go).
+type helperPolicy struct {
+	// check vets the client's Setup and adjusts it to the module (its
+	// paths, the options the module forces) before the helper accepts it.
+	check func(setup *wire.Setup) error
+	// rules are the module's own filter rules, relative to root.
+	rules *filter.List
+	root  string
+	// readRules reads the merge files the client's rules name.
+	readRules func(path string) ([]byte, error)
+	// incomingChmod are the module's "incoming chmod" rules, applied to
+	// the modes of what it receives.
+	incomingChmod []sender.ChmodRule
+	// transferLog, if set, receives a line per item received, in
+	// logFormat (a module's "transfer logging").
+	transferLog func(line string)
+	logFormat   string
+	// display rewrites a message for the client: a module's paths are
+	// shown relative to it, as rsync's daemon shows them, never where
+	// the module lives on the server.
+	display func(msg string) string
+}
+
+// shown is fe as the client sees it (see display).
+func (p *helperPolicy) shown(fe *wire.FatalError) *wire.FatalError {
+	if p == nil || p.display == nil {
+		return fe
+	}
+	return &wire.FatalError{Code: fe.Code, Plain: fe.Plain, Err: errors.New(p.display(fe.Err.Error()))}
+}
+
+// chmodConn applies a daemon module's "incoming chmod" to the entries
+// the receiver reads (the Stream's other methods are its own).
+type chmodConn struct {
+	*wire.Stream
+	rules []sender.ChmodRule
+}
+
+func (c *chmodConn) Recv() (wire.Message, error) {
+	m, err := c.Stream.Recv()
+	if fb, ok := m.(*wire.FileBatch); ok {
+		for i := range fb.Entries {
+			if e := &fb.Entries[i]; e.Type() != wire.TypeLnk && e.Type() != 0 {
+				e.Mode = sender.TweakMode(e.Mode, c.rules)
+			}
+		}
+	}
+	return m, err
+}
+
+// serveHelper plays the helper's half on r and stdout; policy, if set,
+// is the daemon module's.
+func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *helperPolicy) int {
 	w := bufio.NewWriter(stdout)
 	fail := func(fe *wire.FatalError) int {
 		wire.WriteFatal(w, fe)
@@ -72,6 +129,14 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 			return fail(fe)
 		}
 		return fail(&wire.FatalError{Code: wire.ExitProtocol, Err: err})
+	}
+	if policy != nil {
+		// A daemon's client gets no rails: the connection is the one
+		// the daemon was reached on.
+		setup.Rails = 0
+		if err := policy.check(setup); err != nil {
+			return fail(asFatal(err))
+		}
 	}
 	if setup.Debug {
 		os.Setenv("SYQ_DEBUG", "1")
@@ -132,10 +197,23 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 		}
 	}()
 
-	report := func(class int, msg string) { st.Send(&wire.Log{Class: class, Text: msg}) }
+	report := func(class int, msg string) {
+		if policy != nil && policy.display != nil {
+			msg = policy.display(msg)
+		}
+		st.Send(&wire.Log{Class: class, Text: msg})
+	}
 	opts := &setup.Options
 	fsops.SetInsecureLinks(opts.InsecureLinks)
-	rules, err := helperFilters(opts)
+	var rules *filter.List
+	if policy != nil {
+		rules, err = helperFiltersRead(opts, policy.readRules)
+		if err == nil && policy.rules != nil {
+			rules = rules.WithDaemon(policy.rules, policy.root)
+		}
+	} else {
+		rules, err = helperFilters(opts)
+	}
 	if err == nil {
 		err = checkMungeDir(opts.MungeLinks)
 	}
@@ -151,7 +229,7 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	}
 	// stop ends the helper on an error before the transfer.
 	stop := func(err error) int {
-		fe := asFatal(err)
+		fe := policy.shown(asFatal(err))
 		st.Fatal(fe)
 		st.Close()
 		return fe.Code
@@ -185,11 +263,27 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 		if opts.Quiet {
 			out = io.Discard
 		}
+		var refuse func(string, bool) bool
+		if policy != nil && policy.rules != nil {
+			dest := setup.Args[0]
+			refuse = func(rel string, isDir bool) bool {
+				return policy.rules.Excluded(filter.Receiver, path.Join(dest, rel), isDir)
+			}
+		}
+		logTo := logLines(st, setup.Options)
+		if policy != nil && policy.transferLog != nil && !opts.LogFile {
+			opts.LogFileFormat, logTo = policy.logFormat, policy.transferLog
+		}
+		var conn wire.Conn = st
+		if policy != nil && len(policy.incomingChmod) > 0 {
+			conn = &chmodConn{Stream: st, rules: policy.incomingChmod}
+		}
 		_, runErr = receiver.Run(ctx, receiver.Config{
 			Opts: opts, Dest: setup.Args[0],
 			DirWorkers: plan.DirWorkers, Writers: plan.Writers,
-			Out: out, Report: report, Debug: setup.Debug, Pushed: true, Filter: rules, Log: logLines(st, setup.Options),
-		}, st)
+			Out: out, Report: report, Debug: setup.Debug, Pushed: true, Filter: rules, Log: logTo,
+			Refuse: refuse,
+		}, conn)
 	}
 	// The last word: the error that stopped this side, if any. The
 	// client reads until the stream ends, so it sees this even after the
@@ -197,6 +291,7 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	code := 0
 	if fe := fatal(runErr); fe != nil {
 		debugf("helper: stopping: %v", fe.Err)
+		fe = policy.shown(fe)
 		st.Fatal(fe)
 		code = fe.Code
 	}

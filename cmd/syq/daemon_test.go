@@ -1,0 +1,493 @@
+package main
+
+// End-to-end tests of daemon mode: syq's client against syq's daemon,
+// started through RSYNC_CONNECT_PROG (a socket pair) and as a TCP
+// listener on 127.0.0.1, and the same commands with real rsync on both
+// ends where the outcome is rsync's to match.
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// daemonFixture is a module tree, a tree outside every module, and a
+// configuration naming them.
+type daemonFixture struct {
+	dir, conf, rsyncBin string
+}
+
+func newDaemonFixture(t *testing.T, extra string) *daemonFixture {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{"pub/sub", "up", "outside"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(rel, text string, mode os.FileMode) {
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("pub/a.txt", "alpha\n", 0o644)
+	write("pub/sub/b.txt", "beta\n", 0o644)
+	write("pub/secret.key", "do not serve\n", 0o644)
+	write("outside/secret", "OUTSIDE\n", 0o644)
+	write("secrets", "joe:sesame\n", 0o600)
+	os.Symlink("../outside", filepath.Join(dir, "pub/escdir"))
+	os.Symlink("../outside/secret", filepath.Join(dir, "pub/escfile"))
+	os.Symlink("../outside", filepath.Join(dir, "up/escdir"))
+	os.Symlink("sub/b.txt", filepath.Join(dir, "pub/inlink"))
+	ids := ""
+	if os.Geteuid() == 0 {
+		ids = "uid = 0\ngid = 0\n"
+	}
+	conf := fmt.Sprintf(`use chroot = no
+munge symlinks = no
+%s
+[pub]
+	path = %[2]s/pub
+	comment = public files
+	exclude = *.key
+[up]
+	path = %[2]s/up
+	read only = no
+	refuse options = delete c
+[auth]
+	path = %[2]s/pub
+	auth users = joe
+	secrets file = %[2]s/secrets
+[hidden]
+	path = %[2]s/pub
+	list = no
+[todo]
+	path = %[2]s/pub
+	name converter = /bin/cat
+%s`, ids, dir, extra)
+	write("rsyncd.conf", conf, 0o644)
+	bin := filepath.Join(dir, "bin")
+	os.Mkdir(bin, 0o755)
+	rs := filepath.Join(bin, "rsync")
+	if err := os.Symlink(testBinary(t), rs); err != nil {
+		t.Fatal(err)
+	}
+	return &daemonFixture{dir: dir, conf: filepath.Join(dir, "rsyncd.conf"), rsyncBin: rs}
+}
+
+type daemonRun struct {
+	stdout, stderr string
+	code           int
+}
+
+// run runs prog with args in the fixture's directory, bounded in time.
+func (f *daemonFixture) run(t *testing.T, env []string, prog string, args ...string) daemonRun {
+	t.Helper()
+	cmd := exec.Command(prog, args...)
+	cmd.Dir = f.dir
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s %v: still running after 30 s", prog, args)
+	}
+	return daemonRun{out.String(), errb.String(), cmd.ProcessState.ExitCode()}
+}
+
+// syq runs syq's client with syq's daemon behind RSYNC_CONNECT_PROG.
+func (f *daemonFixture) syq(t *testing.T, env []string, args ...string) daemonRun {
+	t.Helper()
+	env = append(env, "RSYNC_CONNECT_PROG="+f.rsyncBin+" --config="+f.conf+" --daemon")
+	return f.run(t, env, f.rsyncBin, args...)
+}
+
+func readTree(t *testing.T, root string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || p == root {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			got[rel] = "-> " + l
+		case fi.IsDir():
+			got[rel] = "dir"
+		default:
+			b, _ := os.ReadFile(p)
+			got[rel] = string(b)
+		}
+		return nil
+	})
+	return got
+}
+
+func TestDaemonConnectProg(t *testing.T) {
+	f := newDaemonFixture(t, "")
+	dst := func(name string) string { return filepath.Join(f.dir, name) }
+
+	// The module list: listed modules with their comments, not hidden.
+	r := f.syq(t, nil, "localhost::")
+	if r.code != 0 || !strings.Contains(r.stdout, "pub            \tpublic files\n") || strings.Contains(r.stdout, "hidden") {
+		t.Fatalf("module list: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// A pull: the tree, without what the module excludes, with
+	// in-module symlinks as symlinks.
+	r = f.syq(t, nil, "-a", "rsync://localhost/pub/", dst("pull")+"/")
+	if r.code != 0 {
+		t.Fatalf("pull: %d %s", r.code, r.stderr)
+	}
+	tree := readTree(t, dst("pull"))
+	if tree["a.txt"] != "alpha\n" || tree["sub/b.txt"] != "beta\n" || tree["inlink"] != "-> sub/b.txt" {
+		t.Errorf("pulled tree: %v", tree)
+	}
+	if _, ok := tree["secret.key"]; ok {
+		t.Error("the module's 'exclude = *.key' did not hold: secret.key was served")
+	}
+	// A hidden module is usable by name.
+	if r = f.syq(t, nil, "-r", "localhost::hidden/sub"); r.code != 0 || !strings.Contains(r.stdout, "sub/b.txt") {
+		t.Errorf("hidden module listing: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// A push to a writable module, and its refusals.
+	if r = f.syq(t, nil, "-a", dst("pub")+"/sub/", "localhost::up/got/"); r.code != 0 {
+		t.Fatalf("push: %d %s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(dst("up/got/b.txt")); string(b) != "beta\n" {
+		t.Errorf("pushed file: %q", b)
+	}
+	r = f.syq(t, nil, "-a", dst("pub")+"/", "localhost::pub/")
+	if r.code != 1 || !strings.Contains(r.stderr, "ERROR: module is read only") {
+		t.Errorf("push to a read-only module: %d %s", r.code, r.stderr)
+	}
+	r = f.syq(t, nil, "-a", "--delete", dst("pub")+"/sub/", "localhost::up/got/")
+	if r.code != 4 || !strings.Contains(r.stderr, "The server is configured to refuse --delete") {
+		t.Errorf("refused --delete: %d %s", r.code, r.stderr)
+	}
+	r = f.syq(t, nil, "-ac", dst("pub")+"/sub/", "localhost::up/got/")
+	if r.code != 4 || !strings.Contains(r.stderr, "refuse --checksum (-c)") {
+		t.Errorf("refused -c: %d %s", r.code, r.stderr)
+	}
+	r = f.syq(t, nil, "-a", "localhost::nosuch/", dst("x")+"/")
+	if r.code != 5 || !strings.Contains(r.stderr, "@ERROR: Unknown module 'nosuch'") {
+		t.Errorf("unknown module: %d %s", r.code, r.stderr)
+	}
+	r = f.syq(t, nil, "-a", "localhost::todo/", dst("x")+"/")
+	if r.code != 5 || !strings.Contains(r.stderr, "name converter") {
+		t.Errorf("a module with a parameter syq does not implement: %d %s", r.code, r.stderr)
+	}
+
+	// A daemon for one connection through a remote shell (-e): the
+	// "remote shell" here runs the command on this host.
+	rsh := filepath.Join(f.dir, "rsh")
+	os.WriteFile(rsh, []byte("#!/bin/sh\nshift\nexec sh -c \"$*\"\n"), 0o755)
+	r = f.run(t, nil, f.rsyncBin, "-a", "-e", rsh, "--rsync-path="+f.rsyncBin+" --config="+f.conf, "somehost::pub/sub/", dst("viarsh")+"/")
+	if b, _ := os.ReadFile(dst("viarsh/b.txt")); r.code != 0 || string(b) != "beta\n" {
+		t.Errorf("daemon over a remote shell: %d %s %q", r.code, r.stderr, b)
+	}
+
+	// Authentication.
+	r = f.syq(t, []string{"RSYNC_PASSWORD=wrong"}, "-a", "joe@localhost::auth/sub/", dst("auth")+"/")
+	if r.code != 5 || !strings.Contains(r.stderr, "@ERROR: auth failed on module auth") {
+		t.Errorf("wrong password: %d %s", r.code, r.stderr)
+	}
+	r = f.syq(t, []string{"RSYNC_PASSWORD=sesame"}, "-a", "joe@localhost::auth/sub/", dst("auth")+"/")
+	if b, _ := os.ReadFile(dst("auth/b.txt")); r.code != 0 || string(b) != "beta\n" {
+		t.Errorf("right password: %d %s %q", r.code, r.stderr, b)
+	}
+	pw := dst("pw")
+	os.WriteFile(pw, []byte("sesame\n"), 0o644)
+	r = f.syq(t, nil, "-a", "--password-file="+pw, "joe@localhost::auth/sub/", dst("auth2")+"/")
+	if r.code != 1 || !strings.Contains(r.stderr, "password file must not be other-accessible") {
+		t.Errorf("readable password file: %d %s", r.code, r.stderr)
+	}
+	os.Chmod(pw, 0o600)
+	if r = f.syq(t, nil, "-a", "--password-file="+pw, "joe@localhost::auth/sub/", dst("auth2")+"/"); r.code != 0 {
+		t.Errorf("password file: %d %s", r.code, r.stderr)
+	}
+}
+
+// TestDaemonConfinement tries to leave the module: "..", symlinks that
+// lead out of it (followed with -L, named as operands, pushed through),
+// and absolute paths in options.
+func TestDaemonConfinement(t *testing.T) {
+	f := newDaemonFixture(t, "")
+	dst := func(name string) string { return filepath.Join(f.dir, name) }
+	leaked := func(root string) bool {
+		found := false
+		filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.Mode().IsRegular() {
+				if b, _ := os.ReadFile(p); strings.Contains(string(b), "OUTSIDE") {
+					found = true
+				}
+			}
+			return nil
+		})
+		return found
+	}
+	for i, args := range [][]string{
+		{"-a", "localhost::pub/../outside/", dst("d0") + "/"},
+		{"-a", "localhost::pub/../../" + filepath.Base(f.dir) + "/outside/", dst("d1") + "/"},
+		{"-aL", "localhost::pub/", dst("d2") + "/"},
+		{"-a", "localhost::pub/escdir/", dst("d3") + "/"},
+		{"-aL", "localhost::pub/escfile", dst("d4") + "/"},
+		{"-a", "--copy-unsafe-links", "localhost::pub/", dst("d5") + "/"},
+		{"-a", "--files-from=:../outside/secret", "localhost::pub/", dst("d6") + "/"},
+		{"-a", "--exclude-from=" + dst("nonexistent"), "--filter=. /" + filepath.Join(f.dir, "outside/secret"), "localhost::pub/", dst("d7") + "/"},
+	} {
+		r := f.syq(t, nil, args...)
+		d := dst(fmt.Sprintf("d%d", i))
+		if leaked(d) {
+			t.Errorf("%v: a file from outside the module arrived (exit %d)", args, r.code)
+		}
+	}
+	// In-module symlinks are still followed with -L.
+	f.syq(t, nil, "-aL", "localhost::pub/", dst("in")+"/")
+	if b, _ := os.ReadFile(dst("in/inlink")); string(b) != "beta\n" {
+		t.Errorf("-L of an in-module link: %q", b)
+	}
+
+	// Pushes that would write outside the module.
+	src := dst("pushsrc")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "planted"), []byte("x"), 0o644)
+	for _, args := range [][]string{
+		{"-a", src + "/", "localhost::up/escdir/"},
+		{"-a", src + "/", "localhost::up/../outside/"},
+		{"-a", "--backup", "--backup-dir=" + dst("outside"), src + "/", "localhost::up/"},
+		{"-a", "--backup", "--backup-dir=../outside", src + "/", "localhost::up/"},
+		{"-a", "--temp-dir=" + dst("outside"), src + "/", "localhost::up/t/"},
+		{"-a", "--partial-dir=" + dst("outside"), src + "/", "localhost::up/p/"},
+		{"-a", "--link-dest=" + dst("outside"), src + "/", "localhost::up/l/"},
+	} {
+		f.syq(t, nil, args...)
+		os.WriteFile(filepath.Join(src, "planted"), []byte(fmt.Sprint(time.Now().UnixNano())), 0o644)
+		ents, _ := os.ReadDir(dst("outside"))
+		if len(ents) != 1 {
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			t.Errorf("%v wrote outside the module: %v", args, names)
+		}
+	}
+}
+
+// TestDaemonTCP runs the daemon as a listener on a free loopback port.
+func TestDaemonTCP(t *testing.T) {
+	f := newDaemonFixture(t, "")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(f.rsyncBin, "--daemon", "--no-detach", "--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--config="+f.conf)
+	cmd.Dir = f.dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon never listened: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	url := fmt.Sprintf("rsync://127.0.0.1:%d/", port)
+	r := f.run(t, nil, f.rsyncBin, url)
+	if r.code != 0 || !strings.Contains(r.stdout, "pub            \tpublic files") {
+		t.Fatalf("module list over TCP: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	r = f.run(t, nil, f.rsyncBin, "-a", url+"pub/sub/", filepath.Join(f.dir, "tcp")+"/")
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "tcp/b.txt")); r.code != 0 || string(b) != "beta\n" {
+		t.Errorf("pull over TCP: %d %s %q", r.code, r.stderr, b)
+	}
+	r = f.run(t, nil, f.rsyncBin, "-a", "--port", fmt.Sprint(port), filepath.Join(f.dir, "pub/sub")+"/", "127.0.0.1::up/tcp/")
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "up/tcp/b.txt")); r.code != 0 || string(b) != "beta\n" {
+		t.Errorf("push over TCP (--port): %d %s %q", r.code, r.stderr, b)
+	}
+	// Nothing listens on port 1: rsync's socket error, exit 10.
+	r = f.run(t, nil, f.rsyncBin, "-a", "rsync://127.0.0.1:1/pub/", filepath.Join(f.dir, "none")+"/")
+	if r.code != 10 {
+		t.Errorf("connection refused: exit %d, want 10: %s", r.code, r.stderr)
+	}
+}
+
+// TestDaemonDiff runs the same daemon commands with real rsync on both
+// ends and with syq on both ends: exit codes, the module list and the
+// messages must match (the program's name aside).
+func TestDaemonDiff(t *testing.T) {
+	rsync, err := exec.LookPath("rsync")
+	if err != nil {
+		t.Skip("no real rsync installed")
+	}
+	f := newDaemonFixture(t, "")
+	// Real rsync runs the "todo" module's name converter, syq refuses it;
+	// the rest of the configuration means the same to both.
+	conf, _ := os.ReadFile(f.conf)
+	rconf := filepath.Join(f.dir, "real.conf")
+	os.WriteFile(rconf, bytes.Replace(conf, []byte("name converter = /bin/cat"), nil, 1), 0o644)
+	real := func(env []string, args ...string) daemonRun {
+		env = append(env, "RSYNC_CONNECT_PROG="+rsync+" --config="+rconf+" --daemon")
+		return f.run(t, env, rsync, args...)
+	}
+	norm := regexp.MustCompile(` at [a-z0-9_]+\.c\(\d+\) \[[A-Za-z]+=[0-9.a-z]+\]`)
+	clean := func(s string) string {
+		s = norm.ReplaceAllString(s, "")
+		s = strings.ReplaceAll(s, "rsync error:", "syq error:")
+		s = strings.ReplaceAll(s, "rsync: ", "syq: ")
+		var keep []string
+		for _, l := range strings.Split(s, "\n") {
+			// rsync's sender notices the daemon hang up; syq's does not say so.
+			if strings.Contains(l, "Connection reset by peer") || strings.Contains(l, "read error") || l == "" {
+				continue
+			}
+			keep = append(keep, l)
+		}
+		return strings.Join(keep, "\n")
+	}
+	// DST stands for a destination of each tool's own, compared after.
+	for i, tc := range []struct {
+		env  []string
+		args []string
+	}{
+		{nil, []string{"localhost::"}},
+		{nil, []string{"-a", "localhost::nosuch/", "DST/"}},
+		{nil, []string{"-a", filepath.Join(f.dir, "pub") + "/", "localhost::pub/"}},
+		{nil, []string{"-a", "--delete", filepath.Join(f.dir, "pub/sub") + "/", "localhost::up/x/"}},
+		{nil, []string{"-ac", filepath.Join(f.dir, "pub/sub") + "/", "localhost::up/x/"}},
+		{[]string{"RSYNC_PASSWORD=wrong"}, []string{"-a", "joe@localhost::auth/", "DST/"}},
+		{[]string{"RSYNC_PASSWORD=sesame"}, []string{"-a", "joe@localhost::auth/sub/", "DST/"}},
+		{nil, []string{"-r", "localhost::hidden/sub"}},
+		{nil, []string{"-a", "localhost::pub/", "DST/"}},
+		{nil, []string{"-a", "localhost::pub/../../", "DST/"}},
+	} {
+		withDst := func(tool string) []string {
+			out := append([]string(nil), tc.args...)
+			for j, a := range out {
+				out[j] = strings.Replace(a, "DST", filepath.Join(f.dir, fmt.Sprintf("%s%d", tool, i)), 1)
+			}
+			return out
+		}
+		want := real(tc.env, withDst("rsync")...)
+		got := f.syq(t, tc.env, withDst("syq")...)
+		rt, st := readTree(t, filepath.Join(f.dir, fmt.Sprintf("rsync%d", i))), readTree(t, filepath.Join(f.dir, fmt.Sprintf("syq%d", i)))
+		if fmt.Sprint(rt) != fmt.Sprint(st) {
+			t.Errorf("%v: tree %v\nrsync's %v", tc.args, st, rt)
+		}
+		if want.code != got.code {
+			t.Errorf("%v: exit %d, rsync %d\nsyq: %s\nrsync: %s", tc.args, got.code, want.code, got.stderr, want.stderr)
+		}
+		if w, g := clean(want.stderr), clean(got.stderr); w != g {
+			t.Errorf("%v: stderr\n%s\nrsync's\n%s", tc.args, g, w)
+		}
+		if tc.args[0] == "localhost::" && want.stdout != got.stdout {
+			t.Errorf("module list:\n%q\nrsync's\n%q", got.stdout, want.stdout)
+		}
+	}
+}
+
+// TestDaemonExec runs a module's pre-xfer and post-xfer exec hooks: the
+// first sees the module's name and the request, and its failure stops
+// the transfer; the second sees the exit status.
+func TestDaemonExec(t *testing.T) {
+	out := t.TempDir()
+	f := newDaemonFixture(t, fmt.Sprintf(`[hook]
+	path = %[1]s/MOD
+	pre-xfer exec = echo "$RSYNC_MODULE_NAME $RSYNC_REQUEST" > %[1]s/pre.out
+	post-xfer exec = echo "$RSYNC_EXIT_STATUS" > %[1]s/post.out
+[fail]
+	path = %[1]s/MOD
+	pre-xfer exec = echo not today; exit 3
+`, out))
+	os.MkdirAll(filepath.Join(out, "MOD"), 0o755)
+	os.WriteFile(filepath.Join(out, "MOD/f"), []byte("f\n"), 0o644)
+	dst := filepath.Join(f.dir, "hooked")
+	if r := f.syq(t, nil, "-a", "localhost::hook/", dst+"/"); r.code != 0 {
+		t.Fatalf("transfer through hooks: %d %s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "pre.out")); string(b) != "hook hook/\n" {
+		t.Errorf("pre-xfer exec wrote %q", b)
+	}
+	var post []byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if post, _ = os.ReadFile(filepath.Join(out, "post.out")); len(post) > 0 {
+			break
+		}
+	}
+	if string(post) != "0\n" {
+		t.Errorf("post-xfer exec wrote %q", post)
+	}
+	r := f.syq(t, nil, "-a", "localhost::fail/", filepath.Join(f.dir, "failed")+"/")
+	if r.code != 4 || !strings.Contains(r.stderr, "pre-xfer exec returned failure") || !strings.Contains(r.stderr, "not today") {
+		t.Errorf("failing pre-xfer exec: %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "failed/f")); err == nil {
+		t.Error("a failing pre-xfer exec did not stop the transfer")
+	}
+}
+
+// TestDaemonIncoming pushes into a module whose rules exclude names and
+// whose "incoming chmod" changes modes: excluded names are refused (exit
+// 23), and what arrives has the module's modes.
+func TestDaemonIncoming(t *testing.T) {
+	mod := t.TempDir()
+	f := newDaemonFixture(t, fmt.Sprintf(`[in]
+	path = %s
+	read only = no
+	exclude = /excluded/ *.tmp
+	incoming chmod = Fo-rwx,Dg+s
+`, mod))
+	src := filepath.Join(f.dir, "insrc")
+	for _, d := range []string{"excluded", "ok"} {
+		os.MkdirAll(filepath.Join(src, d), 0o755)
+		os.WriteFile(filepath.Join(src, d, "f"), []byte(d), 0o644)
+	}
+	os.WriteFile(filepath.Join(src, "top.tmp"), []byte("t"), 0o644)
+	r := f.syq(t, nil, "-a", src+"/", "localhost::in/")
+	if r.code != 23 || !strings.Contains(r.stderr, `ERROR: daemon refused to receive directory "excluded"`) ||
+		!strings.Contains(r.stderr, `ERROR: daemon refused to receive file "top.tmp"`) {
+		t.Errorf("push of excluded names: %d %s", r.code, r.stderr)
+	}
+	got := readTree(t, mod)
+	if len(got) != 2 || got["ok/f"] != "ok" {
+		t.Errorf("received tree: %v", got)
+	}
+	if fi, err := os.Stat(filepath.Join(mod, "ok/f")); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("incoming chmod on a file: %v %v", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(filepath.Join(mod, "ok")); err != nil || fi.Mode()&os.ModeSetgid == 0 {
+		t.Errorf("incoming chmod on a directory: %v %v", fi.Mode(), err)
+	}
+	// A destination the rules exclude is refused whole.
+	r = f.syq(t, nil, "-a", src+"/ok/", "localhost::in/x/../excluded/")
+	if r.code != 3 || !strings.Contains(r.stderr, "ERROR: daemon has excluded destination") {
+		t.Errorf("excluded destination: %d %s", r.code, r.stderr)
+	}
+}

@@ -1,0 +1,366 @@
+package main
+
+// The client of an rsync daemon (HOST::MODULE/PATH, rsync://HOST/...):
+// connect (RSYNC_CONNECT_PROG, or TCP), greet, name the module, answer
+// the password challenge, and send the options the daemon checks; then
+// the transfer runs as over ssh (transferRemote), on the connection.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"syq/daemon"
+	"syq/fsops"
+	"syq/remote"
+	"syq/wire"
+)
+
+// defaultDaemonPort is rsync's registered port.
+const defaultDaemonPort = 873
+
+// daemonModule is the module an operand's path names and the rest.
+func daemonModule(p string) string {
+	mod, _, _ := strings.Cut(p, "/")
+	return mod
+}
+
+// clientOnlyOptions concern this side alone: a daemon never hears of
+// them, as rsync's client leaves them out of the arguments it sends.
+var clientOnlyOptions = map[string]bool{
+	"rsh": true, "rsync-path": true, "password-file": true, "port": true, "address": true,
+	"contimeout": true, "no-contimeout": true, "motd": true, "no-motd": true,
+	"log-file": true, "log-file-format": true, "progress": true, "no-progress": true,
+	"info": true, "debug": true, "stderr": true, "msgs2stderr": true, "no-msgs2stderr": true,
+	"outbuf": true, "8-bit-output": true, "human-readable": true, "no-human-readable": true, "no-h": true,
+	"remote-option": true, "blocking-io": true, "no-blocking-io": true, "early-input": true,
+	"ipv4": true, "ipv6": true, "stats": true, "quiet": true, "out-format": true, "log-format": true,
+	"list-only": true, "secluded-args": true, "protect-args": true, "no-secluded-args": true,
+	"no-protect-args": true, "no-s": true, "old-args": true, "no-old-args": true,
+}
+
+// daemonArgs are the options sent to the daemon: the command line's,
+// each in its canonical spelling, and the -M ones, then "." and the
+// paths.
+func daemonArgs(inv *Invocation, paths []string) []string {
+	var args []string
+	for _, h := range inv.hits {
+		o := h.opt
+		if clientOnlyOptions[o.long] || strings.HasPrefix(o.long, "syq-") || o.long == "" && (o.short == 'h' || o.short == 'P') {
+			continue
+		}
+		w := "--" + o.long
+		if o.long == "" {
+			w = "-" + string(o.short)
+		}
+		if o.arg != cliNoArg {
+			w += "=" + h.value
+		}
+		args = append(args, w)
+	}
+	// The -M options are the daemon's too.
+	args = append(args, inv.RemoteOptions...)
+	args = append(args, ".")
+	return append(args, paths...)
+}
+
+// daemonFail is an error of the daemon conversation: rsync prints these
+// bare and exits 5 unless code says otherwise.
+func daemonFail(code int, format string, a ...any) error {
+	return &wire.FatalError{Code: code, Plain: true, Err: fmt.Errorf(format, a...)}
+}
+
+// connectDaemon opens the connection: through the remote shell (-e),
+// which runs a daemon for this connection; through RSYNC_CONNECT_PROG
+// (a shell command; %H in it is the host); or to the daemon's TCP port.
+// A command's standard input and output are one end of a socket pair.
+func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.Conn, *exec.Cmd, error) {
+	end := inv.Remote
+	var cmd *exec.Cmd
+	if inv.Rsh != "" {
+		// -e with a daemon operand: the remote shell runs a daemon
+		// for this one connection ("--server --daemon").
+		argv, err := remote.SplitRsh(inv.Rsh)
+		if err != nil || len(argv) == 0 {
+			return nil, nil, &wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("bad remote shell command %q", inv.Rsh)}
+		}
+		if end.User != "" {
+			argv = append(argv, "-l", end.User)
+		}
+		path := inv.RsyncPath
+		if path == "" {
+			path = "rsync"
+		}
+		argv = append(argv, end.Host, path+" --server --daemon .")
+		cmd = exec.Command(argv[0], argv[1:]...)
+	} else if prog := os.Getenv("RSYNC_CONNECT_PROG"); prog != "" {
+		if strings.Contains(prog, "%") {
+			if !connectHostSafe(end.Host) {
+				return nil, nil, daemonFail(wire.ExitSocketIO, "unsafe host characters for RSYNC_CONNECT_PROG")
+			}
+			prog = expandConnectProg(prog, remote.ShellQuote(end.Host))
+		}
+		cmd = exec.Command("sh", "-c", prog)
+	}
+	if cmd != nil {
+		mine, theirs, err := fsops.SocketPair()
+		if err != nil {
+			return nil, nil, &wire.FatalError{Code: wire.ExitSocketIO, Err: err}
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = theirs, theirs, stderr
+		err = cmd.Start()
+		theirs.Close()
+		if err != nil {
+			mine.Close()
+			return nil, nil, &wire.FatalError{Code: wire.ExitSocketIO, Err: fmt.Errorf("running %s: %w", cmd.Path, err)}
+		}
+		conn, err := net.FileConn(mine)
+		mine.Close()
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return nil, nil, &wire.FatalError{Code: wire.ExitSocketIO, Err: err}
+		}
+		return conn, cmd, nil
+	}
+	if os.Getenv("RSYNC_PROXY") != "" {
+		return nil, nil, &wire.FatalError{Code: wire.ExitSyntax, Err: errors.New("RSYNC_PROXY (a daemon connection through an HTTP proxy) is not supported by syq")}
+	}
+	port := end.Port
+	if port == 0 {
+		port = inv.Port
+	}
+	if port == 0 {
+		port = defaultDaemonPort
+	}
+	d := net.Dialer{}
+	if inv.ConTimeout > 0 {
+		d.Timeout = time.Duration(inv.ConTimeout) * time.Second
+	}
+	if inv.Address != "" {
+		ip := net.ParseIP(inv.Address)
+		if ip == nil {
+			return nil, nil, daemonFail(wire.ExitSocketIO, "syq: invalid --address %q", inv.Address)
+		}
+		d.LocalAddr = &net.TCPAddr{IP: ip}
+	}
+	addr := net.JoinHostPort(end.Host, strconv.Itoa(port))
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, nil, daemonFail(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", end.Host)
+		}
+		return nil, nil, daemonFail(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", end.Host, addr, errText(err))
+	}
+	return conn, nil, nil
+}
+
+// errText is an error's innermost text, as rsync's strerror.
+func errText(err error) string {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		err = op.Err
+		var sc *os.SyscallError
+		if errors.As(err, &sc) {
+			err = sc.Err
+		}
+	}
+	return fsops.ErrText(err)
+}
+
+// connectHostSafe is rsync's check of a host put into
+// RSYNC_CONNECT_PROG: letters, digits and "._:-%+~", not starting with
+// "-+~%".
+func connectHostSafe(h string) bool {
+	if h == "" || strings.ContainsRune("-+~%", rune(h[0])) {
+		return false
+	}
+	for _, c := range []byte(h) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:-%+~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// expandConnectProg puts the quoted host where %H stands; %% is one %.
+func expandConnectProg(prog, qhost string) string {
+	var b strings.Builder
+	for i := 0; i < len(prog); i++ {
+		if prog[i] == '%' && i+1 < len(prog) {
+			switch prog[i+1] {
+			case '%':
+				b.WriteByte('%')
+				i++
+				continue
+			case 'H':
+				b.WriteString(qhost)
+				i++
+				continue
+			}
+		}
+		b.WriteByte(prog[i])
+	}
+	return b.String()
+}
+
+// startDaemon runs the conversation up to the transfer. done is true
+// when nothing more is to be done (a module list, or the daemon's
+// "@RSYNCD: EXIT"); the Session is then nil.
+func startDaemon(ctx context.Context, inv *Invocation, paths []string, stdout, stderr io.Writer) (sess *remote.Session, done bool, err error) {
+	end := inv.Remote
+	first := ""
+	if len(paths) > 0 {
+		first = paths[0]
+	}
+	if strings.HasPrefix(first, "/") {
+		return nil, false, daemonFail(wire.ExitStartClient, "ERROR: The remote path must start with a module name not a /")
+	}
+	conn, cmd, err := connectDaemon(ctx, inv, stderr)
+	if err != nil {
+		return nil, false, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			conn.Close()
+			if cmd != nil {
+				cmd.Wait()
+			}
+		}
+	}()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	r := bufio.NewReaderSize(conn, 256<<10)
+	if err := wire.WriteDaemonLine(conn, wire.DaemonGreeting()); err != nil {
+		return nil, false, daemonFail(wire.ExitSocketIO, "syq: writing to the daemon: %s", errText(err))
+	}
+	line, err := wire.ReadDaemonLine(r)
+	if err != nil {
+		return nil, false, daemonFail(wire.ExitStartClient, "syq: did not see server greeting")
+	}
+	isSyq, err := wire.ParseDaemonGreeting(line)
+	if err != nil {
+		return nil, false, daemonFail(wire.ExitStartClient, "syq: %v", err)
+	}
+	module := daemonModule(first)
+	if module != "" && !isSyq {
+		return nil, false, daemonFail(wire.ExitStartClient, "syq: %s is an rsync daemon, not syq: syq transfers only with a syq daemon (it can list an rsync daemon's modules)", end.Host)
+	}
+	if err := wire.WriteDaemonLine(conn, module); err != nil {
+		return nil, false, daemonFail(wire.ExitSocketIO, "syq: writing to the daemon: %s", errText(err))
+	}
+	for {
+		line, err := wire.ReadDaemonLine(r)
+		if err != nil {
+			return nil, false, daemonFail(wire.ExitStartClient, "syq: didn't get server startup line")
+		}
+		switch {
+		case strings.HasPrefix(line, wire.DaemonAuthReqd):
+			resp, err := authResponse(inv, strings.TrimPrefix(line, wire.DaemonAuthReqd))
+			if err != nil {
+				return nil, false, err
+			}
+			if err := wire.WriteDaemonLine(conn, resp); err != nil {
+				return nil, false, daemonFail(wire.ExitSocketIO, "syq: writing to the daemon: %s", errText(err))
+			}
+			continue
+		case line == wire.DaemonOK:
+		case line == wire.DaemonExit:
+			return nil, true, nil
+		case strings.HasPrefix(line, wire.DaemonError):
+			return nil, false, daemonFail(wire.ExitStartClient, "%s", line)
+		default:
+			if !inv.NoMotd {
+				fmt.Fprintln(stdout, line)
+			}
+			continue
+		}
+		break
+	}
+	if err := wire.WriteDaemonArgs(conn, daemonArgs(inv, paths)); err != nil {
+		return nil, false, daemonFail(wire.ExitSocketIO, "syq: writing to the daemon: %v", err)
+	}
+	// The daemon's helper starts as over ssh, with Magic; nothing comes
+	// before it.
+	if err := wire.SkipToMagic(r, func(line string) error {
+		return fmt.Errorf("the daemon sent %q before its handshake", line)
+	}); err != nil {
+		if wire.IsNoMagic(err) {
+			return nil, false, &wire.FatalError{Code: wire.ExitStreamIO, Err: errors.New("the daemon closed the connection")}
+		}
+		return nil, false, &wire.FatalError{Code: wire.ExitProtocol, Err: err}
+	}
+	ok = true
+	return remote.ConnSession(conn, r, cmd), false, nil
+}
+
+// authResponse answers the daemon's challenge: "USER RESPONSE", the
+// user from the operand, else $USER, $LOGNAME, "nobody"; the password
+// from --password-file, else $RSYNC_PASSWORD.
+func authResponse(inv *Invocation, challenge string) (string, error) {
+	user := inv.Remote.User
+	for _, v := range []string{"USER", "LOGNAME"} {
+		if user == "" {
+			user = os.Getenv(v)
+		}
+	}
+	if user == "" {
+		user = "nobody"
+	}
+	var pass string
+	switch {
+	case inv.PasswordFile != "":
+		p, err := readPasswordFile(inv.PasswordFile)
+		if err != nil {
+			return "", err
+		}
+		pass = p
+	case os.Getenv("RSYNC_PASSWORD") != "":
+		pass = os.Getenv("RSYNC_PASSWORD")
+	default:
+		return "", daemonFail(wire.ExitStartClient, "syq: the daemon asks for a password: give it with --password-file or RSYNC_PASSWORD (syq does not prompt for one)")
+	}
+	return user + " " + daemon.Response(pass, challenge), nil
+}
+
+// readPasswordFile reads the first line of --password-file ("-":
+// standard input), refusing a file others may read, as rsync does.
+func readPasswordFile(path string) (string, error) {
+	var data []byte
+	if path == "-" {
+		line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+		if err != nil && line == "" {
+			return "", daemonFail(wire.ExitSyntax, "ERROR: failed to read a password from %s", path)
+		}
+		data = []byte(line)
+	} else {
+		st, err := fsops.StatOwned(path)
+		if err != nil {
+			return "", daemonFail(wire.ExitSyntax, "syq: could not open password file %s: %s", path, fsops.ErrText(err))
+		}
+		if st.Mode&0o06 != 0 {
+			return "", daemonFail(wire.ExitSyntax, "ERROR: password file must not be other-accessible")
+		}
+		if fsops.Geteuid() == 0 && st.Uid != 0 {
+			return "", daemonFail(wire.ExitSyntax, "ERROR: password file must be owned by root when running as root")
+		}
+		if data, err = fsops.ReadFile(path); err != nil {
+			return "", daemonFail(wire.ExitSyntax, "syq: could not open password file %s: %s", path, fsops.ErrText(err))
+		}
+	}
+	line, _, _ := strings.Cut(strings.ReplaceAll(string(data), "\r", "\n"), "\n")
+	if line == "" {
+		return "", daemonFail(wire.ExitSyntax, "ERROR: failed to read a password from %s", path)
+	}
+	return line, nil
+}
