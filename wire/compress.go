@@ -108,9 +108,26 @@ type speedJudge struct {
 	probe    bool  // the current window tries the other way
 	left     int64 // bytes left in the current window
 	main     int64 // length of main windows
-	bytes    int64 // bytes in the current window so far
+	bytes    int64 // timed bytes in the current window so far
 	start    time.Time
 	mainRate float64 // bytes per second of the last main window
+
+	// lag is how many bytes the writer takes before the link holds
+	// them back (the data rails' windows, which the rails' own writers
+	// compress from); skip is what is left of it in this window. The
+	// writer takes a window's first lag bytes at the pace the bytes of
+	// the window before leave, so they are sent the window's way but
+	// not timed: each window is lag bytes longer.
+	lag, skip int64
+}
+
+// setLag makes every window, the current one included, lag bytes
+// longer, with those first bytes untimed.
+func (p *speedJudge) setLag(lag int64) {
+	p.lag = lag
+	if p.bytes == 0 {
+		p.skip, p.left = lag, p.left+lag
+	}
 }
 
 // next accounts for n bytes of file data handed to the writer at now
@@ -129,12 +146,17 @@ func (p *speedJudge) next(n int64, now time.Time) bool {
 			p.probe, p.left = false, p.main
 		}
 		p.bytes = 0
+		p.skip, p.left = p.lag, p.left+p.lag
+	}
+	p.left -= n
+	if p.skip > 0 {
+		p.skip -= n
+		return p.plain != p.probe
 	}
 	if p.bytes == 0 {
 		p.start = now
 	}
 	p.bytes += n
-	p.left -= n
 	return p.plain != p.probe
 }
 

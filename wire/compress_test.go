@@ -376,3 +376,61 @@ func TestSpeedJudge(t *testing.T) {
 		}
 	}
 }
+
+// TestSpeedJudgeBehindRails: with data rails the writer hands data to
+// windows that hold several MiB each, and takes a window's first bytes
+// at the pace of the bytes before them, sent the other way. The judge
+// must not time those (setLag): on a slow link compressed data must win,
+// on a fast one plain data.
+func TestSpeedJudgeBehindRails(t *testing.T) {
+	const capacity = 3 * railWindow // rail 0 and two data rails
+	for _, tc := range []struct {
+		name               string
+		plainMBs, compMBs  float64
+		minPlain, maxPlain float64
+	}{
+		{"slow link", 12.5, 40, 0, 0.15},
+		{"fast link", 1000, 300, 0.7, 1},
+	} {
+		for _, lag := range []bool{false, true} {
+			p := newCompressor("fastest", nil).judge
+			if lag {
+				p.setLag(capacity)
+			}
+			// The link: FIFO of chunks in flight, each leaving at its
+			// way's speed (in bytes of file data per second).
+			type chunk struct {
+				n     int64
+				speed float64
+			}
+			var fifo []chunk
+			var inflight, plain, total int64
+			now := time.Unix(0, 0)
+			for total < 2<<30 {
+				n := int64(DataChunk)
+				for inflight+n > capacity {
+					c := fifo[0]
+					fifo = fifo[1:]
+					inflight -= c.n
+					now = now.Add(time.Duration(float64(c.n) / (c.speed * 1e6) * float64(time.Second)))
+				}
+				speed := tc.compMBs
+				if p.next(n, now) {
+					plain += n
+					speed = tc.plainMBs
+				}
+				fifo = append(fifo, chunk{n, speed})
+				inflight += n
+				total += n
+			}
+			share := float64(plain) / float64(total)
+			bad := share < tc.minPlain || share > tc.maxPlain
+			switch {
+			case lag && bad:
+				t.Errorf("%s: %.3f of the data went plain, want %.2f to %.2f", tc.name, share, tc.minPlain, tc.maxPlain)
+			case !lag:
+				t.Logf("%s without the lag: %.3f of the data went plain", tc.name, share)
+			}
+		}
+	}
+}

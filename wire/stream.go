@@ -156,6 +156,11 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 	}
 	if len(cfg.Rails) > 0 {
 		s.rails = newRailSet(s, cfg.Rails, pacer)
+		if s.z != nil {
+			// The speed judge times what the rails' windows let
+			// through, not what fills them.
+			s.z.judge.setLag(int64(len(cfg.Rails)+1) * railWindow)
+		}
 		s.rails.start()
 	}
 	go s.writeLoop()
