@@ -345,6 +345,7 @@ func (r *Receiver) run(ctx context.Context) error {
 	r.out.catchUp()
 
 	var loopErr error
+	firstData := true
 loop:
 	for {
 		m, err := r.recv()
@@ -367,6 +368,9 @@ loop:
 			}
 			batches <- m
 		case *wire.ListEnd:
+			if r.cfg.Debug {
+				r.cfg.Report(wire.ProblemDebug, "receiver: file list end")
+			}
 			close(batches)
 			batches = nil
 			go func() {
@@ -374,6 +378,10 @@ loop:
 				r.out.release()
 			}()
 		case *wire.Data:
+			if firstData && r.cfg.Debug {
+				r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("receiver: first data (batch %d)", m.Seq))
+			}
+			firstData = false
 			jobs, err := r.takePending(m)
 			if err != nil {
 				loopErr = err
@@ -385,6 +393,9 @@ loop:
 				jobs = jobs[n:]
 			}
 		case *wire.DataEnd:
+			if r.cfg.Debug {
+				r.cfg.Report(wire.ProblemDebug, "receiver: data end")
+			}
 			break loop
 		default:
 			loopErr = &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("protocol error: unexpected %T from sender", m)}

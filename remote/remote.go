@@ -51,11 +51,13 @@ type Config struct {
 	Stderr io.Writer
 	// Debug, if set, receives one line per decision (SYQ_DEBUG).
 	Debug func(format string, args ...any)
-	// Early, if set, is written to the helper's input as soon as the
-	// script says it runs a helper of this very build (found or just
-	// installed), before the helper's Magic arrives: the client's half
-	// of the handshake, sent without waiting a round trip for the
-	// helper's Hello. At most MaxEarly bytes, so the write never waits
+	// Early, if set, is the client's half of the handshake, written to
+	// the remote command's input at once, with the command: a helper of
+	// this very build (found or just installed) reads it as its first
+	// input, so neither the helper's Hello nor the script's "found" line
+	// costs a round trip before it. The script discards it on the
+	// upload path, before the binary, and it is written again once the
+	// new helper runs. At most MaxEarly bytes, so the write never waits
 	// for the remote side to read.
 	Early []byte
 }
@@ -218,15 +220,25 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 	defer stopWatch()
 	found := false
 	var bootErr error
-	sendEarly := func() {
-		if len(cfg.Early) == 0 || len(cfg.Early) > MaxEarly {
+	// A remote side that dies before reading the early words makes a
+	// write fail; the missing Magic then says what happened.
+	early := earlyLen(cfg) > 0
+	earlyOK := early
+	if early {
+		_, err := stdin.Write(cfg.Early)
+		earlyOK = err == nil
+	}
+	sendEarly := func(again bool) {
+		if !early {
 			return
 		}
-		// A helper that dies before reading it makes the write fail;
-		// the missing Magic then says what happened.
-		if _, err := stdin.Write(cfg.Early); err == nil {
+		if again {
+			_, err := stdin.Write(cfg.Early)
+			earlyOK = err == nil
+		}
+		if earlyOK {
 			s.EarlySent = true
-			cfg.Debug("remote: handshake sent ahead of the helper's (%d bytes)", len(cfg.Early))
+			cfg.Debug("remote: handshake sent ahead of the helper's (%d bytes, with the command: %v)", len(cfg.Early), !again)
 		}
 	}
 	err = wire.SkipToMagic(s.Reader, func(line string) error {
@@ -240,7 +252,7 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 		case "found":
 			found = true
 			cfg.Debug("remote: helper present at %s (no upload)", arg)
-			sendEarly()
+			sendEarly(false)
 		case "send":
 			if bin == nil {
 				bootErr = errors.New("the remote side asked for the helper binary, but bootstrap is off")
@@ -253,7 +265,7 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 			}
 		case "installed":
 			cfg.Debug("remote: helper installed at %s", arg)
-			sendEarly()
+			sendEarly(true) // the script discarded the first copy
 		case "missing":
 			bootErr = fmt.Errorf("the remote helper %s is not syq %s; install syq there (or leave out --syq-no-bootstrap so syq installs itself)", arg, cfg.Version)
 			return bootErr
@@ -384,8 +396,20 @@ const (
 	VersionFlag = "--syq-helper-version"
 )
 
+// earlyLen is how many bytes of Config.Early go with the command (0:
+// none).
+func earlyLen(cfg Config) int {
+	if len(cfg.Early) > MaxEarly {
+		return 0
+	}
+	return len(cfg.Early)
+}
+
 // bootScript is the remote command. It runs under sh -c, so it does not
-// depend on the user's login shell.
+// depend on the user's login shell. Its input starts with
+// earlyLen(cfg) bytes of the client's handshake, which only a helper of
+// this build may read: nothing before the exec reads the input, except
+// the upload path, which skips them first.
 func bootScript(cfg Config, bin *binaryInfo, force bool) string {
 	var b strings.Builder
 	v := ShellQuote(cfg.Version)
@@ -393,8 +417,9 @@ func bootScript(cfg Config, bin *binaryInfo, force bool) string {
 	prefix := ""
 	if cfg.RsyncPath != "" {
 		// The command as given, words split by the shell (it may be
-		// "sudo /opt/syq"); if it is this build, run it.
-		fmt.Fprintf(&b, "if [ \"$(%s %s 2>/dev/null)\" = \"syq-helper $V\" ]; then echo \"SYQ-BOOT found %s\"; exec %s %s; fi\n",
+		// "sudo /opt/syq"); if it is this build, run it. The probe
+		// reads no input: that is the early handshake's.
+		fmt.Fprintf(&b, "if [ \"$(%s %s </dev/null 2>/dev/null)\" = \"syq-helper $V\" ]; then echo \"SYQ-BOOT found %s\"; exec %s %s; fi\n",
 			cfg.RsyncPath, VersionFlag, strings.ReplaceAll(cfg.RsyncPath, `"`, ``), cfg.RsyncPath, ServerFlag)
 		if words, err := SplitRsh(cfg.RsyncPath); err == nil && len(words) > 1 {
 			// Keep a wrapper such as sudo in front of the cached helper.
@@ -415,6 +440,7 @@ func bootScript(cfg Config, bin *binaryInfo, force bool) string {
 	}
 	fmt.Fprintf(&b, `case "$(uname -s)/$(uname -m)" in %s) ;; *) echo "SYQ-BOOT unsupported $(uname -s)/$(uname -m)"; exit 1;; esac
 mkdir -p "$D" 2>/dev/null && T="$D/.syq.$$.tmp" && : > "$T" 2>/dev/null || { echo "SYQ-BOOT nowrite $D"; exit 1; }
+[ %d -eq 0 ] || head -c %d >/dev/null
 echo "SYQ-BOOT send $H"
 head -c %d > "$T"
 S=$(head -c 64)
@@ -426,7 +452,7 @@ fi
 chmod 755 "$T" && mv -f "$T" "$H" || { rm -f "$T"; echo "SYQ-BOOT failed cannot install $H"; exit 1; }
 echo "SYQ-BOOT installed $H"
 exec %s"$H" %s
-`, unameFor(runtime.GOOS, runtime.GOARCH), bin.size, bin.size, bin.size, prefix, ServerFlag)
+`, unameFor(runtime.GOOS, runtime.GOARCH), earlyLen(cfg), earlyLen(cfg), bin.size, bin.size, bin.size, prefix, ServerFlag)
 	return b.String()
 }
 

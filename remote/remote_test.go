@@ -82,6 +82,7 @@ func TestBootScriptIsValidShell(t *testing.T) {
 		{Version: "1.0-abc", Bootstrap: false},
 		{Version: "1.0-abc", Bootstrap: true, RsyncPath: "sudo /opt/syq"},
 		{Version: "1.0-abc", Bootstrap: false, RsyncPath: "/opt/syq"},
+		{Version: "1.0-abc", Bootstrap: true, Early: []byte("hello")},
 	} {
 		for _, force := range []bool{false, true} {
 			script := bootScript(cfg, bin, force)
@@ -98,24 +99,30 @@ func TestBootScriptIsValidShell(t *testing.T) {
 func TestBootScriptChecksUpload(t *testing.T) {
 	helper := []byte("#!/bin/sh\necho \"HELPER-RAN $1\"\n")
 	good := sha256.Sum256(helper)
+	// The client's early handshake comes first on the input, with the
+	// command; the upload path must skip exactly it.
+	early := bytes.Repeat([]byte("EARLY"), 100)
 	cases := []struct {
 		name  string
+		early []byte
 		input []byte
 		want  string
 		ok    bool
 	}{
-		{"good", append(append([]byte{}, helper...), hex.EncodeToString(good[:])...), "HELPER-RAN " + ServerFlag, true},
-		{"bad-sum", append(append([]byte{}, helper...), strings.Repeat("0", 64)...), "SYQ-BOOT failed checksum mismatch", false},
-		{"short", helper[:10], "SYQ-BOOT failed only 10 of", false},
+		{"good", nil, append(append([]byte{}, helper...), hex.EncodeToString(good[:])...), "HELPER-RAN " + ServerFlag, true},
+		{"good-after-early", early, append(append([]byte{}, helper...), hex.EncodeToString(good[:])...), "HELPER-RAN " + ServerFlag, true},
+		{"bad-sum", nil, append(append([]byte{}, helper...), strings.Repeat("0", 64)...), "SYQ-BOOT failed checksum mismatch", false},
+		{"short", nil, helper[:10], "SYQ-BOOT failed only 10 of", false},
+		{"short-after-early", early, helper[:10], "SYQ-BOOT failed only 10 of", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cache := t.TempDir()
 			bin := &binaryInfo{path: "unused", size: int64(len(helper))}
-			script := bootScript(Config{Version: "1.0-abc", Bootstrap: true}, bin, false)
+			script := bootScript(Config{Version: "1.0-abc", Bootstrap: true, Early: tc.early}, bin, false)
 			cmd := exec.Command("sh", "-c", script)
 			cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
-			cmd.Stdin = bytes.NewReader(tc.input)
+			cmd.Stdin = bytes.NewReader(append(append([]byte{}, tc.early...), tc.input...))
 			out, _ := cmd.CombinedOutput()
 			if !strings.Contains(string(out), tc.want) {
 				t.Fatalf("output lacks %q:\n%s", tc.want, out)

@@ -194,6 +194,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 // once with a reference to the batch's source files; Done ends the
 // transfer.
 func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
+	firstWants := true
 	for {
 		m, err := s.conn.Recv()
 		if err != nil {
@@ -201,6 +202,10 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 		}
 		switch m := m.(type) {
 		case *wire.Wants:
+			if firstWants && s.cfg.Debugf != nil {
+				s.cfg.Debugf("sender: first wants (batch %d, %d files)", m.Seq, len(m.Indexes))
+			}
+			firstWants = false
 			s.mu.Lock()
 			rec := s.inflight[m.Seq]
 			if rec == nil || (rec.wanted && !rec.redo) {
@@ -253,6 +258,9 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 		case *wire.Synced:
 			s.removeSource(m)
 		case *wire.Done:
+			if s.cfg.Debugf != nil {
+				s.cfg.Debugf("sender: the receiver is done")
+			}
 			*stats = m.Stats
 			return nil
 		default:
@@ -390,7 +398,12 @@ func (s *Sender) listEnded() {
 }
 
 func (s *Sender) endData() {
-	s.endOnce.Do(func() { s.send(&wire.DataEnd{}) })
+	s.endOnce.Do(func() {
+		if s.cfg.Debugf != nil {
+			s.cfg.Debugf("sender: every batch answered; data end")
+		}
+		s.send(&wire.DataEnd{})
+	})
 }
 
 // send serialises Sends from the emitter and the readers.

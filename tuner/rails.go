@@ -93,6 +93,12 @@ func PlanRails(e *RailEntry, rule, floor int) RailPlan {
 	if e == nil {
 		return RailPlan{Rails: rule, Why: fmt.Sprintf("no run recorded over this route: the rule's %d", rule)}
 	}
+	if e.Rule != 0 && abs(rule-e.Rule) > 1 {
+		// The round trip moved the rule by more than a step: another
+		// path to the same host (RecordRails forgets the old rates
+		// after this run), where the best count recorded means nothing.
+		return RailPlan{Rails: rule, Why: fmt.Sprintf("the rule's %d: it was %d on the runs recorded, the path changed", rule, e.Rule)}
+	}
 	best := max(floor, min(e.Rails, MaxRails))
 	why := fmt.Sprintf("cache: %d gave the best rate (%s, sure %d/%d, %d runs)", best, mbps(e.Rates[best]), e.Sure, maxSure, e.Runs)
 	if e.Runs < 2 || e.Since < max(e.Sure, 1) {

@@ -216,7 +216,8 @@ func TestRailRunCache(t *testing.T) {
 	if c.Routes["local x"] == nil {
 		t.Errorf("the worker routes were lost")
 	}
-	if n, why := BeginRails(obs, key).Count(6, 1); n != 3 || !strings.Contains(why, "cache: 3 gave the best rate") {
+	// The rule one step from the first run's 3: the same path.
+	if n, why := BeginRails(obs, key).Count(4, 1); n != 3 || !strings.Contains(why, "cache: 3 gave the best rate") {
 		t.Errorf("second run: %d rails (%s), want the cached 3", n, why)
 	}
 	if n, _ := BeginRails(Observation{CachePath: path, NoCache: true}, key).Count(6, 1); n != 6 {
@@ -232,5 +233,19 @@ func TestRailRunCache(t *testing.T) {
 	c, err = LoadCache(path)
 	if err != nil || c.Rails[key] != nil || c.Routes["local x"] == nil {
 		t.Errorf("damaged rail entry: %v, %+v, %+v", err, c.Rails, c.Routes)
+	}
+}
+
+// TestPlanRailsPathChanged: a cache learned on one path (one rail best at
+// 50 ms, rule 2) does not decide a run whose round trip says another
+// (200 ms, rule 6): that run takes the rule's count; a step's change of
+// the rule keeps the cache's.
+func TestPlanRailsPathChanged(t *testing.T) {
+	e := &RailEntry{Rails: 1, Sure: 3, Runs: 6, Since: 1, Dir: 1, Rule: 2, Rates: map[int]float64{1: 90e6, 2: 80e6}}
+	if p := PlanRails(e, 6, 1); p.Rails != 6 || p.Explore {
+		t.Errorf("rule 6 after rule 2: %+v, want the rule's 6", p)
+	}
+	if p := PlanRails(e, 3, 1); p.Rails != 1 {
+		t.Errorf("rule 3 after rule 2: %+v, want the cache's 1", p)
 	}
 }

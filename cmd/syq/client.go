@@ -351,6 +351,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		stats, runErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources, Walkers: tune.Walkers, ReadAhead: tune.ReadAhead,
 			Report: probs.report("sender"), Filter: inv.filters, Live: live,
+			Debugf: debugIf(debug),
 		}, st)
 		if bar != nil {
 			bar.end()
@@ -544,6 +545,15 @@ func asFatal(err error) *wire.FatalError {
 		return fe
 	}
 	return &wire.FatalError{Code: wire.ExitStreamIO, Err: err}
+}
+
+// debugIf is debugf when SYQ_DEBUG is set, else nil: the packages skip
+// the work of their debug lines on nil.
+func debugIf(on bool) func(string, ...any) {
+	if on {
+		return debugf
+	}
+	return nil
 }
 
 // setupOnly drops the second result of setupFor.

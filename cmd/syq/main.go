@@ -213,7 +213,9 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 			fmt.Fprintln(stderr, msg)
 			return
 		case wire.ProblemDebug:
-			fmt.Fprintf(stderr, "syq debug: %s\n", msg)
+			// The peer's lines are dated on arrival here, half a
+			// round trip after they were written.
+			fmt.Fprintf(stderr, "syq debug: %.3fs: %s\n", time.Since(processStart).Seconds(), msg)
 			return
 		case wire.ProblemDelLimit:
 			p.delLimit = true
@@ -486,9 +488,13 @@ func exitText(code int) string {
 	return "error"
 }
 
+// processStart dates debug lines: the time since start tells where a
+// transfer's round trips go (ssh, bootstrap, handshake, rails, data).
+var processStart = time.Now()
+
 func debugf(format string, args ...any) {
 	if os.Getenv("SYQ_DEBUG") != "" {
-		fmt.Fprintf(os.Stderr, "syq debug: "+format+"\n", args...)
+		fmt.Fprintf(os.Stderr, "syq debug: %.3fs: "+format+"\n", append([]any{time.Since(processStart).Seconds()}, args...)...)
 	}
 }
 

@@ -289,7 +289,7 @@ func need(c cell) int64 {
 		files = int64(s.N)
 	case gen.Large:
 		files, bytes = 1, s.Size
-	case gen.ManyLarge:
+	case gen.ManyLarge, gen.Text:
 		files, bytes = int64(s.K), int64(s.K)*s.Size
 	case gen.Mixed:
 		// mean file ~260 KiB at 32 MiB max (measured), plus the 4 KiB blocks.

@@ -646,7 +646,8 @@ func pct(a, b int64) int64 {
 }
 
 // issueScenarios are the scenarios issue 8 asks for (after the seed
-// page), each with the prefixes of the cell names that cover it.
+// page), and the must-show figures of issues 5 and 7 that no scenario
+// there covers, each with the prefixes of the cell names that cover it.
 var issueScenarios = []struct {
 	name     string
 	prefixes []string
@@ -654,6 +655,8 @@ var issueScenarios = []struct {
 	{"LAN: small files", []string{"ssh-small"}},
 	{"WAN: one large file", []string{"wan-large"}},
 	{"WAN: many large files", []string{"wan-many"}},
+	{"WAN: small files (issue 5)", []string{"wan-small"}},
+	{"WAN: -z on compressible data (issue 7)", []string{"wan-z"}},
 	{"Small files to and from NFS", []string{"nfs"}},
 	{"A large file on one filesystem", []string{"large-"}},
 	{"Multi-rail", []string{"rails"}},

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,8 +20,11 @@ import (
 // the tools run in the stand's near namespace (nsenter --net, so they see
 // the same files) and reach an OpenSSH sshd in the far namespace.
 //
-//   - wan-large, wan-many: push over the WAN link (1 Gbit/s, 50 ms RTT; a
-//     userspace TUN relay makes the delay, the kernel has no netem).
+//   - wan-large, wan-many, wan-small: push over the WAN link (1 Gbit/s,
+//     50 ms RTT; a userspace TUN relay makes the delay, the kernel has no
+//     netem); wan-large-200ms the same at 200 ms RTT.
+//   - wan-z: a compressible text corpus pushed with -z over 100 Mbit/s,
+//     50 ms RTT.
 //   - nfs-small-rtt*: copy small files to local from a network file system
 //     across the WAN link with a short RTT. This kernel has no NFS client, so
 //     the stand-in is sshfs (FUSE, SFTP) mounted from the near namespace,
@@ -41,6 +46,9 @@ type wanSpec struct {
 	stand  stand.Config
 	nfs    bool // arms copy from the sshfs mount (or --nfs-src) to local
 	active bool // set while runCell runs the cell on its stand
+	// probeCompress: before the timed runs, ask rsync and syq which
+	// codec and level -z negotiates on this stand, for the measure line.
+	probeCompress bool
 }
 
 // benchStand is the stand's name: namespaces syq-bench-near, syq-bench-far.
@@ -58,6 +66,20 @@ func init() {
 	}
 	for _, k := range []string{"syq-ssh", "rsync-ssh", "rclone-sftp", "tar-ssh"} {
 		arms[strings.TrimSuffix(strings.TrimSuffix(k, "-ssh"), "-sftp")+"-wan"] = inNear(k)
+	}
+	// -z arms: the same command with -z after -a (argv[2]); each tool
+	// then picks its own codec (wan-z's measure says which).
+	for _, k := range []string{"syq-wan", "rsync-wan"} {
+		a := arms[k]
+		arms[k+"-z"] = arm{name: strings.Replace(a.name, " -e ssh", " -z -e ssh", 1), argv: func(x argEnv) []string {
+			argv := a.argv(x)
+			for i, w := range argv {
+				if w == "-a" {
+					return slices.Insert(argv, i+1, "-z")
+				}
+			}
+			panic("bench: no -a in " + strings.Join(argv, " "))
+		}}
 	}
 	// scp -rp of the source's top-level names (the trees here have no
 	// dot files), with the same ssh options as the other OpenSSH arms.
@@ -107,6 +129,32 @@ func wanCells(scale string) []cell {
 			arms: sshArms, reps: pick(3, 2), remote: true, wan: &wanSpec{stand: wan},
 			scenario: "WAN: many large files", ceilingMBps: 125, ceilingLabel: "link 1 Gbit/s",
 			measure: "K large files pushed over 1 Gbit/s, 50 ms RTT"},
+		// Issue 5: 20,000 x 4 KiB over 50 ms, against rsync -a -e ssh.
+		// scp and rclone sftp are left out: both spend round trips per
+		// file (scp's SFTP open/write/close, rclone's SFTP calls and a
+		// remote md5sum session per file), tens of minutes at 20,000.
+		{name: "wan-small", fs: fsTmpfs, spec: gen.Spec{Kind: gen.Small, N: pick(20000, 2000), Dirs: 256, FileSize: 4096}, mode: modeCopy,
+			arms: []string{"syq-wan", "rsync-wan", "tar-wan"}, reps: pick(3, 3), remote: true, wan: &wanSpec{stand: wan},
+			scenario: "WAN: small files", ceilingMBps: 125, ceilingLabel: "link 1 Gbit/s",
+			measure: "small files pushed over 1 Gbit/s, 50 ms RTT: round trips, not bytes (scp and rclone sftp left out: round trips per file)"},
+		// Issue 5: one large file at 200 ms RTT. The BDP is 25 MB: the
+		// relay's queue is 1.5 x BDP (37.5 MB) and its FIFO holds the
+		// 12.5 MB on the fibre on top; the namespaces' TCP limits are the
+		// kernel's (tcp_rmem[2] 32 MiB, tcp_wmem[2] 4 MiB), which syq,
+		// as root, passes with SO_*BUFFORCE and more rails.
+		{name: "wan-large-200ms", fs: fsTmpfs, spec: gen.Spec{Kind: gen.Large, Size: pickB(2<<30, 256<<20)}, mode: modeCopy,
+			arms: sshArms, reps: pick(3, 2), remote: true, wan: &wanSpec{stand: stand.Config{WAN: true, Rate: 1e9, RTT: 200 * time.Millisecond}},
+			scenario: "WAN: one large file", ceilingMBps: 125, ceilingLabel: "link 1 Gbit/s",
+			why:     "ssh-based tools are held by OpenSSH's channel window at 200 ms RTT; syq's TLS rails are not",
+			measure: "one large file pushed over a long fat pipe: 1 Gbit/s, 200 ms RTT (BDP 25 MB; relay tail-drop queue 1.5 x BDP)"},
+		// Issue 7: -z on a compressible text corpus over 50 ms / 100 Mbit,
+		// both tools with -z at their default codec and level; the plain
+		// arms show what compression bought each.
+		{name: "wan-z", fs: fsTmpfs, spec: gen.Spec{Kind: gen.Text, K: pick(16, 4), Size: pickB(64<<20, 32<<20)}, mode: modeCopy,
+			arms: []string{"syq-wan-z", "rsync-wan-z", "syq-wan", "rsync-wan"}, reps: pick(3, 2), remote: true,
+			wan:      &wanSpec{stand: stand.Config{WAN: true, Rate: 100e6, RTT: 50 * time.Millisecond}, probeCompress: true},
+			scenario: "WAN: compressible data with -z", ceilingMBps: 12.5, ceilingLabel: "link 100 Mbit/s (uncompressed bytes; -z can pass it)",
+			measure: "log-like text (zstd -3 about 5x) pushed with -z over 100 Mbit/s, 50 ms RTT"},
 	}
 	if *nfsSrc != "" {
 		// A real NFS mount has its own RTT: one cell, no stand.
@@ -192,6 +240,11 @@ func (b *bench) runWANCell(c cell) error {
 				return fmt.Errorf("stand: installing syq's helper: %w", err)
 			}
 			b.log("  syq helper installed on the far side (untimed first copy of one small file, incl. upload): %.2fs", t.Seconds())
+		}
+		if w.probeCompress {
+			codecs := r.probeCompress(s, b.syq)
+			b.log("  -z negotiated: %s", codecs)
+			c.measure += " [-z negotiated: " + codecs + "]"
 		}
 	}
 	err = b.runCell(c)
@@ -279,6 +332,37 @@ func (r *remote) installHelper(s *stand.Stand, syq string) (time.Duration, error
 		return 0, fmt.Errorf("no helper under %s after the first copy", r.cache)
 	}
 	return time.Since(t0), nil
+}
+
+// compressRE finds rsync's "Client negotiated compress: zstd (level 3)"
+// (--debug=nstr) and syq's "remote: zstd compression, level ..."
+// (SYQ_DEBUG) lines.
+var compressRE = regexp.MustCompile(`(?m)^.*(Client( negotiated)? compress: .*|zstd compression, .*)$`)
+
+// probeCompress copies one small file with -z once with rsync and once
+// with syq (untimed) and returns what each says it negotiated.
+func (r *remote) probeCompress(s *stand.Stand, syq string) string {
+	src := filepath.Join(r.dir, "warm-src")
+	var out []string
+	run := func(tool string, argv []string) {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), "SYQ_DEBUG=1")
+		b, err := groupOutput(cmd)
+		m := compressRE.FindStringSubmatch(string(b))
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("%s: probe failed (%v: %s)", tool, err, trunc(string(b), 200)))
+		case m == nil:
+			out = append(out, tool+": no compression line")
+		default:
+			out = append(out, tool+": "+strings.TrimSpace(m[1]))
+		}
+	}
+	run("rsync", s.NearCommand("rsync", "-a", "-z", "--debug=nstr1", "-e", r.sshCmd, src+"/", r.host+":"+filepath.Join(r.dir, "z-rsync")+"/"))
+	if syq != "" {
+		run("syq", s.NearCommand(syq, "rsync", "-a", "-z", "-e", r.sshCmd, src+"/", r.host+":"+filepath.Join(r.dir, "z-syq")+"/"))
+	}
+	return strings.Join(out, "; ")
 }
 
 // mountSSHFS mounts the far side's / at r.dir/nfs from the near namespace

@@ -2,7 +2,8 @@
 // yields the same names, sizes, contents, modes, links and mtimes, whatever
 // the number of workers. File contents come from ChaCha8 streams keyed by
 // (seed, file index, segment), so they are incompressible and can be written
-// in parallel.
+// in parallel; the text kind draws log lines from the same streams instead
+// (text.go), so its files compress as real logs do.
 package gen
 
 import (
@@ -28,6 +29,7 @@ const (
 	ManyLarge = "many-large" // K files of Size bytes
 	Mixed     = "mixed"      // N files, 0..Size bytes, symlinks, hard links, deep paths
 	Empty     = "empty"      // N zero-byte files in Dirs directories
+	Text      = "text"       // K compressible text files (log lines) of Size bytes
 )
 
 // Spec describes a tree.
@@ -62,6 +64,8 @@ func (s Spec) Describe() string {
 		return fmt.Sprintf("mixed: %d files 0..%s, symlinks, hard links, deep paths", s.N, HumanBytes(s.Size))
 	case Empty:
 		return fmt.Sprintf("empty: %d zero-byte files in %d dirs", s.N, s.Dirs)
+	case Text:
+		return fmt.Sprintf("text: %d x %s of log lines (compressible)", s.K, HumanBytes(s.Size))
 	}
 	return s.Kind
 }
@@ -82,7 +86,7 @@ func (s Spec) withDefaults() Spec {
 		if s.Dirs == 0 {
 			s.Dirs = 1000
 		}
-	case ManyLarge:
+	case ManyLarge, Text:
 		if s.K == 0 {
 			s.K = 8
 		}
@@ -219,10 +223,11 @@ func streamSeed(seed, idx, seg uint64) [32]byte {
 }
 
 type job struct {
-	f   *fileEnt
-	fd  *os.File
-	seg int64 // segment index within the file
-	wg  *sync.WaitGroup
+	text bool // log lines instead of random bytes
+	f    *fileEnt
+	fd   *os.File
+	seg  int64 // segment index within the file
+	wg   *sync.WaitGroup
 }
 
 func writeFiles(root string, files []fileEnt, spec Spec) error {
@@ -250,7 +255,7 @@ func writeFiles(root string, files []fileEnt, spec Spec) error {
 	for i := range files {
 		f := &files[i]
 		if f.size <= segment {
-			jobs <- job{f: f}
+			jobs <- job{f: f, text: spec.Kind == Text}
 			continue
 		}
 		// Large file: open once, workers fill segments with WriteAt.
@@ -268,7 +273,7 @@ func writeFiles(root string, files []fileEnt, spec Spec) error {
 		nseg := (f.size + segment - 1) / segment
 		for s := int64(0); s < nseg; s++ {
 			pendWG.Add(1)
-			jobs <- job{f: f, fd: fd, seg: s, wg: &pendWG}
+			jobs <- job{f: f, fd: fd, seg: s, wg: &pendWG, text: spec.Kind == Text}
 		}
 	}
 	close(jobs)
@@ -316,9 +321,10 @@ func writeSegment(root string, j job, buf []byte, seed uint64) error {
 		off := j.seg * segment
 		n := min(segment, f.size-off)
 		rng := rand.NewChaCha8(streamSeed(seed, f.idx, uint64(j.seg)))
+		fill := fillFunc(j.text, rng)
 		for n > 0 {
 			c := min(int64(len(buf)), n)
-			rng.Read(buf[:c])
+			fill(buf[:c])
 			if _, err := j.fd.WriteAt(buf[:c], off); err != nil {
 				return err
 			}
@@ -334,10 +340,11 @@ func writeSegment(root string, j job, buf []byte, seed uint64) error {
 	}
 	if f.size > 0 {
 		rng := rand.NewChaCha8(streamSeed(seed, f.idx, 0))
+		fill := fillFunc(j.text, rng)
 		n := f.size
 		for n > 0 {
 			c := min(int64(len(buf)), n)
-			rng.Read(buf[:c])
+			fill(buf[:c])
 			if _, err := fd.Write(buf[:c]); err != nil {
 				fd.Close()
 				return err
@@ -386,10 +393,17 @@ func makePlan(s Spec) (*plan, error) {
 		for i := 0; i < s.K; i++ {
 			p.files = append(p.files, fileEnt{rel: fmt.Sprintf("large%03d.bin", i), size: s.Size, perm: 0o644, idx: uint64(i)})
 		}
+	case Text:
+		if s.Size <= 0 || s.K <= 0 {
+			return nil, fmt.Errorf("gentree: text needs -size and -k")
+		}
+		for i := 0; i < s.K; i++ {
+			p.files = append(p.files, fileEnt{rel: fmt.Sprintf("app%03d.log", i), size: s.Size, perm: 0o644, idx: uint64(i)})
+		}
 	case Mixed:
 		mixedPlan(p, s)
 	default:
-		return nil, fmt.Errorf("gentree: unknown kind %q (small, large, many-large, mixed, empty)", s.Kind)
+		return nil, fmt.Errorf("gentree: unknown kind %q (small, large, many-large, mixed, empty, text)", s.Kind)
 	}
 	return p, nil
 }
