@@ -35,6 +35,11 @@ type batchState struct {
 	changed  atomic.Bool
 	entry    *wire.Entry
 	recorded bool
+	// before: the directory's line waits for the batch's deletions
+	// (--delete-before, beforeLine); beforeFlags are its attribute
+	// changes without them.
+	before      bool
+	beforeFlags itemFlags
 	// rootEntry is the "." entry of a top-level batch (rsync's -R lists
 	// it there beside the other top-level names).
 	rootEntry *wire.Entry
@@ -224,6 +229,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			rd := r.getReady(".")
 			r.readyMu.Lock()
 			b.entry, b.recorded = rd.entry, rd.recorded
+			b.before, b.beforeFlags = rd.before, rd.flags
 			r.readyMu.Unlock()
 		}
 	} else {
@@ -238,6 +244,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		r.readyMu.Lock()
 		delete(r.ready, fb.Dir)
 		b.entry, b.recorded = rd.entry, rd.recorded
+		b.before, b.beforeFlags = rd.before, rd.flags
 		skipped := rd.skipped
 		r.readyMu.Unlock()
 		if skipped {
@@ -320,6 +327,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		} else {
 			deleted = r.deleteExtraneous(b, fb, have, nil)
 		}
+	}
+	if b.before {
+		r.beforeLine(b, fb.Dir)
 	}
 
 	for i := range fb.Entries {
@@ -566,6 +576,30 @@ func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[
 		b.changed.Store(true)
 	}
 	return r.deleteNames(b.dir, fb.Dir, extra, lines, r.rulesFor(fb.Dir), filter.Receiver)
+}
+
+// beforeDir leaves the line of directory rel, which the destination
+// has, to its own batch (beforeLine); flags are its attribute changes.
+func (r *Receiver) beforeDir(rel string, flags itemFlags) {
+	d := r.getReady(rel)
+	r.readyMu.Lock()
+	d.before, d.flags = true, flags
+	r.readyMu.Unlock()
+	r.signal(rel, true)
+}
+
+// beforeLine gives the line of directory rel that decideDir left to its
+// own batch b under --delete-before: rsync's pass of deletions comes
+// before it looks at the directory, so one that lost entries shows its
+// mtime as changed.
+func (r *Receiver) beforeLine(b *batchState, rel string) {
+	flags := b.beforeFlags
+	if b.changed.Load() && !r.opts.DryRun && r.keepsTime(b.entry) {
+		flags |= flagTime
+	}
+	if flags.any() || r.showUnchanged() {
+		r.out.hold(rel, r.itemLine(item{update: '.', flags: flags}, rel+"/", b.entry))
+	}
 }
 
 // extraneous lists, sorted, the names the destination directory has
@@ -886,10 +920,8 @@ func checkBatch(fb *wire.FileBatch) error {
 		case wire.TypeReg, wire.TypeDir, wire.TypeLnk, wire.TypeChr, wire.TypeBlk, wire.TypeFifo, wire.TypeSock:
 		case 0:
 			// A missing operand (--delete-missing-args): at the top, or
-			// with -R in an implied directory (an incomplete batch).
-			if fb.Dir != "" && fb.Complete {
-				return fmt.Errorf("protocol error: missing-argument entry %q below the top level", e.Name)
-			}
+			// with -R in its directory's batch, an implied one or one
+			// another operand lists in full (src/a/b/c and src/a).
 		default:
 			return fmt.Errorf("protocol error: unknown file type %#o for %q", e.Type(), e.Name)
 		}

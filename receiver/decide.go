@@ -42,6 +42,10 @@ func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 		r.rootRecorded = true
 	}
 	r.dirInfo(".", e, flags.any())
+	if r.opts.DeleteBefore && r.opts.Recursive && !r.rootCreated {
+		r.beforeDir(".", flags)
+		return lines
+	}
 	r.signal(".", true)
 	switch {
 	case r.rootCreated:
@@ -94,6 +98,11 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 			r.recordDir(rel, e, false)
 		}
 		r.dirInfo(rel, e, flags.any() || tweaked)
+		if r.opts.DeleteBefore && r.opts.Recursive && b.dir != nil {
+			r.beforeDir(rel, flags)
+			r.countEntry(e)
+			return lines
+		}
 		r.signal(rel, true)
 		if flags.any() || r.showUnchanged() {
 			lines = append(lines, r.itemLine(item{update: '.', flags: flags}, rel+"/", e))
@@ -169,7 +178,7 @@ func (r *Receiver) createdDirLine(lines []string, it item, fromAlt bool, name st
 
 // decideFile decides whether a regular file needs its data. An unchanged
 // file only gets its metadata fixed.
-func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel string, old *fsops.Stat, lines []string) (bool, []string) {
+func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel string, old *fsops.Stat, lines []string) (want bool, out []string) {
 	opts := r.opts
 	r.countEntry(e)
 	if old == nil && opts.Existing {
@@ -184,6 +193,11 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	}
 	if opts.MinSize != nil && e.Size < *opts.MinSize {
 		return false, r.skipNote(lines, r.display(rel)+" is under min-size")
+	}
+	if old != nil && r.isFile(old) && opts.Update && mtimeNewer(old, e) {
+		// Before the hard links: a newer file here is left alone
+		// whichever name of its group it is.
+		return false, r.skipNote(lines, r.display(rel)+" is newer")
 	}
 	if e.LinkGroup != 0 {
 		// From here on LinkLeader says whether this name is the one
@@ -206,6 +220,8 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			return false, r.linkFollower(f, lines)
 		case !settled || leader != nil:
 			r.linkMu.Lock()
+			_, chosen := r.leaders[e.LinkGroup]
+			f.early = !chosen
 			r.followers = append(r.followers, f)
 			r.linkMu.Unlock()
 			b.changed.Store(true) // the link is made in this directory at the end
@@ -227,6 +243,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 					r.settled[e.LinkGroup] = &fileID{}
 				}
 				r.linkMu.Unlock()
+				out = r.earlyFollowers(e.LinkGroup, out)
 			}()
 		}
 	}
@@ -256,9 +273,6 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		old.Size, _ = b.dir.DeviceSize(e.Name)
 	}
 	if old != nil && r.isFile(old) {
-		if opts.Update && mtimeNewer(old, e) {
-			return false, r.skipNote(lines, r.display(rel)+" is newer")
-		}
 		if len(r.alts) > 0 && opts.AltDestKind != wire.AltCopy {
 			// rsync looks in the --compare-dest and --link-dest
 			// directories before it checks the file here: an exact
@@ -424,8 +438,11 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		// rsync lists every type and the receiver skips what it was not
 		// asked to keep, so what is there under that name stays (and
 		// --delete leaves it alone). Only root makes devices
-		// (--no-super says to act as if not).
-		r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", rel))
+		// (--no-super says to act as if not). rsync's generator says
+		// so as it goes: after the deletions in the directory.
+		if !r.opts.Quiet {
+			lines = append(lines, r.aheadLine(fmt.Sprintf("skipping non-regular file %q", rel)))
+		}
 		return lines
 	}
 	display := rel

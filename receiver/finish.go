@@ -8,13 +8,42 @@ import (
 	"syq/wire"
 )
 
-// linkFollowers makes the hard links of -H once every leader is written.
+// linkFollowers makes the hard links of -H once every leader is written:
+// as rsync does, the names that come after their leader in the list
+// first, then those before it.
 func (r *Receiver) linkFollowers() {
-	for _, f := range r.followers {
-		for _, l := range r.linkFollower(f, nil) {
-			r.out.now(l, true)
+	for _, early := range []bool{false, true} {
+		for _, f := range r.followers {
+			if f.early != early {
+				continue
+			}
+			for _, l := range r.linkFollower(f, nil) {
+				r.out.now(l, true)
+			}
 		}
 	}
+}
+
+// earlyFollowers adds to lines those of the names of group that came
+// before its leader, which a dry run has just decided, and takes them
+// off the followers: rsync shows them right after the leader's line.
+func (r *Receiver) earlyFollowers(group uint64, lines []string) []string {
+	r.linkMu.Lock()
+	var early []follower
+	rest := r.followers[:0]
+	for _, f := range r.followers {
+		if f.early && f.group == group {
+			early = append(early, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	r.followers = rest
+	r.linkMu.Unlock()
+	for _, f := range early {
+		lines = r.linkFollower(f, lines)
+	}
+	return lines
 }
 
 // linkFollower links f to its group's leader, replacing what is there,

@@ -154,7 +154,7 @@ func (r *Receiver) shownLink(e *wire.Entry) string {
 
 // itemizing says whether lines are itemized (-i, or %i in
 // --out-format) rather than -v's names.
-func (r *Receiver) itemizing() bool { return !r.out.deferSent }
+func (r *Receiver) itemizing() bool { return r.itemized }
 
 // uptodate is -vv's note for an entry that needed nothing; name is as
 // displayed, a symlink's target left out.
@@ -426,13 +426,14 @@ func (r *Receiver) formatDeletion(format, rel string, st *fsops.Stat) string {
 // among its parent's files; hold keeps such a line until the batch of
 // that directory is printed.
 //
-// Without itemizing, rsync's generator prints what needs no transfer ("x
-// is uptodate", a file whose attributes it fixed) the moment it decides,
-// while the names of what is transferred are printed by the sender when
-// it reaches them, after the generator has gone through the list it
-// had. In that mode (deferSent) the lines marked aheadLine print as
-// their batch comes up, and the others wait until the whole list has
-// been decided (release) or enough of them have piled up.
+// rsync's generator reports deletions, and without itemizing what needs
+// no transfer ("x is uptodate", a file whose attributes it fixed), the
+// moment it decides; the other lines (itemized, or the names of what is
+// transferred) come from its sender when it gets to them, after the
+// generator has gone through the list it had. So deletions and the
+// lines marked aheadLine print as their batch comes up, and the others
+// wait until the whole list has been decided (release) or enough of
+// them have piled up.
 type orderedOutput struct {
 	mu      sync.Mutex
 	w       io.Writer
@@ -446,8 +447,12 @@ type orderedOutput struct {
 	resolved map[string]string
 	direct   map[string]bool // placeholders printed as soon as resolved (now)
 
-	deferSent bool
-	released  bool
+	released bool
+	// deletesFirst: --delete-before, where rsync goes through the whole
+	// tree deleting before its generator goes through the list; the
+	// lines marked aheadLine wait in ahead until then (release).
+	deletesFirst bool
+	ahead        []string
 }
 
 // sentBacklog is how many deferred lines make the output catch up
@@ -477,18 +482,23 @@ func laterLine(rel string) string { return laterMark + rel }
 const aheadMark = "\x00ahead\x00"
 
 func (r *Receiver) aheadLine(line string) string {
-	if !r.out.deferSent || line == "" || strings.HasPrefix(line, laterMark) {
+	if line == "" || strings.HasPrefix(line, laterMark) {
 		return line
 	}
 	return aheadMark + line
 }
 
-// catchUp prints the deferred lines now, as rsync's sender does once the
-// generator has gone through the top of the list and waits for more.
+// catchUp prints the lines held back so far, as rsync's sender does
+// once its generator has gone through the top of the list and waits for
+// the next directory's: its output to the sender is flushed then. When
+// the generator deleted at the top, rsync's sender has sent the lists
+// of the directories below meanwhile, and the generator goes on into
+// them (most of the time; a race between rsync's processes) before its
+// output is flushed.
 func (o *orderedOutput) catchUp() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.deferSent {
+	if !o.deletesFirst {
 		o.writeStalled(false)
 	}
 }
@@ -534,21 +544,33 @@ func (o *orderedOutput) resolve(placeholder, line string) {
 	o.advance()
 }
 
-// advance prints batches in order until one waits for a later line.
+// advance prints the deletions of every batch now ready and queues
+// its other lines (see orderedOutput).
 func (o *orderedOutput) advance() {
-	if o.deferSent {
-		o.advanceDeferred()
-		return
-	}
 	for {
-		if !o.writeStalled(false) {
-			return
-		}
 		b, ok := o.popBatch()
 		if !ok {
-			return
+			break
 		}
-		o.stalled = b.lines
+		for _, l := range b.lines {
+			switch {
+			case !strings.HasPrefix(l, aheadMark):
+				o.stalled = append(o.stalled, l)
+			case o.deletesFirst && !o.released:
+				o.ahead = append(o.ahead, l)
+			default:
+				o.write([]string{l})
+			}
+		}
+		if b.dir == "." && len(b.deleted) == 0 && !o.deletesFirst {
+			// The top of the list: see catchUp.
+			o.writeStalled(false)
+		}
+	}
+	if o.released || len(o.stalled)+len(o.ahead) >= sentBacklog {
+		o.write(o.ahead)
+		o.ahead = nil
+		o.writeStalled(false)
 	}
 }
 
@@ -568,31 +590,6 @@ func (o *orderedOutput) popBatch() (batchLines, bool) {
 		b.lines = append([]string{l}, b.lines...)
 	}
 	return b, true
-}
-
-// advanceDeferred prints the lines rsync's generator would of every
-// batch now ready and queues the others behind the stalled ones.
-func (o *orderedOutput) advanceDeferred() {
-	for {
-		b, ok := o.popBatch()
-		if !ok {
-			break
-		}
-		for _, l := range b.lines {
-			if strings.HasPrefix(l, aheadMark) {
-				o.write([]string{l})
-			} else {
-				o.stalled = append(o.stalled, l)
-			}
-		}
-		if b.dir == "." {
-			// The top of the list: see catchUp.
-			o.writeStalled(false)
-		}
-	}
-	if o.released || len(o.stalled) >= sentBacklog {
-		o.writeStalled(false)
-	}
 }
 
 // writeStalled prints the stalled lines up to the first placeholder not
@@ -650,6 +647,8 @@ func (o *orderedOutput) now(line string, cond bool) {
 func (o *orderedOutput) flushAll() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.write(o.ahead)
+	o.ahead = nil
 	o.writeStalled(true)
 	for len(o.waiting) > 0 {
 		if b, ok := o.popBatch(); ok {

@@ -144,6 +144,9 @@ type Receiver struct {
 	followers []follower
 
 	out *orderedOutput
+	// itemized: lines are itemized (-i, or %i in --out-format) rather
+	// than -v's names.
+	itemized bool
 	// sumAfterWrite: a format shows %C, so the line of a transferred
 	// file waits in later until the file is written.
 	sumAfterWrite bool
@@ -177,6 +180,11 @@ type dirReady struct {
 	signalled bool
 	entry     *wire.Entry // the directory's entry, to restore its mtime after writing into it
 	recorded  bool        // its metadata is already queued for the end
+	// before: with --delete-before, the directory was there and its
+	// line waits for its own batch's deletions (beforeLine); flags are
+	// its attribute changes before them.
+	before bool
+	flags  itemFlags
 }
 
 type dirAttr struct {
@@ -190,6 +198,10 @@ type follower struct {
 	rel   string
 	group uint64
 	e     wire.Entry
+	// early: the name comes before its leader in the list; rsync links
+	// such names after the others (or, in a dry run, right after the
+	// leader's line).
+	early bool
 }
 
 // Run receives a transfer into cfg.Dest. It returns the totals, and an
@@ -229,10 +241,11 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 	// Lines are itemized when the format shows %i: -i's own, or an
 	// --out-format (which replaces -i's) that has it.
 	if cfg.Opts.OutFormat != "" {
-		r.out.deferSent = !FormatHas(cfg.Opts.OutFormat, 'i')
+		r.itemized = FormatHas(cfg.Opts.OutFormat, 'i')
 	} else {
-		r.out.deferSent = !cfg.Opts.Itemize
+		r.itemized = cfg.Opts.Itemize
 	}
+	r.out.deletesFirst = cfg.Opts.DeleteBefore
 	r.sumAfterWrite = FormatHas(cfg.Opts.OutFormat, 'C') || cfg.Opts.LogFile && FormatHas(cfg.Opts.LogFileFormat, 'C')
 	ctx, r.cancel = context.WithCancel(ctx)
 	r.ctx = ctx
@@ -414,6 +427,9 @@ loop:
 	}
 	if ctx.Err() == nil && r.fatalErr() == nil {
 		began := time.Now()
+		// The whole list is decided (the goroutine that says so may
+		// not have run yet): what waits prints before what follows.
+		r.out.release()
 		r.deleteLate()
 		r.finishDelayed()
 		r.linkFollowers()

@@ -419,9 +419,14 @@ func bootScript(cfg Config, bin *binaryInfo, force bool) string {
 		// The command as given, words split by the shell (it may be
 		// "sudo /opt/syq"); if it is this build, run it. The probe
 		// reads no input: that is the early handshake's.
-		fmt.Fprintf(&b, "if [ \"$(%s %s </dev/null 2>/dev/null)\" = \"syq-helper $V\" ]; then echo \"SYQ-BOOT found %s\"; exec %s %s; fi\n",
-			cfg.RsyncPath, VersionFlag, strings.ReplaceAll(cfg.RsyncPath, `"`, ``), cfg.RsyncPath, ServerFlag)
-		if words, err := SplitRsh(cfg.RsyncPath); err == nil && len(words) > 1 {
+		fmt.Fprintf(&b, "if [ \"$(%s %s </dev/null 2>/dev/null)\" = \"syq-helper $V\" ]; then echo \"SYQ-BOOT found %s\"; %s; fi\n",
+			cfg.RsyncPath, VersionFlag, strings.ReplaceAll(cfg.RsyncPath, `"`, ``), runHelper(cfg.RsyncPath, ""))
+		if compound(cfg.RsyncPath) {
+			// "cd /x && syq": the cached helper takes the last word's
+			// place, after what comes before it.
+			rp := strings.TrimRight(cfg.RsyncPath, " \t")
+			prefix = rp[:strings.LastIndexAny(rp, " \t;&|")+1]
+		} else if words, err := SplitRsh(cfg.RsyncPath); err == nil && len(words) > 1 {
 			// Keep a wrapper such as sudo in front of the cached helper.
 			prefix = strings.Join(quoteAll(words[:len(words)-1]), " ") + " "
 		}
@@ -432,7 +437,7 @@ func bootScript(cfg Config, bin *binaryInfo, force bool) string {
 	}
 	b.WriteString(`D="${XDG_CACHE_HOME:-$HOME/.cache}/syq/$V"; H="$D/syq"` + "\n")
 	if !force {
-		fmt.Fprintf(&b, "if [ -x \"$H\" ]; then echo \"SYQ-BOOT found $H\"; exec %s\"$H\" %s; fi\n", prefix, ServerFlag)
+		fmt.Fprintf(&b, "if [ -x \"$H\" ]; then echo \"SYQ-BOOT found $H\"; %s; fi\n", runHelper(cfg.RsyncPath, prefix+`"$H"`))
 	}
 	if !cfg.Bootstrap {
 		b.WriteString("echo \"SYQ-BOOT missing $H\"; exit 1\n")
@@ -451,9 +456,28 @@ if command -v sha256sum >/dev/null 2>&1; then
 fi
 chmod 755 "$T" && mv -f "$T" "$H" || { rm -f "$T"; echo "SYQ-BOOT failed cannot install $H"; exit 1; }
 echo "SYQ-BOOT installed $H"
-exec %s"$H" %s
-`, unameFor(runtime.GOOS, runtime.GOARCH), earlyLen(cfg), earlyLen(cfg), bin.size, bin.size, bin.size, prefix, ServerFlag)
+%s
+`, unameFor(runtime.GOOS, runtime.GOARCH), earlyLen(cfg), earlyLen(cfg), bin.size, bin.size, bin.size, runHelper(cfg.RsyncPath, prefix+`"$H"`))
 	return b.String()
+}
+
+// compound says whether an --rsync-path command is more than one simple
+// command ("cd /x && syq"), which the script cannot exec.
+func compound(rsyncPath string) bool {
+	return strings.ContainsAny(rsyncPath, ";&|\n")
+}
+
+// runHelper is the script's line that runs the helper as cmd (the
+// --rsync-path command when cmd is ""): exec'd, or when --rsync-path is
+// compound, run with the shell passing on its exit status.
+func runHelper(rsyncPath, cmd string) string {
+	if cmd == "" {
+		cmd = rsyncPath
+	}
+	if compound(rsyncPath) {
+		return cmd + " " + ServerFlag + "; exit $?"
+	}
+	return "exec " + cmd + " " + ServerFlag
 }
 
 // unameFor is the `uname -s`/`uname -m` pattern of machines that run this

@@ -146,7 +146,11 @@ type Options struct {
 	// DeleteLate (--delete-delay, --delete-after): with --fuzzy, a
 	// directory's extraneous files go only once its files are written,
 	// so they may serve as bases.
-	DeleteLate   bool
+	DeleteLate bool
+	// DeleteBefore (--delete-before): rsync deletes in a pass before
+	// the transfer, so a directory's own line shows the mtime its
+	// deletions gave it.
+	DeleteBefore bool
 	MaxDelete    int  // --max-delete; <0 means unlimited
 	IgnoreErrors bool // --ignore-errors
 	Force        bool // --force: delete a non-empty directory that a non-directory replaces
