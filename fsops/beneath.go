@@ -82,10 +82,35 @@ func (b *beneathRoot) rel(p string) (string, bool) {
 	return "", false
 }
 
+// procFD is /proc/self/fd, opened before a chroot could hide it (-1:
+// not open yet).
+var procFD atomic.Int64
+
+func init() { procFD.Store(-1) }
+
+// openProcFD opens /proc/self/fd once, if it can.
+func openProcFD() int {
+	if fd := procFD.Load(); fd >= 0 {
+		return int(fd)
+	}
+	fd, err := unix.Open("/proc/self/fd", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	if !procFD.CompareAndSwap(-1, int64(fd)) {
+		unix.Close(fd)
+	}
+	return int(procFD.Load())
+}
+
 // dirRel is the path of the open directory dirfd relative to the root.
 func (b *beneathRoot) dirRel(dirfd int) (string, bool) {
+	pfd := openProcFD()
+	if pfd < 0 {
+		return "", false
+	}
 	buf := make([]byte, 4096)
-	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(dirfd), buf)
+	n, err := unix.Readlinkat(pfd, strconv.Itoa(dirfd), buf)
 	if err != nil || n >= len(buf) {
 		return "", false
 	}

@@ -54,6 +54,7 @@ func Chroot(dir string) error {
 		return &os.PathError{Op: "chroot", Path: dir, Err: err}
 	}
 	defer unix.Close(fd)
+	openProcFD() // SetBeneath inside the new root still needs it
 	if err := unix.Fchdir(fd); err != nil {
 		return &os.PathError{Op: "chdir", Path: dir, Err: err}
 	}
@@ -62,14 +63,6 @@ func Chroot(dir string) error {
 	}
 	if err := unix.Chdir("/"); err != nil {
 		return &os.PathError{Op: "chdir", Path: "/", Err: err}
-	}
-	return nil
-}
-
-// Chdir changes the working directory.
-func Chdir(dir string) error {
-	if err := unix.Chdir(dir); err != nil {
-		return &os.PathError{Op: "chdir", Path: dir, Err: err}
 	}
 	return nil
 }

@@ -491,3 +491,35 @@ func TestDaemonIncoming(t *testing.T) {
 		t.Errorf("excluded destination: %d %s", r.code, r.stderr)
 	}
 }
+
+// TestDaemonChrootInner serves a module inside a chroot ("/./"): a
+// symlink to the rest of the chroot is as far out of reach as one out
+// of it. Only root can chroot.
+func TestDaemonChrootInner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chroot needs root")
+	}
+	outer := t.TempDir()
+	os.MkdirAll(filepath.Join(outer, "inner"), 0o755)
+	os.MkdirAll(filepath.Join(outer, "outside"), 0o755)
+	os.WriteFile(filepath.Join(outer, "outside/secret"), []byte("OUTSIDE\n"), 0o644)
+	os.Symlink("../outside", filepath.Join(outer, "inner/linkparent"))
+	f := newDaemonFixture(t, fmt.Sprintf("[ch]\n\tpath = %s/./inner\n\tread only = no\n\tuse chroot = yes\n\tmunge symlinks = no\n", outer))
+	src := filepath.Join(f.dir, "pub/a.txt")
+	if r := f.syq(t, nil, "-a", src, "localhost::ch/linkparent/pwn"); r.code == 0 {
+		t.Errorf("a push through a symlink out of the inner module succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(outer, "outside/pwn")); err == nil {
+		t.Error("a push wrote outside the inner module")
+	}
+	r := f.syq(t, nil, "-aL", "localhost::ch/", filepath.Join(f.dir, "chout")+"/")
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "chout/linkparent/secret")); len(b) > 0 {
+		t.Errorf("-L read outside the inner module (exit %d)", r.code)
+	}
+	if r := f.syq(t, nil, "-a", src, "localhost::ch/in/"); r.code != 0 {
+		t.Errorf("push into the inner module: %d %s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outer, "inner/in/a.txt")); string(b) != "alpha\n" {
+		t.Errorf("pushed file: %q", b)
+	}
+}

@@ -602,9 +602,14 @@ func (s *daemonSession) transfer(run *moduleRun) int {
 			return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chroot failed")})
 		}
 		base = "/" + inner
-		if err := fsops.Chdir(base); err != nil {
-			s.log.line(err.Error())
-			return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chdir failed")})
+		// A module inside the new root ("/./") is confined beneath its
+		// own directory too: a symlink may not lead to the rest of the
+		// root.
+		if inner != "" {
+			if err := fsops.SetBeneath(base); err != nil {
+				s.log.line(err.Error())
+				return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chdir failed")})
+			}
 		}
 	} else if err := fsops.SetBeneath(base); err != nil {
 		s.log.line(err.Error())

@@ -45,7 +45,7 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"syq", "rsync", "--zc=lzma", "a", "b"}, 4, "unknown compress name: lzma"},
 		{[]string{"syq", "rsync", "--zc=lz4", "a", "b"}, 1, "syq does not build lz4"},
 		{[]string{"rsync", "--bogus", "a", "b"}, 1, "--bogus: unknown option"},
-		{[]string{"syq", "rsync", "-a", "host::module/src", "dst"}, 1, "daemon"},
+		{[]string{"syq", "rsync", "-a", "host::/abs/src", "dst"}, 5, "must start with a module name"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
