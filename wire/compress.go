@@ -175,8 +175,13 @@ var stepCost = [zstd.SpeedBestCompression + 1]float64{
 
 // busyMax is the share of their time the compressing goroutines may
 // spend compressing while something else (the link, the reading) holds
-// the transfer back.
-const busyMax = 2.0 / 3
+// the transfer back; the judge raises the level only when the next one
+// would keep them below busyStep, so that a level it raises to does not
+// soon take them past busyMax and back down.
+const (
+	busyMax  = 2.0 / 3
+	busyStep = 0.5
+)
 
 // speedJudge measures how fast file data leaves the writer each way and picks
 // the faster.
@@ -190,9 +195,13 @@ type speedJudge struct {
 	start    time.Time
 	mainRate float64 // bytes per second of the last main window
 
-	lag    int64           // the pipeline's depth: the untimed start of a window
-	shared *compressShared // the level, and the time spent compressing
-	busy0  int64           // shared.busy when the timing began
+	lag int64 // the pipeline's depth: the untimed start of a window
+	// wireBytes, when not nil, counts the bytes written to the link:
+	// lag is then in those, as the buffers on the way hold them.
+	wireBytes func() int64
+	wire0     int64           // wireBytes() when the window began
+	shared    *compressShared // the level, and the time spent compressing
+	busy0     int64           // shared.busy when the timing began
 	// auto lets the judge raise the level above rsync's default while
 	// the compressor has time to spare (-z without a higher level).
 	auto   bool
@@ -218,7 +227,7 @@ func (p *speedJudge) next(n int64, now time.Time) bool {
 		case !p.probe && !p.plain && busy <= busyMax:
 			// Something else holds the data back: plain data could
 			// only be slower; a higher level may shrink it more.
-			if p.auto && level < zstd.SpeedBestCompression && busy*stepCost[level] <= busyMax {
+			if p.auto && level < zstd.SpeedBestCompression && busy*stepCost[level] <= busyStep {
 				p.shared.level.Store(int32(level + 1))
 				p.left = paceProbe
 				p.logf("compress: %.1f MB/s compressed at %s, the compressor busy %.0f%% of the time: level %s", rate/1e6, level, 100*busy, level+1)
@@ -244,11 +253,20 @@ func (p *speedJudge) next(n int64, now time.Time) bool {
 		}
 		p.bytes = 0
 		p.skip = p.lag
+		if p.wireBytes != nil {
+			p.wire0 = p.wireBytes()
+		}
 	}
 	plain := p.plain != p.probe
 	if p.skip > 0 {
-		p.skip -= n
-		return plain
+		if p.wireBytes == nil {
+			p.skip -= n
+			return plain
+		}
+		if p.wireBytes()-p.wire0 < p.lag {
+			return plain
+		}
+		p.skip = 0
 	}
 	if p.bytes == 0 {
 		p.start = now

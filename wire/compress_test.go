@@ -456,3 +456,33 @@ func TestCompressLevelLadder(t *testing.T) {
 		}
 	}
 }
+
+// TestSpeedJudgeWireLag: without rails the lag is in bytes on the wire
+// (the buffers on the way hold compressed data), so a window is timed
+// only once that many compressed bytes have gone out.
+func TestSpeedJudgeWireLag(t *testing.T) {
+	const lag = 8 << 20
+	var wire int64
+	p := newCompressor(newCompressShared("default", 1), nil, lag).judge
+	p.wireBytes = func() int64 { return wire }
+	now := time.Unix(0, 0)
+	var plain int64
+	for sent := int64(0); wire < lag-DataChunk; sent += DataChunk {
+		if p.next(DataChunk, now) {
+			plain += DataChunk
+		}
+		if p.bytes != 0 {
+			t.Fatalf("timing began after %d bytes of data, %d on the wire, before the %d of the lag", sent, wire, lag)
+		}
+		wire += DataChunk / 5 // compressed 5:1
+		now = now.Add(time.Millisecond)
+	}
+	if plain != 0 {
+		t.Errorf("%d bytes went plain before the first window was timed", plain)
+	}
+	wire = lag
+	p.next(DataChunk, now)
+	if p.bytes == 0 {
+		t.Error("no timing once the lag's bytes were on the wire")
+	}
+}

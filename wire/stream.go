@@ -120,10 +120,12 @@ type Stream struct {
 // streamBuffer is the size of a Stream's write buffer.
 const streamBuffer = 256 << 10
 
-// streamLag is about what a Stream's data passes through on its way to
-// the link before the link takes it: its buffer, a pipe, an ssh
-// channel's window (2 MiB) and a kernel socket buffer (up to 4 MiB).
-const streamLag = 8 << 20
+// streamLag is about how many bytes of a Stream's data can be on their
+// way on the link without rails, which bound it with acknowledgements:
+// this writer's buffer, an ssh channel's window or a TLS rail's socket
+// buffers (syq sizes those to the path, several MiB each side), and what
+// the reading side takes ahead (streamBuffered).
+const streamLag = streamBuffered + 16<<20
 
 // streamBuffered bounds the bytes of file data a receiving Stream holds
 // for writers that have not taken them yet.
@@ -178,6 +180,11 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 		if s.z != nil {
 			s.skip = s.z.skip
 			s.z.judge.debugf = cfg.Debugf
+			if len(cfg.Rails) == 0 {
+				// Nothing bounds the data on its way but buffers,
+				// which hold it compressed.
+				s.z.judge.wireBytes = s.written.Load
+			}
 		}
 	}
 	if len(cfg.Rails) > 0 {
