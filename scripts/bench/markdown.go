@@ -282,8 +282,8 @@ func headlineRows(cells []cellSummary) []string {
 			if a.Arm == sa.Arm || a.Runs == 0 {
 				continue
 			}
-			if strings.HasPrefix(a.Arm, "rsync") {
-				rs = a
+			if rs == nil && strings.HasPrefix(a.Arm, "rsync") {
+				rs = a // the first: the arm that runs as syq's does (wan-z: both with -z)
 			}
 			if a.Valid == a.Runs && (best == nil || score(s, *a) > score(s, *best)) {
 				best = a
@@ -655,8 +655,8 @@ var issueScenarios = []struct {
 	{"LAN: small files", []string{"ssh-small"}},
 	{"WAN: one large file", []string{"wan-large"}},
 	{"WAN: many large files", []string{"wan-many"}},
-	{"WAN: small files (issue 5)", []string{"wan-small"}},
-	{"WAN: -z on compressible data (issue 7)", []string{"wan-z"}},
+	{"WAN: small files", []string{"wan-small"}},
+	{"WAN: -z on compressible data", []string{"wan-z"}},
 	{"Small files to and from NFS", []string{"nfs"}},
 	{"A large file on one filesystem", []string{"large-"}},
 	{"Multi-rail", []string{"rails"}},
