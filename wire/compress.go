@@ -220,7 +220,10 @@ func (p *speedJudge) logf(format string, args ...any) {
 func (p *speedJudge) next(n int64, now time.Time) bool {
 	if p.skip <= 0 && p.left <= 0 && p.bytes > 0 {
 		rate := float64(p.bytes) / max(now.Sub(p.start).Seconds(), 1e-9)
-		way := map[bool]string{false: "compressed", true: "plain"}[p.plain != p.probe]
+		way := "compressed"
+		if p.plain != p.probe {
+			way = "plain"
+		}
 		busy := p.busyShare(now)
 		level := zstd.EncoderLevel(p.shared.level.Load())
 		switch {

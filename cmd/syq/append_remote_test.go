@@ -49,13 +49,8 @@ func TestAppendRemote(t *testing.T) {
 			if c.verify {
 				args[2] = "--append-verify"
 			}
-			counter := "Total bytes sent"
-			if c.push {
-				args = append(args, src+"/", "127.0.0.1:"+dst+"/")
-			} else {
-				args = append(args, "127.0.0.1:"+src+"/", dst+"/")
-				counter = "Total bytes received"
-			}
+			ops, counter := pushOrPull(c.push, src, dst)
+			args = append(args, ops...)
 			r := runSyq(t, nil, args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)

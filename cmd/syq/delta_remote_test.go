@@ -95,13 +95,8 @@ func TestDeltaRemote(t *testing.T) {
 			old := cmp.Or(c.old, "big")
 			oldVersion(t, filepath.Join(dst, old), data)
 			args := append([]string{"-a", "--stats", "-e", rsh}, c.args...)
-			counter := "Total bytes sent"
-			if c.push {
-				args = append(args, src+"/", "127.0.0.1:"+dst+"/")
-			} else {
-				args = append(args, "127.0.0.1:"+src+"/", dst+"/")
-				counter = "Total bytes received"
-			}
+			ops, counter := pushOrPull(c.push, src, dst)
+			args = append(args, ops...)
 			r := runSyq(t, nil, args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -169,4 +164,14 @@ func TestResumeFromPartialDir(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pushOrPull returns the operands that copy the contents of src into dst
+// through the test sshd, pushing or pulling, and the --stats line that
+// counts the data the local end sent (push) or received (pull).
+func pushOrPull(push bool, src, dst string) (ops []string, counter string) {
+	if push {
+		return []string{src + "/", "127.0.0.1:" + dst + "/"}, "Total bytes sent"
+	}
+	return []string{"127.0.0.1:" + src + "/", dst + "/"}, "Total bytes received"
 }

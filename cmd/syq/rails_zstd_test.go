@@ -37,13 +37,8 @@ func TestRailsCompressed(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "dst")
 			args := append([]string{"-a", "--stats", "--syq-rails=4", "-e", rsh}, c.args...)
-			counter := "Total bytes sent"
-			if c.push {
-				args = append(args, src+"/", "127.0.0.1:"+dst+"/")
-			} else {
-				args = append(args, "127.0.0.1:"+src+"/", dst+"/")
-				counter = "Total bytes received"
-			}
+			ops, counter := pushOrPull(c.push, src, dst)
+			args = append(args, ops...)
 			r := runSyq(t, []string{"SYQ_DEBUG=1"}, args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
