@@ -134,6 +134,42 @@ func expandFormat(format string, value func(c byte, human int) string) string {
 	return b.String()
 }
 
+// FillEscapes expands the escapes of format whose letters vals holds,
+// padded to their width as expandFormat pads, and leaves every other
+// escape as written for a later expansion (a daemon fills in %h %a %m
+// %u %P, the receiver the rest); a '%' in a value is doubled so that the
+// later expansion keeps it.
+func FillEscapes(format string, vals map[byte]string) string {
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			b.WriteByte(format[i])
+			continue
+		}
+		esc, ok := parseEscape(format, i)
+		if !ok {
+			b.WriteString(format[i:])
+			break
+		}
+		v, fill := vals[esc.letter]
+		if !fill {
+			b.WriteString(format[i : esc.end+1])
+			i = esc.end
+			continue
+		}
+		if pad := esc.width - len(v); pad > 0 {
+			if esc.left {
+				v += strings.Repeat(" ", pad)
+			} else {
+				v = strings.Repeat(" ", pad) + v
+			}
+		}
+		b.WriteString(strings.ReplaceAll(v, "%", "%%"))
+		i = esc.end
+	}
+	return b.String()
+}
+
 // CheckFormat refuses a format syq cannot expand as rsync would.
 func CheckFormat(format, checksumChoice string) error {
 	if FormatHas(format, 'C') {

@@ -19,3 +19,23 @@ func TestHumanNum(t *testing.T) {
 		}
 	}
 }
+
+// TestFillEscapes: a daemon's escapes are filled in with their width and
+// any '%' in a value doubled; the others, "%%" included, stay as written
+// for the receiver's expansion, which then prints the values as given.
+func TestFillEscapes(t *testing.T) {
+	vals := map[byte]string{'h': "host", 'm': "mod%x", 'a': "127.0.0.1"}
+	for _, tc := range []struct{ format, want string }{
+		{"%h %m %n", "host mod%%x %n"},
+		{"[%8h|%-6m] %a %'l", "[    host|mod%%x ] 127.0.0.1 %'l"},
+		{"%% %u %i", "%% %u %i"},
+		{"end %", "end %"},
+	} {
+		if got := FillEscapes(tc.format, vals); got != tc.want {
+			t.Errorf("FillEscapes(%q) = %q, want %q", tc.format, got, tc.want)
+		}
+	}
+	if got := expandFormat(FillEscapes("%m %n", vals), func(c byte, _ int) string { return "NAME" }); got != "mod%x NAME" {
+		t.Errorf("filled then expanded: %q", got)
+	}
+}

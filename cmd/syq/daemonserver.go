@@ -29,6 +29,7 @@ import (
 	"syq/daemon"
 	"syq/filter"
 	"syq/fsops"
+	"syq/receiver"
 	"syq/sender"
 	"syq/wire"
 )
@@ -640,7 +641,7 @@ func (s *daemonSession) transfer(run *moduleRun) int {
 	if m.Bool("transfer logging") && s.log != nil {
 		// What the daemon receives is logged with the module's "log
 		// format" (its %h, %a, %m, %u filled in here).
-		policy.logFormat = daemonLogFormat(m.String("log format"), map[byte]string{
+		policy.logFormat = receiver.FillEscapes(m.String("log format"), map[byte]string{
 			'h': s.host, 'a': s.addr, 'm': name, 'u': run.user, 'P': filepath.Join(root, inner),
 		})
 		policy.transferLog = s.log.line
@@ -753,38 +754,6 @@ func (s *daemonSession) transfer(run *moduleRun) int {
 		return nil
 	}
 	return serveHelper(s.r, s.w, s.stderr, policy)
-}
-
-// daemonLogFormat fills in a "log format"'s daemon escapes (%h host,
-// %a address, %m module, %u user, %P module path); the others are the
-// receiver's.
-func daemonLogFormat(format string, vals map[byte]string) string {
-	var b strings.Builder
-	for i := 0; i < len(format); i++ {
-		c := format[i]
-		if c != '%' {
-			b.WriteByte(c)
-			continue
-		}
-		j := i + 1
-		for j < len(format) && strings.IndexByte("-'0123456789", format[j]) >= 0 {
-			j++
-		}
-		if j < len(format) {
-			if v, ok := vals[format[j]]; ok {
-				b.WriteString(strings.ReplaceAll(v, "%", "%%"))
-				i = j
-				continue
-			}
-			if format[j] == '%' && j == i+1 {
-				b.WriteString("%%")
-				i = j
-				continue
-			}
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
 }
 
 // excludedDest reports whether a module's rules exclude a destination:
