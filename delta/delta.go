@@ -190,7 +190,8 @@ func (s *Signature) sign(r io.Reader, first, end int64) error {
 	blockLen := s.BlockLen
 	// Read several blocks at a time: fewer, larger reads.
 	per := max(1, (1<<20)/blockLen)
-	buf := make([]byte, min(int64(per*blockLen), s.Length-first*int64(blockLen))) // a small basis needs no MiB
+	buf, release := scratch(int(min(int64(per*blockLen), s.Length-first*int64(blockLen)))) // a small basis needs no MiB
+	defer release()
 	for i := first; i < end; {
 		k := min(int64(per), end-i)
 		want := min(k*int64(blockLen), s.Length-i*int64(blockLen))
@@ -252,6 +253,8 @@ func Apply(w io.Writer, basis io.ReaderAt, blockLen int, basisLen int64, ops OpR
 	var done int64
 	nblocks := BlockCount(basisLen, blockLen)
 	var buf []byte
+	release := func() {}
+	defer func() { release() }()
 	for {
 		op, err := ops.Next()
 		if err == io.EOF {
@@ -280,7 +283,7 @@ func Apply(w io.Writer, basis io.ReaderAt, blockLen int, basisLen int64, ops OpR
 			return st, fmt.Errorf("%w: more data than the file's size %d", ErrBadDelta, size)
 		}
 		if buf == nil {
-			buf = make([]byte, max(blockLen, 256<<10))
+			buf, release = scratch(int(max(int64(blockLen), min(256<<10, basisLen)))) // a small basis needs no 256 KiB
 		}
 		for off < end {
 			p := buf[:min(int64(len(buf)), end-off)]

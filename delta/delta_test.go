@@ -289,17 +289,19 @@ func TestSignatureCheck(t *testing.T) {
 func TestAsyncHash(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	data := randBytes(r, 3*asyncBuf+123)
-	a := NewAsyncHash(sha256.New())
-	for p := data; len(p) > 0; {
-		n := min(len(p), 1+r.IntN(asyncBuf*2))
-		a.Write(p[:n])
-		p = p[n:]
+	for _, size := range []int{len(data), asyncBuf, 100} { // on its goroutine, inline
+		a := NewAsyncHash(sha256.New(), int64(size))
+		for p := data[:size]; len(p) > 0; {
+			n := min(len(p), 1+r.IntN(asyncBuf*2))
+			a.Write(p[:n])
+			p = p[n:]
+		}
+		want := sha256.Sum256(data[:size])
+		if got := a.Sum(nil); !bytes.Equal(got, want[:]) {
+			t.Fatalf("async hash of %d bytes differs", size)
+		}
 	}
-	want := sha256.Sum256(data)
-	if got := a.Sum(nil); !bytes.Equal(got, want[:]) {
-		t.Fatal("async hash differs")
-	}
-	NewAsyncHash(sha256.New()).Close() // no goroutine left behind
+	NewAsyncHash(sha256.New(), 1<<30).Close() // no goroutine left behind
 }
 
 // TestHostileSignatureBounded: a signature whose blocks all share one
@@ -308,7 +310,7 @@ func TestHostileSignatureBounded(t *testing.T) {
 	sig := &Signature{BlockLen: 8, Length: 8 * 200000, Blocks: make([]Block, 200000)}
 	target := make([]byte, 64<<10) // every window's weak sum is the blocks' one, no strong sum matches
 	var ops opList
-	m := newMatcher(sig, bytes.NewReader(target), &ops, MatchOptions{})
+	m := newMatcher(sig, bytes.NewReader(target), -1, &ops, MatchOptions{})
 	if err := m.run(); err != nil {
 		t.Fatal(err)
 	}

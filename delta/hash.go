@@ -22,14 +22,22 @@ const (
 	asyncBufs = 4
 )
 
-// NewAsyncHash starts hashing into h; call Sum (or Close) once done.
-func NewAsyncHash(h hash.Hash) *AsyncHash {
+// NewAsyncHash starts hashing into h the size bytes of a file; call Sum
+// (or Close) once done. A file that fits in one buffer is hashed as it
+// is written: a goroutine and a MiB of buffers would cost it more than
+// the overlap gains (most files a delta rebuilds are small).
+func NewAsyncHash(h hash.Hash, size int64) *AsyncHash {
+	if size <= asyncBuf {
+		return &AsyncHash{h: h}
+	}
 	a := &AsyncHash{h: h, full: make(chan []byte, asyncBufs), free: make(chan []byte, asyncBufs), done: make(chan struct{})}
-	for range asyncBufs {
-		a.free <- make([]byte, asyncBuf)
+	bufs, release := scratch(asyncBufs * asyncBuf)
+	for i := range asyncBufs {
+		a.free <- bufs[i*asyncBuf : (i+1)*asyncBuf : (i+1)*asyncBuf]
 	}
 	go func() {
 		defer close(a.done)
+		defer release() // every buffer is back: Write waits for a free one
 		for b := range a.full {
 			a.h.Write(b)
 			a.free <- b[:cap(b)]
@@ -40,6 +48,9 @@ func NewAsyncHash(h hash.Hash) *AsyncHash {
 
 // Write queues a copy of p for hashing; it never fails.
 func (a *AsyncHash) Write(p []byte) (int, error) {
+	if a.full == nil {
+		return a.h.Write(p)
+	}
 	n := len(p)
 	for len(p) > 0 {
 		b := <-a.free
@@ -53,6 +64,9 @@ func (a *AsyncHash) Write(p []byte) (int, error) {
 // Close stops the hashing goroutine; the hash then holds everything
 // written.
 func (a *AsyncHash) Close() {
+	if a.full == nil {
+		return
+	}
 	a.once.Do(func() { close(a.full) })
 	<-a.done
 }

@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"bytes"
 	"io"
 	"math"
 	"math/bits"
@@ -84,18 +85,43 @@ type MatchOptions struct {
 // any offset, literal runs of at most MaxLiteral bytes elsewhere. Memory
 // is one window of the file plus an index of the signature.
 func Match(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) (Stats, error) {
-	m := newMatcher(sig, r, out, opt)
+	return match(sig, r, -1, out, opt)
+}
+
+// MatchBytes is Match for a file held in memory: the matcher's window
+// moves over data itself, which is not copied into a buffer of its own.
+func MatchBytes(sig *Signature, data []byte, out OpWriter, opt MatchOptions) (Stats, error) {
+	if len(sig.Blocks) == 0 {
+		return match(sig, bytes.NewReader(data), int64(len(data)), out, opt)
+	}
+	m := newSegmentMatcher(sig, newIndex(sig), data, len(data), 0, out, opt)
 	err := m.run()
 	return m.st, err
 }
 
-func newMatcher(sig *Signature, r io.Reader, out OpWriter, opt MatchOptions) *matcher {
+// match is Match for r of at most size bytes (-1: unknown).
+func match(sig *Signature, r io.Reader, size int64, out OpWriter, opt MatchOptions) (Stats, error) {
+	m := newMatcher(sig, r, size, out, opt)
+	err := m.run()
+	return m.st, err
+}
+
+// newMatcher matches r, which holds at most size bytes (-1: unknown).
+// The window buffer of a small file holds just the file, plus one byte
+// so that filling it meets the end: most files a delta is sent for are
+// small, and a buffer sized for a big one costs them more than the
+// matching.
+func newMatcher(sig *Signature, r io.Reader, size int64, out OpWriter, opt MatchOptions) *matcher {
 	m := &matcher{sig: sig, r: r, out: out, opt: opt, pending: newBlockRun(sig.BlockLen), limit: math.MaxInt}
 	if len(sig.Blocks) > 0 {
 		m.ix = newIndex(sig)
 	}
 	bl := max(sig.BlockLen, 1)
-	m.buf = make([]byte, MaxLiteral+bl+max(bl, 64<<10))
+	n := MaxLiteral + bl + max(bl, 64<<10)
+	if size >= 0 && size < int64(n) {
+		n = int(size) + 1
+	}
+	m.buf = make([]byte, n)
 	return m
 }
 

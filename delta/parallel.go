@@ -70,7 +70,7 @@ func MatchAt(sig *Signature, r io.ReaderAt, size int64, out OpWriter, opt MatchO
 			in = io.TeeReader(in, sum)
 		}
 		cr := &countingReader{r: in}
-		st, err := Match(sig, cr, out, opt)
+		st, err := match(sig, cr, size, out, opt)
 		if err == nil && cr.n != size {
 			err = io.ErrUnexpectedEOF
 		}

@@ -224,3 +224,40 @@ func TestLongRunGoesOutInPieces(t *testing.T) {
 		checkRebuild(t, basis, target, bl, &ops, st, MatchOptions{})
 	}
 }
+
+// A file matched on one worker gets a window buffer of its own size, and
+// MatchBytes uses the file's own bytes as its window: around the sizes
+// where that buffer and the literal limit meet, both deltas are Match's
+// (whose buffer is the full one) and rebuild the file.
+func TestMatchAtSizedBuffer(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const bl = 700
+	basis := randBytes(r, 3*MaxLiteral)
+	sig, err := Sign(bytes.NewReader(basis), int64(len(basis)), bl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 1, bl - 1, bl, bl + 1, 2*bl + 3, MaxLiteral - 1, MaxLiteral, MaxLiteral + bl + 1, 2*MaxLiteral + 5} {
+		target := append(randBytes(r, n/3), basis[bl:bl+n-n/3]...) // literal, then blocks shifted by n/3
+		var sized, inMemory, full opList
+		st, err := MatchAt(sig, bytes.NewReader(target), int64(n), &sized, MatchOptions{}, 1, nil)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		mst, err := MatchBytes(sig, target, &inMemory, MatchOptions{})
+		if err != nil {
+			t.Fatalf("%d bytes in memory: %v", n, err)
+		}
+		if _, err := Match(sig, bytes.NewReader(target), &full, MatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		same := func(a, b Op) bool {
+			return a.Block == b.Block && a.Count == b.Count && bytes.Equal(a.Literal, b.Literal)
+		}
+		if !slices.EqualFunc(sized.ops, full.ops, same) || !slices.EqualFunc(inMemory.ops, full.ops, same) {
+			t.Fatalf("%d bytes: %d ops with a sized buffer, %d in memory, %d with the full one", n, len(sized.ops), len(inMemory.ops), len(full.ops))
+		}
+		checkRebuild(t, basis, target, bl, &sized, st, MatchOptions{})
+		checkRebuild(t, basis, target, bl, &inMemory, mst, MatchOptions{})
+	}
+}

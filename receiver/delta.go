@@ -138,10 +138,10 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 	}
 	defer basis.Close()
 	fh := wire.NewFileHash(r.conn)
-	ops := wire.NewDeltaReader(src, fh.Size())
-	h := delta.NewAsyncHash(fh)
+	ops := wire.NewDeltaReader(src, job.e.Size, fh.Size())
+	h := delta.NewAsyncHash(fh, job.e.Size)
 	defer h.Close()
-	bw := bufio.NewWriterSize(dst, applyWrite)
+	bw := bufio.NewWriterSize(dst, int(min(applyWrite, max(job.e.Size, 4096))))
 	began := time.Now()
 	st, err := delta.Apply(io.MultiWriter(bw, h), basis, job.blockLen, job.basisLen, ops, job.e.Size)
 	if err == nil {

@@ -173,7 +173,7 @@ func (c *badDeltaSender) Send(m wire.Message) error {
 		return c.Conn.Send(m)
 	}
 	if f.Offset == 0 {
-		w := wire.NewDeltaWriter(f.Seq, f.Index, 1024, func(d *wire.FileData) error { return c.Conn.Send(d) })
+		w := wire.NewDeltaWriter(f.Seq, f.Index, -1, 1024, func(d *wire.FileData) error { return c.Conn.Send(d) })
 		w.Copy(1<<20, 1)
 		return w.Finish(make([]byte, 16))
 	}

@@ -1,7 +1,6 @@
 package sender
 
 import (
-	"bytes"
 	"io"
 	"runtime"
 	"time"
@@ -18,8 +17,17 @@ import (
 // broken connection is returned.
 func (s *Sender) sendDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signature, src io.ReaderAt) error {
 	e := &ref.rec.entries[i]
+	return s.sendMatched(ref, seq, i, sig, func(w delta.OpWriter, h io.Writer) (delta.Stats, error) {
+		return delta.MatchAt(sig, src, e.Size, w, delta.MatchOptions{Inplace: s.cfg.Opts.Inplace}, matchWorkers, h)
+	})
+}
+
+// sendMatched sends entry i as the delta that match writes to w, feeding
+// the file's bytes to h, as sendDelta says.
+func (s *Sender) sendMatched(ref *batchRef, seq uint64, i int32, sig *delta.Signature, match func(w delta.OpWriter, h io.Writer) (delta.Stats, error)) error {
+	e := &ref.rec.entries[i]
 	var sendErr error
-	w := wire.NewDeltaWriter(seq, i, sig.BlockLen, func(f *wire.FileData) error {
+	w := wire.NewDeltaWriter(seq, i, e.Size, sig.BlockLen, func(f *wire.FileData) error {
 		if err := s.send(f); err != nil {
 			sendErr = err
 			return err
@@ -28,7 +36,7 @@ func (s *Sender) sendDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signat
 	})
 	h := wire.NewFileHash(s.conn)
 	began := time.Now()
-	st, err := delta.MatchAt(sig, src, e.Size, w, delta.MatchOptions{Inplace: s.cfg.Opts.Inplace}, matchWorkers, h)
+	st, err := match(w, h)
 	if s.cfg.Debugf != nil && err == nil && sendErr == nil {
 		s.cfg.Debugf("sender: delta of %s matched in %.3fs: %d bytes literal, %d matched", e.Name, time.Since(began).Seconds(), st.Literal, st.Matched)
 	}
@@ -52,7 +60,10 @@ func (s *Sender) sendDeltaAhead(ref *batchRef, seq uint64, i int32, sig *delta.S
 	if !a.ok {
 		return s.send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true})
 	}
-	return s.sendDelta(ref, seq, i, sig, bytes.NewReader(a.data))
+	return s.sendMatched(ref, seq, i, sig, func(w delta.OpWriter, h io.Writer) (delta.Stats, error) {
+		h.Write(a.data)
+		return delta.MatchBytes(sig, a.data, w, delta.MatchOptions{Inplace: s.cfg.Opts.Inplace})
+	})
 }
 
 // sigFor returns the receiver's signature for the k-th wanted file, if

@@ -193,6 +193,7 @@ type DeltaWriter struct {
 	bl    int64 // the basis's block length
 	// copied is what the Copy ops in buf describe, in bytes.
 	copied int64
+	bufCap int // buf's capacity when it is renewed
 }
 
 // copyFlush is how much file data the Copy ops waiting in a DeltaWriter
@@ -202,10 +203,18 @@ type DeltaWriter struct {
 // not copy those bytes while the sender matches on.
 const copyFlush = 8 << 20
 
-// NewDeltaWriter starts the delta of entry index of batch seq against a
-// basis of blocks of blockLen bytes; send queues each chunk.
-func NewDeltaWriter(seq uint64, index int32, blockLen int, send func(*FileData) error) *DeltaWriter {
-	return &DeltaWriter{send: send, seq: seq, index: index, bl: int64(blockLen), buf: make([]byte, 0, DataChunk+delta.MaxLiteral+32)}
+// NewDeltaWriter starts the delta of entry index of batch seq, a file of
+// size bytes, against a basis of blocks of blockLen bytes; send queues
+// each chunk. The buffer of a small file's delta is sized to the file
+// (its ops are at most its bytes and a few headers; append grows it if
+// not): most deltas are of small files, and a chunk-sized buffer would
+// cost each of them more than the matching.
+func NewDeltaWriter(seq uint64, index int32, size int64, blockLen int, send func(*FileData) error) *DeltaWriter {
+	n := int64(DataChunk + delta.MaxLiteral + 32)
+	if size >= 0 && size+64 < n {
+		n = size + 64
+	}
+	return &DeltaWriter{send: send, seq: seq, index: index, bl: int64(blockLen), buf: make([]byte, 0, n), bufCap: int(n)}
 }
 
 // Literal appends literal bytes.
@@ -254,7 +263,10 @@ func (w *DeltaWriter) flushAll(end bool) error {
 		return err
 	}
 	w.off += int64(len(w.buf))
-	w.buf, w.copied = make([]byte, 0, DataChunk+delta.MaxLiteral+32), 0
+	w.buf, w.copied = nil, 0
+	if !end {
+		w.buf = make([]byte, 0, w.bufCap)
+	}
 	return nil
 }
 
@@ -290,10 +302,12 @@ type DeltaReader struct {
 	sumSize int
 }
 
-// NewDeltaReader reads the delta that src carries, which ends with a
-// checksum of sumSize bytes (the Size of NewFileHash).
-func NewDeltaReader(src io.Reader, sumSize int) *DeltaReader {
-	return &DeltaReader{r: bufio.NewReaderSize(src, 64<<10), sumSize: sumSize}
+// NewDeltaReader reads the delta that src carries for a file of size
+// bytes, which ends with a checksum of sumSize bytes (the Size of
+// NewFileHash). The delta of a small file is about as long as the file,
+// and so is the buffer it is read through.
+func NewDeltaReader(src io.Reader, size int64, sumSize int) *DeltaReader {
+	return &DeltaReader{r: bufio.NewReaderSize(src, int(min(64<<10, max(size+int64(sumSize)+64, 4096)))), sumSize: sumSize}
 }
 
 // errBadOps marks a malformed op stream.
@@ -319,8 +333,8 @@ func (d *DeltaReader) Next() (delta.Op, error) {
 		if n < 1 || n > delta.MaxLiteral {
 			return delta.Op{}, errBadOps("literal of %d bytes", n)
 		}
-		if d.lit == nil {
-			d.lit = make([]byte, delta.MaxLiteral)
+		if uint64(cap(d.lit)) < n { // grown as the literals come: most deltas are of small files
+			d.lit = make([]byte, max(int(n), min(2*cap(d.lit), delta.MaxLiteral)))
 		}
 		p := d.lit[:n]
 		if _, err := io.ReadFull(d.r, p); err != nil {

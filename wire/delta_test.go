@@ -122,7 +122,8 @@ func TestSigsRejected(t *testing.T) {
 func deltaBytes(t testing.TB, ops func(w *DeltaWriter) error) []byte {
 	var out bytes.Buffer
 	var off int64
-	w := NewDeltaWriter(1, 2, 1024, func(f *FileData) error {
+	// A size far below the ops' length: the buffer grows as needed.
+	w := NewDeltaWriter(1, 2, 10, 1024, func(f *FileData) error {
 		if f.Offset != off || !f.Delta || len(f.Bytes) > DataChunk {
 			t.Fatalf("chunk at %d (expected %d), delta %v, %d bytes", f.Offset, off, f.Delta, len(f.Bytes))
 		}
@@ -152,7 +153,7 @@ func TestDeltaOpsRoundTrip(t *testing.T) {
 		}
 		return w.Finish(sum)
 	})
-	r := NewDeltaReader(bytes.NewReader(enc), DataSumSize)
+	r := NewDeltaReader(bytes.NewReader(enc), -1, DataSumSize)
 	var gotLit []byte
 	var copies []delta.Op
 	for {
@@ -191,7 +192,7 @@ func TestDeltaOpsRejected(t *testing.T) {
 		{"data after the end", append(end, opCopy)},
 		{"block out of range", append([]byte{opCopy, 0xff, 0xff, 0xff, 0xff, 0x0f, 1}, end...)},
 	} {
-		r := NewDeltaReader(bytes.NewReader(c.in), DataSumSize)
+		r := NewDeltaReader(bytes.NewReader(c.in), 0, DataSumSize)
 		var err error
 		for err == nil {
 			_, err = r.Next()
@@ -261,7 +262,7 @@ func FuzzDeltaOps(f *testing.F) {
 		}
 		basis := make([]byte, 2000)
 		var out bytes.Buffer
-		_, err := delta.Apply(&out, bytes.NewReader(basis), 700, int64(len(basis)), NewDeltaReader(bytes.NewReader(in), DataSumSize), size)
+		_, err := delta.Apply(&out, bytes.NewReader(basis), 700, int64(len(basis)), NewDeltaReader(bytes.NewReader(in), size, DataSumSize), size)
 		if err == nil && int64(out.Len()) != size {
 			t.Fatalf("rebuilt %d bytes for a size of %d", out.Len(), size)
 		}
@@ -276,7 +277,7 @@ func FuzzDeltaOps(f *testing.F) {
 // ops has gathered; few-block copies still wait.
 func TestDeltaWriterSendsLongCopiesEarly(t *testing.T) {
 	var chunks []*FileData
-	w := NewDeltaWriter(1, 2, 4096, func(f *FileData) error {
+	w := NewDeltaWriter(1, 2, -1, 4096, func(f *FileData) error {
 		chunks = append(chunks, f)
 		return nil
 	})
