@@ -205,13 +205,14 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		e.LinkLeader = r.chooseLeader(b, e, rel, old)
 	}
 	if e.LinkGroup != 0 && !e.LinkLeader {
-		f := follower{rel: rel, group: e.LinkGroup, e: *e}
+		f := follower{rel: rel, group: e.LinkGroup, e: *e, seq: b.seq, index: index}
 		r.linkMu.Lock()
 		leader, settled := r.settled[e.LinkGroup]
 		r.linkMu.Unlock()
 		switch {
 		case settled && leader != nil && old != nil && (fileID{old.Dev, old.Ino}) == *leader:
 			// Already a link to the leader, which needed nothing.
+			r.synced(b, index)
 			return false, r.unchangedLine(lines, item{update: 'h'}, rel, e)
 		case settled && leader != nil && (opts.DryRun || b.dir != nil):
 			// The leader is in place already: link this one now, so it

@@ -85,8 +85,11 @@ func (r *Receiver) linkFollower(f follower, lines []string) []string {
 	name, lname := baseRel(f.rel), baseRel(leader)
 	ls, lerr := srcDir.Lstat(lname)
 	fs, ferr := dstDir.Lstat(name)
+	// As rsync, --remove-source-files removes the source of every name
+	// that is (now) a link to its leader.
 	if lerr == nil && ferr == nil && ls.Ino == fs.Ino && ls.Dev == fs.Dev {
 		// Already linked: listed only as unchanged entries are.
+		r.syncedSeq(f.seq, f.index)
 		return r.unchangedLine(lines, item{update: 'h'}, f.rel, &f.e)
 	}
 	it := newItem('h')
@@ -116,6 +119,7 @@ func (r *Receiver) linkFollower(f follower, lines []string) []string {
 		r.problem(wire.ProblemGeneral, "link %q => %s failed: %s", r.destPath(f.rel), leader, fsops.ErrText(err))
 		return lines
 	}
+	r.syncedSeq(f.seq, f.index)
 	return r.followerLine(lines, it, quiet, display, f)
 }
 

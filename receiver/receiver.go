@@ -198,6 +198,8 @@ type follower struct {
 	rel   string
 	group uint64
 	e     wire.Entry
+	seq   uint64 // its batch and index there, for --remove-source-files
+	index int32
 	// early: the name comes before its leader in the list; rsync links
 	// such names after the others (or, in a dry run, right after the
 	// leader's line).

@@ -49,6 +49,10 @@ var removeScenarios = []diffScenario{
 	{name: "remove-sent-files-filter", fx: fxFilter, args: dtArgs("-a", "--remove-sent-files", "--exclude=*.o", "src/", "dst/"), srcChanges: true},
 	{name: "remove-source-files-itemize", fx: fxPlain, pre: preQuick, args: dtArgs("-ai", "--remove-source-files", "src/", "dst/"), srcChanges: true, stdout: true, sorted: true},
 	{name: "remove-source-files-dry-run", fx: fxBasic, args: dtArgs("-an", "--remove-source-files", "src/", "dst/")},
+	// Every name of a hard-link group goes from the source once it is a
+	// link to its leader here: made now, or one already.
+	{name: "remove-source-files-hlinks", fx: fxHlinkGroups, args: dtArgs("-aH", "--remove-source-files", "src/", "dst/"), srcChanges: true},
+	{name: "remove-source-files-hlinks-linked", fx: fxHardGroups, pre: preHardLinkedAlready, args: dtArgs("-aH", "--remove-source-files", "src/", "dst/"), srcChanges: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, removeScenarios...) }
