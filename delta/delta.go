@@ -211,6 +211,20 @@ func (s *Signature) sign(r io.Reader, first, end int64) error {
 	return nil
 }
 
+// A BasisCloner is a rebuild's writer that can take a run of basis bytes
+// without their being read and written here: on a file system with
+// reflinks it shares the basis's extents. CloneBasis takes the n basis
+// bytes at off, or a leading part of them, and says how many it took;
+// Apply copies the rest.
+type BasisCloner interface {
+	CloneBasis(off, n int64) (int64, error)
+}
+
+// MinClone is the shortest run of matched bytes Apply offers a
+// BasisCloner: below it, a clone's fixed costs (a flush, a system call,
+// reading the range back for the whole-file check) outweigh the copy.
+const MinClone = 256 << 10
+
 // Op is one step of a delta: Literal bytes, or Count basis blocks from
 // block Block on (when Literal is nil).
 type Op struct {
@@ -247,7 +261,8 @@ var ErrBadDelta = errors.New("bad delta")
 // not needed) from basis. The result must be exactly size bytes long.
 // Blocks are copied through a buffer, each read before it is written, so
 // basis may be the file w writes (--inplace) as long as the delta only
-// refers to blocks at or after the write offset.
+// refers to blocks at or after the write offset. A w that is a
+// BasisCloner is offered each run of at least MinClone matched bytes.
 func Apply(w io.Writer, basis io.ReaderAt, blockLen int, basisLen int64, ops OpReader, size int64) (Stats, error) {
 	var st Stats
 	var done int64
@@ -282,7 +297,16 @@ func Apply(w io.Writer, basis io.ReaderAt, blockLen int, basisLen int64, ops OpR
 		if end-off > size-done {
 			return st, fmt.Errorf("%w: more data than the file's size %d", ErrBadDelta, size)
 		}
-		if buf == nil {
+		if c, ok := w.(BasisCloner); ok && end-off >= MinClone {
+			k, err := c.CloneBasis(off, end-off)
+			if err != nil {
+				return st, err
+			}
+			off += k
+			done += k
+			st.Matched += k
+		}
+		if buf == nil && off < end {
 			buf, release = scratch(int(max(int64(blockLen), min(256<<10, basisLen)))) // a small basis needs no 256 KiB
 		}
 		for off < end {

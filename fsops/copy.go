@@ -482,3 +482,26 @@ func CopyStream(ctx context.Context, dst Writer, src io.Reader, size int64, spar
 	}
 	return nil
 }
+
+// CloneRange makes the n bytes of dst at dstOff share src's extents at
+// srcOff (FICLONERANGE): nothing is read or written. The offsets, and n
+// unless it reaches src's end, must be multiples of the file system's
+// block size. It returns ErrNoClone, with dst untouched, where the file
+// systems cannot share the range (no reflink, other devices, offsets
+// not aligned); other errors are real ones.
+func CloneRange(dst Writer, dstOff int64, src Reader, srcOff, n int64) error {
+	defer runtime.KeepAlive(src)
+	defer runtime.KeepAlive(dst)
+	arg := unix.FileCloneRange{Src_fd: int64(src.Fd()), Src_offset: uint64(srcOff), Src_length: uint64(n), Dest_offset: uint64(dstOff)}
+	err := copyNoEINTR(func() error { return unix.IoctlFileCloneRange(int(dst.Fd()), &arg) })
+	switch {
+	case err == nil:
+		return nil
+	case copyCloneUnsupported(err), err == unix.EINVAL, err == unix.EBADF, err == unix.EPERM, err == unix.ETXTBSY:
+		return ErrNoClone
+	}
+	return copyErr("clone range", src, dst, err)
+}
+
+// ErrNoClone: CloneRange could not share the range; copy it instead.
+var ErrNoClone = errors.New("the file system cannot share this range")

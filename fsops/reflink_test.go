@@ -5,155 +5,13 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"syq/fsops/fstest"
 )
-
-// mountLoopImage makes a 1 GiB sparse image with mkfs (args + image path),
-// attaches it to a loop device and mounts it; everything is undone in
-// t.Cleanup. It skips the test when that is impossible here.
-func mountLoopImage(t *testing.T, fstype string, mkfs ...string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skipf("cannot mount %s loop image: not root", fstype)
-	}
-	if _, err := exec.LookPath(mkfs[0]); err != nil {
-		t.Skipf("cannot mount %s loop image: %v", fstype, err)
-	}
-	img := filepath.Join(t.TempDir(), fstype+".img")
-	mnt := t.TempDir()
-	f, err := os.Create(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = f.Truncate(1 << 30)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(mkfs[0], append(mkfs[1:], img)...).CombinedOutput(); err != nil {
-		t.Skipf("cannot make %s image: %v: %s", fstype, err, out)
-	}
-	out, err := exec.Command("losetup", "--find", "--show", img).CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot mount %s loop image: losetup: %v: %s", fstype, err, out)
-	}
-	loop := strings.TrimSpace(string(out))
-	t.Cleanup(func() {
-		if out, err := exec.Command("losetup", "-d", loop).CombinedOutput(); err != nil {
-			t.Errorf("losetup -d %s: %v: %s", loop, err, out)
-		}
-	})
-	if out, err := exec.Command("mount", "-t", fstype, loop, mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount %s loop image: %v: %s", fstype, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", mnt, err, out)
-			exec.Command("umount", "-l", mnt).Run()
-		}
-	})
-	return mnt
-}
-
-// FIEMAP, straight from linux/fiemap.h.
-const (
-	fsIocFiemap        = 0xC020660B // _IOWR('f', 11, struct fiemap)
-	fiemapFlagSync     = 0x1
-	fiemapExtentLast   = 0x1
-	fiemapExtentShared = 0x2000
-)
-
-type fiemapExtent struct {
-	Logical, Physical, Length uint64
-	_                         [2]uint64
-	Flags                     uint32
-	_                         [3]uint32
-}
-
-type fiemapReq struct {
-	Start, Length                 uint64
-	Flags, Mapped, Count, Reserve uint32
-	Extents                       [256]fiemapExtent
-}
-
-// fiemap lists all extents of path (syncing it first).
-func fiemap(t *testing.T, path string) []fiemapExtent {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var all []fiemapExtent
-	var req fiemapReq
-	for start := uint64(0); ; {
-		req = fiemapReq{Start: start, Length: ^uint64(0), Flags: fiemapFlagSync, Count: uint32(len(req.Extents))}
-		if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), fsIocFiemap, uintptr(unsafe.Pointer(&req))); e != 0 {
-			t.Fatalf("FS_IOC_FIEMAP %s: %v", path, e)
-		}
-		if req.Mapped == 0 {
-			return all
-		}
-		ext := req.Extents[:req.Mapped]
-		all = append(all, ext...)
-		last := ext[len(ext)-1]
-		if last.Flags&fiemapExtentLast != 0 {
-			return all
-		}
-		start = last.Logical + last.Length
-	}
-}
-
-// assertSharedExtents proves dst's data is src's data on disk: every dst
-// extent is flagged shared and the physical mapping is identical.
-func assertSharedExtents(t *testing.T, srcPath, dstPath string) {
-	t.Helper()
-	se, de := fiemap(t, srcPath), fiemap(t, dstPath)
-	if len(de) == 0 {
-		t.Fatalf("%s: no extents", dstPath)
-	}
-	type span struct{ l, p, n uint64 }
-	flatten := func(es []fiemapExtent) []span { // merge physically contiguous extents
-		var out []span
-		for _, e := range es {
-			if k := len(out) - 1; k >= 0 && out[k].l+out[k].n == e.Logical && out[k].p+out[k].n == e.Physical {
-				out[k].n += e.Length
-				continue
-			}
-			out = append(out, span{e.Logical, e.Physical, e.Length})
-		}
-		return out
-	}
-	for _, e := range de {
-		if e.Flags&fiemapExtentShared == 0 {
-			t.Fatalf("%s: extent at %d (len %d, flags %#x) not shared", dstPath, e.Logical, e.Length, e.Flags)
-		}
-	}
-	ss, ds := flatten(se), flatten(de)
-	if len(ss) != len(ds) {
-		t.Fatalf("extent maps differ: src %v dst %v", ss, ds)
-	}
-	for i := range ss {
-		if ss[i] != ds[i] {
-			t.Fatalf("extent %d differs: src %+v dst %+v", i, ss[i], ds[i])
-		}
-	}
-	t.Logf("%d extents, all shared, same physical blocks as source", len(de))
-	if _, err := exec.LookPath("filefrag"); err == nil {
-		out, _ := exec.Command("filefrag", "-v", dstPath).CombinedOutput()
-		if !strings.Contains(string(out), "shared") {
-			t.Errorf("filefrag -v shows no shared extent:\n%s", out)
-		}
-	}
-}
 
 func testReflink(t *testing.T, mnt string) {
 	data := randBytes(64, 64<<20)
@@ -169,7 +27,7 @@ func testReflink(t *testing.T, mnt string) {
 		t.Fatalf("method = %v, want clone", method)
 	}
 	checkContent(t, dp, data)
-	assertSharedExtents(t, sp, dp)
+	fstest.AssertShared(t, sp, dp)
 
 	// Negative control: a byte copy on the same fs must not look shared.
 	cp := filepath.Join(mnt, "bytecopy")
@@ -177,8 +35,8 @@ func testReflink(t *testing.T, mnt string) {
 	if m, err := CopyDataDev(context.Background(), createDst(t, cp, 0), openSrc(t, sp), sd, dd, int64(len(data)), false); err != nil || m != MethodReadWrite {
 		t.Fatalf("byte copy: method %v err %v", m, err)
 	}
-	for _, e := range fiemap(t, cp) {
-		if e.Flags&fiemapExtentShared != 0 {
+	for _, e := range fstest.Extents(t, cp) {
+		if e.Flags&fstest.ExtentShared != 0 {
 			t.Fatalf("byte copy has a shared extent at %d: FIEMAP check is not discriminating", e.Logical)
 		}
 	}
@@ -239,16 +97,16 @@ func testReflink(t *testing.T, mnt string) {
 }
 
 func TestReflinkXFS(t *testing.T) {
-	testReflink(t, mountLoopImage(t, "xfs", "mkfs.xfs", "-q", "-f", "-m", "reflink=1"))
+	testReflink(t, fstest.MountLoopImage(t, "xfs", "mkfs.xfs", "-q", "-f", "-m", "reflink=1"))
 }
 
 func TestReflinkBtrfs(t *testing.T) {
-	testReflink(t, mountLoopImage(t, "btrfs", "mkfs.btrfs", "-q", "-f"))
+	testReflink(t, fstest.MountLoopImage(t, "btrfs", "mkfs.btrfs", "-q", "-f"))
 }
 
 // Across file systems clone is impossible; content must still be exact, both ways.
 func TestReflinkCrossFS(t *testing.T) {
-	mnt := mountLoopImage(t, "xfs", "mkfs.xfs", "-q", "-f", "-m", "reflink=1")
+	mnt := fstest.MountLoopImage(t, "xfs", "mkfs.xfs", "-q", "-f", "-m", "reflink=1")
 	ext := t.TempDir()
 	data := randBytes(65, 8<<20+5)
 	for _, dir := range [][2]string{{mnt, ext}, {ext, mnt}} {
@@ -269,4 +127,44 @@ func TestReflinkCrossFS(t *testing.T) {
 			checkContent(t, dp, data)
 		}
 	}
+}
+
+// CloneRange shares aligned ranges on a reflink file system, and refuses
+// (ErrNoClone, nothing written) unaligned ones and file systems without
+// reflinks.
+func TestCloneRange(t *testing.T) {
+	mnt := fstest.MountLoopImage(t, "xfs", "mkfs.xfs", "-q", "-f", "-m", "reflink=1")
+	data := randBytes(66, 3<<20)
+	sp, dp := filepath.Join(mnt, "basis"), filepath.Join(mnt, "rebuilt")
+	writeFile(t, sp, data)
+	src := openSrc(t, sp)
+	dst := createDst(t, dp, 0)
+	head := randBytes(67, 8192)
+	if _, err := dst.WriteAt(head, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := CloneRange(dst, 8192, src, 4096, 2<<20); err != nil {
+		t.Fatalf("aligned range: %v", err)
+	}
+	if err := CloneRange(dst, 8192+2<<20, src, 100, 4096); err != ErrNoClone {
+		t.Fatalf("unaligned range: %v, want ErrNoClone", err)
+	}
+	checkContent(t, dp, append(head, data[4096:4096+2<<20]...))
+	shared := int64(0)
+	for _, e := range fstest.Extents(t, dp) {
+		if e.Flags&fstest.ExtentShared != 0 {
+			shared += int64(e.Length)
+		}
+	}
+	if shared != 2<<20 {
+		t.Errorf("%d bytes shared, want the 2 MiB cloned", shared)
+	}
+
+	other := t.TempDir() // not the image: no reflink across file systems
+	op := filepath.Join(other, "rebuilt")
+	odst := createDst(t, op, 0)
+	if err := CloneRange(odst, 0, src, 0, 4096); err != ErrNoClone {
+		t.Fatalf("across file systems: %v, want ErrNoClone", err)
+	}
+	checkContent(t, op, nil)
 }

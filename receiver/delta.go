@@ -141,11 +141,15 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 	ops := wire.NewDeltaReader(src, job.e.Size, fh.Size())
 	h := delta.NewAsyncHash(fh, job.e.Size)
 	defer h.Close()
-	bw := bufio.NewWriterSize(dst, int(min(applyWrite, max(job.e.Size, 4096))))
+	out := io.NewOffsetWriter(dst, 0)
+	w := &rebuild{out: out, bw: bufio.NewWriterSize(out, int(min(applyWrite, max(job.e.Size, 4096)))), h: h, dst: dst, basis: basis}
+	if r.opts.Inplace || r.opts.Sparse {
+		w.noClone = true // the basis is the file written; holes are -S's to make
+	}
 	began := time.Now()
-	st, err := delta.Apply(io.MultiWriter(bw, h), basis, job.blockLen, job.basisLen, ops, job.e.Size)
+	st, err := delta.Apply(w, basis, job.blockLen, job.basisLen, ops, job.e.Size)
 	if err == nil {
-		err = bw.Flush()
+		err = w.bw.Flush()
 	}
 	if errors.Is(err, delta.ErrBadDelta) {
 		err = fmt.Errorf("protocol error from the sender: %s: %w", job.rel, err)
@@ -162,10 +166,108 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 		return errDeltaMismatch
 	}
 	if r.cfg.Debug {
-		r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("delta: rebuilt %s in %.3fs", job.rel, time.Since(began).Seconds()))
+		r.cfg.Report(wire.ProblemDebug, fmt.Sprintf("delta: rebuilt %s in %.3fs (%d bytes shared with the basis)", job.rel, time.Since(began).Seconds(), w.cloned))
 	}
 	r.stats.add(func(s *wire.Stats) { s.MatchedData += st.Matched })
 	return nil
+}
+
+// rebuild is what a delta is applied to: buffered writes into the file
+// being rebuilt, each byte also fed to the whole-file hash, and long runs
+// of matched blocks shared with the basis instead of copied where the
+// file system has reflinks (XFS, btrfs): a big file with a few changes
+// is then rebuilt without writing its unchanged data (delta.BasisCloner).
+type rebuild struct {
+	out        *io.OffsetWriter
+	bw         *bufio.Writer
+	h          io.Writer
+	dst, basis *fsops.File
+	noClone    bool  // the file system cannot (or must not) share
+	cloned     int64 // bytes shared, for SYQ_DEBUG
+	buf        []byte
+}
+
+func (w *rebuild) Write(p []byte) (int, error) {
+	n, err := w.bw.Write(p)
+	w.h.Write(p[:n])
+	return n, err
+}
+
+// cloneAlign is the alignment of the ranges shared: the block size of
+// the file systems that share extents (4 KiB on XFS and btrfs by default;
+// one with larger blocks refuses, and the file is copied).
+const cloneAlign = 4096
+
+// CloneBasis shares the aligned middle of the n basis bytes at off,
+// writing the unaligned head as usual; it takes nothing when the basis
+// and the file are not aligned alike at this point (an insertion of a
+// few bytes shifted them). The shared bytes are read from the basis, as
+// a copy would read them, for the whole-file hash: that check then
+// covers them as it covers what is written.
+func (w *rebuild) CloneBasis(off, n int64) (int64, error) {
+	if w.noClone {
+		return 0, nil
+	}
+	if err := w.bw.Flush(); err != nil {
+		return 0, err
+	}
+	pos, _ := w.out.Seek(0, io.SeekCurrent)
+	head := (cloneAlign - off%cloneAlign) % cloneAlign
+	if (pos-off)%cloneAlign != 0 || n-head < cloneAlign {
+		return 0, nil
+	}
+	m := (n - head) / cloneAlign * cloneAlign
+	if w.buf == nil {
+		w.buf = make([]byte, delta.MinClone)
+	}
+	buf := w.buf
+	if head > 0 {
+		if err := w.copyBasis(buf, off, head); err != nil {
+			return 0, err
+		}
+		if err := w.bw.Flush(); err != nil {
+			return 0, err
+		}
+		pos += head
+	}
+	err := fsops.CloneRange(w.dst, pos, w.basis, off+head, m)
+	if err == fsops.ErrNoClone {
+		w.noClone = true
+		return head, nil
+	}
+	if err != nil {
+		return head, err
+	}
+	if _, err := w.out.Seek(m, io.SeekCurrent); err != nil {
+		return head, err
+	}
+	for done := int64(0); done < m; {
+		p := buf[:min(int64(len(buf)), m-done)]
+		if _, err := w.basis.ReadAt(p, off+head+done); err != nil {
+			return head, basisReadErr(err)
+		}
+		w.h.Write(p)
+		done += int64(len(p))
+	}
+	w.cloned += m
+	return head + m, nil
+}
+
+// copyBasis writes the n basis bytes at off as a copy does.
+func (w *rebuild) copyBasis(buf []byte, off, n int64) error {
+	p := buf[:n]
+	if _, err := w.basis.ReadAt(p, off); err != nil {
+		return basisReadErr(err)
+	}
+	_, err := w.Write(p)
+	return err
+}
+
+func basisReadErr(err error) error {
+	if err == io.EOF {
+		return fmt.Errorf("basis file shrank: %w", io.ErrUnexpectedEOF)
+	}
+	return err
 }
 
 // addRedo records a file whose delta did not check out.

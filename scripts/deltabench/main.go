@@ -40,6 +40,7 @@ func main() {
 	old := flag.String("syq-old", "", "another syq binary (an older build) to run as more arms, for before/after figures under the same load")
 	scen := flag.String("scenario", "onepct,edits,append", "scenarios to run: onepct, edits, append")
 	noW := flag.Bool("no-whole", false, "leave out the syq -W arm")
+	base := flag.String("dir", "/var/tmp", "where the files are made: a mounted XFS or btrfs measures rebuilds that share the basis's extents")
 	prof := flag.String("profile", "", "write CPU profiles of syq's processes to PREFIX.<pid> (SYQ_CPUPROFILE)")
 	flag.BoolVar(&show, "show", false, "print each run's output (with SYQ_DEBUG=1 in the environment: syq's phase lines)")
 	flag.Parse()
@@ -48,7 +49,7 @@ func main() {
 		os.Exit(2)
 	}
 	for _, s := range strings.Split(*scen, ",") {
-		if err := run(s, *size, *reps, *syq, *old, !*noW, *prof); err != nil {
+		if err := run(*base, s, *size, *reps, *syq, *old, !*noW, *prof); err != nil {
 			fmt.Fprintln(os.Stderr, "deltabench:", err)
 			os.Exit(1)
 		}
@@ -127,8 +128,8 @@ type arm struct {
 	syq  bool
 }
 
-func run(scenario string, size int64, reps int, syq, old string, whole bool, prof string) error {
-	dir, err := os.MkdirTemp("/var/tmp", "syq-deltabench-")
+func run(base, scenario string, size int64, reps int, syq, old string, whole bool, prof string) error {
+	dir, err := os.MkdirTemp(base, "syq-deltabench-")
 	if err != nil {
 		return err
 	}
