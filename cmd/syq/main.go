@@ -79,6 +79,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			return wire.ExitSyntax
 		}
 	}
+	if isRsyncServer(args) {
+		return runRsyncServer(args, os.Stdin, os.Stdout, stderr)
+	}
 	if isDaemonMode(args) {
 		return runDaemon(args, stdout, stderr)
 	}
