@@ -258,13 +258,24 @@ func TestRrsyncPullPush(t *testing.T) {
 	if got := readFile(t, filepath.Join(dest, "f1")); got != "pulled\n" {
 		t.Errorf("pulled f1 = %q", got)
 	}
+	// A local --files-from list: the command line says "--files-from=-"
+	// and names the source directory; the names travel in the handshake.
+	list := filepath.Join(t.TempDir(), "list")
+	writeFile(t, list, "f1\nd/sub/f2\n")
+	out, code := h.run(t, "-a", "--files-from="+list, "dummy:.", dest+"/ff/")
+	if code != 0 {
+		t.Fatalf("pull with --files-from: exit %d\n%s", code, out)
+	}
+	if got := readFile(t, filepath.Join(dest, "ff/d/sub/f2")); got != "deep\n" {
+		t.Errorf("pulled with --files-from: d/sub/f2 = %q", got)
+	}
 
 	src := t.TempDir()
 	writeFile(t, filepath.Join(src, "up/x"), "pushed\n")
 	if err := os.Mkdir(filepath.Join(h.root, "inbox"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, code := h.run(t, "-a", "--delete", src+"/up/", "dummy:inbox/")
+	out, code = h.run(t, "-a", "--delete", src+"/up/", "dummy:inbox/")
 	if code != 0 {
 		t.Fatalf("push: exit %d\n%s", code, out)
 	}
@@ -380,12 +391,28 @@ func TestRrsyncServerGoverns(t *testing.T) {
 			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.want)
 		}
 	}
+	// The names of a client's --files-from list stay below the source
+	// directory the command line names.
+	cmd, err = parseServerCommand([]string{"--server", "--sender", "-re.LsfxCIvu", "--files-from=-", "--from0", "--", ".", "/proc/self/fd/3/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := wire.Setup{Role: "sender", Args: []string{"src/./a", "src/b/c"}, FilesFromBase: "src"}
+	if err := cmd.govern(&setup); err != nil || !reflect.DeepEqual(setup.Args, []string{"/proc/self/fd/3/./a", "/proc/self/fd/3/b/c"}) {
+		t.Errorf("--files-from=-: args %q, %v", setup.Args, err)
+	}
+	for _, bad := range [][]string{{"src/../x"}, {"other/x"}} {
+		setup := wire.Setup{Role: "sender", Args: bad, FilesFromBase: "src"}
+		if err := cmd.govern(&setup); err == nil {
+			t.Errorf("--files-from=-: %q was accepted as %q", bad, setup.Args)
+		}
+	}
 	// rrsync's additions are applied.
 	cmd, err = parseServerCommand([]string{"--server", "-rlDe.LsfxCIvu", "--drop-D", "--ignore-existing", "--munge-links", "--", ".", "d"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	setup := wire.Setup{Role: "receiver", Args: []string{"d"}, Debug: true, Options: wire.Options{Devices: true, Specials: true, InsecureLinks: true}}
+	setup = wire.Setup{Role: "receiver", Args: []string{"d"}, Debug: true, Options: wire.Options{Devices: true, Specials: true, InsecureLinks: true}}
 	if err := cmd.govern(&setup); err != nil {
 		t.Fatal(err)
 	}
