@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"syq/fsops"
+	"syq/receiver"
 	"syq/wire"
 )
 
@@ -107,12 +108,17 @@ func rsyncServerArgs(inv *Invocation) []string {
 	} else if !o.Devices && o.Specials {
 		args = append(args, "--specials")
 	}
-	if push && o.OutFormat != "" {
+	if push && (o.OutFormat != "" || o.Itemize) {
+		// What the receiving server needs to know of the client's
+		// output format (rsync's words; syq's helper has it in the
+		// Setup).
 		switch {
 		case o.ItemizeUnchanged:
 			args = append(args, "--log-format=%i%I")
 		case o.Itemize:
 			args = append(args, "--log-format=%i")
+		case receiver.FormatHas(o.OutFormat, 'o'):
+			args = append(args, "--log-format=%o")
 		case o.Verbose == 0:
 			args = append(args, "--log-format=X")
 		}
