@@ -86,7 +86,7 @@ func rsyncServerArgs(inv *Invocation) []string {
 	put(o.OneFileSys, 'x')
 	put(o.SkipMountDirs, 'x')
 	put(o.Sparse, 'S')
-	put(inv.compressChoice != nil && *inv.compressChoice == "zlib" && inv.compress > 0, 'z')
+	put(inv.compressChoice != nil && strings.EqualFold(*inv.compressChoice, "zlib"), 'z')
 	// rsync's -e flags: its protocol's abilities, which a syq helper
 	// ignores; sent as rsync sends them, for wrappers that check them.
 	f.WriteString("e.")
@@ -143,11 +143,11 @@ func rsyncServerArgs(inv *Invocation) []string {
 	}
 	if c := inv.compressChoice; c != nil {
 		switch {
-		case *c == "zlibx":
+		case strings.EqualFold(*c, "zlibx"):
 			args = append(args, "--new-compress")
-		case *c == "zlib":
+		case strings.EqualFold(*c, "zlib"):
 			args = append(args, "--old-compress")
-		case !strings.EqualFold(*c, "auto"):
+		case !strings.EqualFold(*c, "auto") && !strings.EqualFold(*c, "none"):
 			args = append(args, rsyncSafeArg("--compress-choice", *c))
 		}
 	}
@@ -227,10 +227,11 @@ func rsyncServerArgs(inv *Invocation) []string {
 		args = append(args, "--numeric-ids")
 	}
 	if push {
-		if o.UserMap != "" && inv.idMapVia[0] == "usermap" {
+		// --chown travels as the maps it stands for, as in rsync.
+		if o.UserMap != "" {
 			args = append(args, rsyncSafeArg("--usermap", o.UserMap))
 		}
-		if o.GroupMap != "" && inv.idMapVia[1] == "groupmap" {
+		if o.GroupMap != "" {
 			args = append(args, rsyncSafeArg("--groupmap", o.GroupMap))
 		}
 		if o.IgnoreExisting {
