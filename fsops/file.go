@@ -189,11 +189,16 @@ func (d *Dir) LinkUnnamed(f *File, name string) error {
 }
 
 // ReadFile reads a whole small file (a filter rule file, a list) by a
-// path the user named, following only trusted symlinks (see openOwned).
+// path the user named, following only trusted symlinks (see openOwned),
+// and only below --confine-root's directory (SetConfineRoot).
 func ReadFile(path string) ([]byte, error) {
 	fd, err := openOwned(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	if err := checkConfined(fd); err != nil {
+		unix.Close(fd)
+		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()

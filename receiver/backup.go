@@ -35,7 +35,10 @@ func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
 	}
 	bdir, bname, err := r.backupTarget(dir, rel)
 	if err != nil {
-		r.problem(wire.ProblemGeneral, "backup of %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+		// Where the backup was to go is named too: a --backup-dir
+		// that is gone (e.g. a pinned directory that was replaced)
+		// says so.
+		r.problem(wire.ProblemGeneral, "backup of %q in %q failed: %s", r.destPath(rel), r.backupDirPath(rel), fsops.ErrText(err))
 		return false
 	}
 	if bdir != dir {
@@ -176,6 +179,18 @@ func (r *Receiver) backupCopy(dir *fsops.Dir, name, rel string) error {
 	}
 	r.backedUp(rel)
 	return nil
+}
+
+// backupDirPath is where the backup of rel goes (for messages).
+func (r *Receiver) backupDirPath(rel string) string {
+	if r.opts.BackupDir == "" {
+		return r.destPath(filepath.Dir(rel))
+	}
+	root := r.opts.BackupDir
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(r.rootPath, root)
+	}
+	return filepath.Join(root, filepath.Dir(rel))
 }
 
 // backupDirFor makes the backup directory of the destination directory

@@ -60,6 +60,17 @@ type Config struct {
 	// new helper runs. At most MaxEarly bytes, so the write never waits
 	// for the remote side to read.
 	Early []byte
+	// ServerArgs, if set, is the rsync-shaped server command line
+	// ("--server [--sender] OPTIONS . ARGS", without the program) run
+	// as "RSYNC-PATH ServerArgs..." (RSYNC-PATH "rsync" by default)
+	// when the remote side refuses the boot script: it ends before the
+	// handshake without a word of the script and not with ssh's 255, as
+	// a forced command such as rsync's rrsync does. The helper started
+	// that way is a syq that reads the command line as rsync's server
+	// would.
+	ServerArgs []string
+	// RsyncForm goes straight to ServerArgs (--syq-rsync-form).
+	RsyncForm bool
 }
 
 // MaxEarly bounds Config.Early: well under a pipe's buffer.
@@ -74,6 +85,9 @@ type Session struct {
 	Reader *bufio.Reader
 	// EarlySent: Config.Early went to the helper.
 	EarlySent bool
+	// RsyncForm: the helper runs as an rsync server (Config.ServerArgs),
+	// whose command line a wrapper may restrict: it offers no rails.
+	RsyncForm bool
 
 	closeOnce sync.Once
 	waitOnce  sync.Once
@@ -163,11 +177,33 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 			return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: err}
 		}
 	}
+	if cfg.RsyncForm && cfg.ServerArgs != nil {
+		return startRsyncForm(ctx, cfg)
+	}
 	force := false
 	for attempt := 0; ; attempt++ {
 		s, err := start(ctx, cfg, bin, force)
 		if err == nil {
 			return s, nil
+		}
+		var refused *refusedError
+		if errors.As(err, &refused) {
+			if cfg.ServerArgs == nil {
+				refused.showStderr(cfg.Stderr)
+				return nil, refused.err
+			}
+			cfg.Debug("remote: the remote side refused the boot script (%v%s); trying it as an rsync server", refused.err.Err, refused.said())
+			s, err := startRsyncForm(ctx, cfg)
+			if err == nil {
+				return s, nil
+			}
+			var fe *wire.FatalError
+			if errors.As(err, &fe) {
+				// Both attempts' reasons (the second one's remote
+				// stderr has been shown as it came).
+				return nil, &wire.FatalError{Code: fe.Code, Err: fmt.Errorf("the remote side refused syq's start script (exit status %d%s), and %v", refused.code, refused.said(), fe.Err)}
+			}
+			return nil, err
 		}
 		var stale *staleHelperError
 		if errors.As(err, &stale) && cfg.Bootstrap && attempt == 0 {
@@ -177,6 +213,74 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		}
 		return nil, err
 	}
+}
+
+// refusedError: the remote side ended before the boot script said a
+// word, not with ssh's own failure: it did not run the script (a forced
+// command such as rrsync refuses anything but an rsync server).
+type refusedError struct {
+	err    *wire.FatalError
+	code   int    // the remote command's exit status
+	stderr []byte // what the remote side printed, held back
+}
+
+func (e *refusedError) Error() string { return e.err.Error() }
+
+// said is the remote side's first line of stderr, for a message.
+func (e *refusedError) said() string {
+	line, _, _ := strings.Cut(strings.TrimSpace(string(e.stderr)), "\n")
+	if line == "" {
+		return ""
+	}
+	return ": " + line
+}
+
+// showStderr shows what the remote side printed when the attempt is
+// reported.
+func (e *refusedError) showStderr(w io.Writer) {
+	w.Write(e.stderr)
+}
+
+// heldWriter holds what is written back until release says where it
+// goes: the remote side's stderr is held while it is not yet known
+// whether the boot script ran (a refusal is retried, its words shown
+// only if the retry fails too).
+type heldWriter struct {
+	mu  sync.Mutex
+	buf []byte
+	to  io.Writer // nil while holding
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.to != nil {
+		return h.to.Write(p)
+	}
+	if len(h.buf) < 64<<10 {
+		h.buf = append(h.buf, p...)
+	}
+	return len(p), nil
+}
+
+// release sends what was held to w, and from then on writes through.
+func (h *heldWriter) release(w io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.to == nil {
+		h.to = w
+		w.Write(h.buf)
+		h.buf = nil
+	}
+}
+
+// take returns what was held and discards what comes later.
+func (h *heldWriter) take() []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b := h.buf
+	h.buf, h.to = nil, io.Discard
+	return b
 }
 
 // staleHelperError: a cached helper was found but did not speak syq's
@@ -191,34 +295,16 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 		return nil, &wire.FatalError{Code: wire.ExitSyntax, Err: err}
 	}
 	cfg.Debug("remote: running %s", strings.Join(quoteAll(argv[:len(argv)-1]), " ")+" '<bootstrap script>'")
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Stderr = cfg.Stderr
-	// A helper that outlives the remote shell (stopped, or stuck) must
-	// not keep Wait blocked on its stderr.
-	cmd.WaitDelay = 2 * time.Second
-	// The remote shell gets its own process group, so a Ctrl-C at the
-	// terminal reaches syq, which ends the transfer in order, and not
-	// ssh directly.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// Stopping it stops its group: a remote shell that runs the command
-	// on this machine leaves children holding the pipes otherwise.
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	stdin, err := cmd.StdinPipe()
+	held := &heldWriter{}
+	s, err := launch(ctx, argv, held)
 	if err != nil {
-		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: err}
+		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: err}
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: fmt.Errorf("failed to exec %s: %w", argv[0], err)}
-	}
-	s := &Session{cmd: cmd, stdin: stdin, stdout: stdout, Reader: bufio.NewReaderSize(stdout, 256<<10)}
+	stdin := s.stdin
 	// Until the helper answers, giving up (ctx) also ends the reads.
 	stopWatch := context.AfterFunc(ctx, func() { s.Close() })
 	defer stopWatch()
-	found := false
+	found, spoke := false, false
 	var bootErr error
 	// A remote side that dies before reading the early words makes a
 	// write fail; the missing Magic then says what happened.
@@ -244,8 +330,13 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 	err = wire.SkipToMagic(s.Reader, func(line string) error {
 		rest, ok := strings.CutPrefix(line, "SYQ-BOOT ")
 		if !ok {
-			fmt.Fprintf(cfg.Stderr, "syq: remote shell said: %s\n", line)
+			fmt.Fprintf(held, "syq: remote shell said: %s\n", line)
 			return nil
+		}
+		if !spoke {
+			// The script runs: what the remote side says is shown.
+			spoke = true
+			held.release(cfg.Stderr)
 		}
 		word, arg, _ := strings.Cut(rest, " ")
 		switch word {
@@ -284,10 +375,21 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 		return nil
 	})
 	if err == nil {
+		held.release(cfg.Stderr)
 		return s, nil
 	}
 	s.Close()
 	code, _ := s.Wait()
+	// A refusal is an exit of its own (rrsync's is 1): not ssh's 255,
+	// not death by a signal.
+	if !spoke && code > 0 && code < 128 && wire.IsNoMagic(err) {
+		return nil, &refusedError{
+			err:    &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("the remote command exited with status %d before syq's handshake (is the remote shell clean, and does -e run the command it is given?)", code)},
+			code:   code,
+			stderr: held.take(),
+		}
+	}
+	held.release(cfg.Stderr)
 	switch {
 	case bootErr != nil:
 		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: bootErr}
@@ -302,6 +404,83 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 		return nil, &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("the remote command exited with status %d before syq's handshake (is the remote shell clean, and does -e run the command it is given?)", code)}
 	}
 	return nil, &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("the remote side did not start syq's helper: %v", err)}
+}
+
+// startRsyncForm runs the helper as an rsync server: "RSYNC-PATH
+// --server ... . ARGS" (Config.ServerArgs), the only command a host
+// that restricts the key to rsync (rrsync) lets through. The helper
+// speaks first; the client's handshake is not sent ahead. A remote side
+// that answers with rsync's own protocol is real rsync, which syq
+// cannot talk to.
+func startRsyncForm(ctx context.Context, cfg Config) (*Session, error) {
+	prog := cfg.RsyncPath
+	if prog == "" {
+		prog = "rsync"
+	}
+	argv, err := CommandWords(cfg, append([]string{prog}, cfg.ServerArgs...))
+	if err != nil {
+		return nil, &wire.FatalError{Code: wire.ExitSyntax, Err: err}
+	}
+	cfg.Debug("remote: running %s", strings.Join(quoteAll(argv), " "))
+	s, err := launch(ctx, argv, cfg.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	stopWatch := context.AfterFunc(ctx, func() { s.Close() })
+	defer stopWatch()
+	if b, err := s.Reader.Peek(4); err == nil && wire.IsRsyncGreeting(b) {
+		s.Kill()
+		s.Close()
+		s.Wait()
+		return nil, &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("started as an rsync server (%s --server ...), the remote side runs rsync's own, which syq cannot talk to: it needs syq there, as the rsync the remote command runs or named by --rsync-path", prog)}
+	}
+	err = wire.SkipToMagic(s.Reader, func(line string) error {
+		fmt.Fprintf(cfg.Stderr, "syq: remote shell said: %s\n", line)
+		return nil
+	})
+	if err == nil {
+		s.RsyncForm = true
+		return s, nil
+	}
+	s.Close()
+	code, _ := s.Wait()
+	switch {
+	case code == 255:
+		return nil, &wire.FatalError{Code: 255, Err: errors.New("connection unexpectedly closed (0 bytes received so far) [sender]")}
+	case wire.IsNoMagic(err):
+		return nil, &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("run as an rsync server (%s --server ...) it exited with status %d before syq's handshake", prog, code)}
+	}
+	return nil, &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("the remote side did not start syq's helper as an rsync server: %v", err)}
+}
+
+// launch starts argv through the remote shell; its stdin and stdout
+// are the Session's.
+func launch(ctx context.Context, argv []string, stderr io.Writer) (*Session, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stderr = stderr
+	// A helper that outlives the remote shell (stopped, or stuck) must
+	// not keep Wait blocked on its stderr.
+	cmd.WaitDelay = 2 * time.Second
+	// The remote shell gets its own process group, so a Ctrl-C at the
+	// terminal reaches syq, which ends the transfer in order, and not
+	// ssh directly.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Stopping it stops its group: a remote shell that runs the command
+	// on this machine leaves children holding the pipes otherwise.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: err}
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: err}
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: fmt.Errorf("failed to exec %s: %w", argv[0], err)}
+	}
+	s := &Session{cmd: cmd, stdin: stdin, stdout: stdout, Reader: bufio.NewReaderSize(stdout, 256<<10)}
+	return s, nil
 }
 
 // Command is the argv that runs script on the remote host, as rsync
@@ -326,6 +505,17 @@ func Command(cfg Config, script string) ([]string, error) {
 		argv = append(argv, "-l", cfg.User)
 	}
 	return append(argv, cfg.Host, "sh -c "+ShellQuote(script)), nil
+}
+
+// CommandWords is the argv that runs the remote command words (escaped
+// for the remote shell, which joins them with spaces) on the remote
+// host, as rsync runs its server.
+func CommandWords(cfg Config, words []string) ([]string, error) {
+	argv, err := Command(cfg, "")
+	if err != nil {
+		return nil, err
+	}
+	return append(argv[:len(argv)-1], words...), nil
 }
 
 // SplitRsh splits a remote shell command the way rsync does: words are

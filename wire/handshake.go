@@ -118,6 +118,10 @@ type Setup struct {
 	// RailAddrs, if any, are the only addresses the helper offers
 	// rails on (--syq-rail-addrs).
 	RailAddrs []string `json:"rail_addrs,omitempty"`
+	// FilesFromBase: the sender's Args are a local --files-from list's
+	// names below this source directory, which an rsync-shaped server
+	// command line names (as "--files-from=- . DIR") and may rewrite.
+	FilesFromBase string `json:"files_from_base,omitempty"`
 }
 
 type setupJSON struct {
@@ -128,6 +132,7 @@ type setupJSON struct {
 	Rails   int             `json:"rails,omitempty"`
 	Multi   bool            `json:"multi_rail,omitempty"`
 	Addrs   []string        `json:"rail_addrs,omitempty"`
+	FFBase  string          `json:"files_from_base,omitempty"`
 }
 
 // WriteHello writes Magic and h (the helper's first words).
@@ -163,7 +168,7 @@ func EncodeClientHello(h *Hello, s *Setup) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb, err := json.Marshal(&setupJSON{Role: s.Role, Args: s.Args, Options: opts, Debug: s.Debug, Rails: s.Rails, Multi: s.MultiRail, Addrs: s.RailAddrs})
+	sb, err := json.Marshal(&setupJSON{Role: s.Role, Args: s.Args, Options: opts, Debug: s.Debug, Rails: s.Rails, Multi: s.MultiRail, Addrs: s.RailAddrs, FFBase: s.FilesFromBase})
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +328,7 @@ func ReadSetup(r *bufio.Reader) (*Setup, error) {
 	if err := readJSONFrame(r, frameSetup, &sj); err != nil {
 		return nil, err
 	}
-	s := &Setup{Role: sj.Role, Args: sj.Args, Debug: sj.Debug, Rails: sj.Rails, MultiRail: sj.Multi, RailAddrs: sj.Addrs}
+	s := &Setup{Role: sj.Role, Args: sj.Args, Debug: sj.Debug, Rails: sj.Rails, MultiRail: sj.Multi, RailAddrs: sj.Addrs, FilesFromBase: sj.FFBase}
 	if len(sj.Options) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(sj.Options))
 		dec.DisallowUnknownFields()
@@ -358,4 +363,12 @@ func WriteFatal(w io.Writer, fe *FatalError) error {
 // ReadReady waits for the helper to accept the Setup.
 func ReadReady(r *bufio.Reader) error {
 	return readJSONFrame(r, frameReady, nil)
+}
+
+// IsRsyncGreeting reports whether b, the first bytes a remote server
+// wrote, are rsync's own protocol: its server starts with its protocol
+// version as a 4-byte little-endian integer (20 to 40 in every rsync
+// release), where a syq helper starts with Magic or text.
+func IsRsyncGreeting(b []byte) bool {
+	return len(b) >= 4 && b[0] >= 20 && b[0] <= 40 && b[1] == 0 && b[2] == 0 && b[3] == 0
 }

@@ -129,6 +129,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		base.Role, base.Args, peerSide = "receiver", []string{inv.Dest}, "receiver"
 	} else {
 		base.Role, base.Args = "sender", inv.Sources
+		if inv.filesFromBase != "" && opts.FilesFrom == "" {
+			base.FilesFromBase = inv.filesFromBase
+		}
 	}
 	// setupFor fits the Setup to what the helper can do; the second
 	// result is how this side compresses what it sends.
@@ -162,6 +165,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		Rsh: inv.Rsh, User: end.User, Host: end.Host, RsyncPath: inv.RsyncPath,
 		Bootstrap: !inv.NoBootstrap, Version: ver, Binary: exe,
 		Stderr: stderr, Debug: debugf, Early: firstWords,
+		ServerArgs: rsyncServerArgs(inv), RsyncForm: inv.RsyncForm,
 	}
 	if !end.Daemon && debugLevelFrom(inv, "cmd", min(max(opts.Verbose-1, 0), 1)) > 0 && !opts.Quiet {
 		if argv, err := remote.Command(rcfg, ""); err == nil {
@@ -201,6 +205,12 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	debugf("remote: helper is %s", peer.Program)
+	if sess.RsyncForm {
+		// A helper started as an rsync server offers no rails: a host
+		// that restricts the key to rsync allows no more than it.
+		inv.NoRails = true
+		debugf("tuner: rails: none: the helper runs as an rsync server")
+	}
 	setup, compress := setupFor(peer)
 	if !peer.Has(wire.CapDelta) {
 		opts.WholeFile = true
@@ -235,7 +245,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	var extra []io.ReadWriteCloser
 	var railTune *tuner.RailRun
 	railsUsed := 0
-	if inv.NoRails {
+	if inv.NoRails && !sess.RsyncForm {
 		debugf("tuner: rails: none: --syq-no-rails")
 	}
 	if setup.Rails > 0 {

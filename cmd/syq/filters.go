@@ -171,6 +171,7 @@ func expandFilesFrom(inv *Invocation, stdin io.Reader) error {
 		// rsync's wording: strerror alone, no errno number.
 		return &wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("failed to open files-from file %s: %s", inv.filesFrom, fsops.Strerror(err))}
 	}
+	inv.filesFromBase = inv.Sources[0]
 	inv.Sources = filesFromOperands(data, inv.Sources[0], inv.From0, inv.Opts.Relative)
 	return nil
 }

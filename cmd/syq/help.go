@@ -119,6 +119,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -A, --acls              copy POSIX ACLs (implies --perms)
      --insecure-links    follow symlinks on the paths you name even when
                          another user owns them (refused by default)
+     --confine-root=DIR  refuse merge files and lists resolving outside DIR
  -U, --atimes            copy access times of files (not directories)
  -J, --omit-link-times   do not copy modification times of symlinks
      --open-noatime      read sources without changing their access times
@@ -261,4 +262,6 @@ syq-only options
                          remote mode: the remote host's addresses data
                          lanes may use (default: all of them)
      --syq-no-bootstrap  remote mode: do not install syq on the remote host
+     --syq-rsync-form    remote mode: run the helper as "rsync --server ..." at
+                         once (a host whose key runs only rsync, e.g. rrsync)
 `

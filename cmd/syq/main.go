@@ -48,6 +48,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case remote.ServerFlag:
 			return runServer(os.Stdin, os.Stdout, stderr)
+		case "--server":
+			// `syq --server ...`: --rsync-path naming syq itself.
+			return runRsyncServer(args, os.Stdin, os.Stdout, stderr)
 		case remote.VersionFlag:
 			v, err := helperVersion()
 			if err != nil {
@@ -78,6 +81,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "syq: unknown command %q (did you mean `syq rsync %s`?)\n", args[0], strings.Join(args, " "))
 			return wire.ExitSyntax
 		}
+	}
+	if isRsyncServer(args) {
+		return runRsyncServer(args, os.Stdin, os.Stdout, stderr)
 	}
 	if isDaemonMode(args) {
 		return runDaemon(args, stdout, stderr)

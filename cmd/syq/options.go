@@ -134,6 +134,18 @@ type Invocation struct {
 	// daemon for its "refuse options".
 	hits []cliHit
 
+	// An rsync server's command line (serverargs.go): --server,
+	// --sender, and what a wrapper such as rrsync adds: --drop-D (make
+	// no device or special file) and --confine-root. filesFromBase is
+	// the source directory a local --files-from list is below.
+	server, sender, dropD bool
+	appended              bool // --append was given (a server's second one is -verify)
+	confineRoot           string
+	filesFromBase         string
+	// RsyncForm (--syq-rsync-form): start the remote helper as an
+	// rsync server at once, for a host that allows nothing else.
+	RsyncForm bool
+
 	// --usermap, --groupmap, --chown (idmap.go) and -W as given.
 	idMapVia [2]string // "usermap"/"groupmap" or "chown": what set Opts.UserMap, Opts.GroupMap
 	idMapErr string    // the first conflict among them
@@ -337,7 +349,7 @@ func buildCLIOptions() []cliOpt {
 	add(optBool(func(o *wire.Options) *bool { return &o.SafeLinks }, "safe-links", 0)...)
 	add(optBool(func(o *wire.Options) *bool { return &o.MungeLinks }, "munge-links", 0, "no-munge-links")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.InsecureLinks }, "insecure-links", 0, "no-insecure-links")...)
-	add(optTodo("confine-root", 0, cliStrArg))
+	add(optText("confine-root", 0, func(c *Invocation, s string) { c.confineRoot = s }))
 	add(optBool(func(o *wire.Options) *bool { return &o.CopyDirLinks }, "copy-dirlinks", 'k')...)
 	add(optBool(func(o *wire.Options) *bool { return &o.KeepDirLinks }, "keep-dirlinks", 'K')...)
 	add(optBool(func(o *wire.Options) *bool { return &o.HardLinks }, "hard-links", 'H', "no-hard-links", "no-H")...)
@@ -367,7 +379,7 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("no-D", 0, func(c *Invocation) { c.Opts.Devices, c.Opts.Specials = false, false }))
 	add(optFlag("copy-devices", 0, func(c *Invocation) { c.Opts.CopyDevices = true }))
 	add(optBool(func(o *wire.Options) *bool { return &o.WriteDevices }, "write-devices", 0, "no-write-devices")...)
-	add(optTodos("drop-D")...)
+	add(optFlag("drop-D", 0, func(c *Invocation) { c.dropD = true }))
 	add(optNoop("no-drop-D"))
 	add(optBool(func(o *wire.Options) *bool { return &o.Times }, "times", 't', "no-times", "no-t")...)
 	add(optBool(func(o *wire.Options) *bool { return &o.Atimes }, "atimes", 'U', "no-atimes", "no-U")...)
@@ -433,7 +445,14 @@ func buildCLIOptions() []cliOpt {
 	}
 	add(optText("block-size", 'B', func(c *Invocation, s string) { c.blockSize = s }))
 	add(optBool(func(o *wire.Options) *bool { return &o.Inplace }, "inplace", 0, "no-inplace")...)
-	add(optFlag("append", 0, func(c *Invocation) { c.Opts.Append = 1 }), optFlag("append-verify", 0, func(c *Invocation) { c.Opts.Append = 2 }))
+	// An rsync server counts its --append: two are --append-verify.
+	add(optFlag("append", 0, func(c *Invocation) {
+		c.Opts.Append = 1
+		if c.server && c.appended {
+			c.Opts.Append = 2
+		}
+		c.appended = true
+	}), optFlag("append-verify", 0, func(c *Invocation) { c.Opts.Append = 2 }))
 	add(optFlag("no-append", 0, func(c *Invocation) { c.Opts.Append = 0 }))
 	add(optBool(func(o *wire.Options) *bool { return &o.Partial }, "partial", 0, "no-partial")...)
 	add(optText("partial-dir", 0, func(c *Invocation, s string) { c.Opts.PartialDir = s }))
@@ -553,7 +572,8 @@ func buildCLIOptions() []cliOpt {
 
 	add(optTodo("read-batch", 0, cliStrArg), optTodo("write-batch", 0, cliStrArg), optTodo("only-write-batch", 0, cliStrArg))
 	// Internal and daemon-mode switches.
-	add(optTodos("server", "sender", "daemon", "detach", "no-detach")...)
+	add(optFlag("server", 0, func(c *Invocation) { c.server = true }), optFlag("sender", 0, func(c *Invocation) { c.sender = true }))
+	add(optTodos("daemon", "detach", "no-detach")...)
 	add(optTodo("config", 0, cliStrArg), optTodo("dparam", 0, cliStrArg))
 
 	// syq's own options.
@@ -566,6 +586,7 @@ func buildCLIOptions() []cliOpt {
 	add(cliOpt{long: "syq-rail-addrs", arg: cliStrArg, ready: true,
 		str: func(c *Invocation, v string) { c.RailAddrs = append(c.RailAddrs, strings.Split(v, ",")...) }})
 	add(optFlag("syq-no-bootstrap", 0, func(c *Invocation) { c.NoBootstrap = true }))
+	add(optFlag("syq-rsync-form", 0, func(c *Invocation) { c.RsyncForm = true }))
 	return t
 }
 
@@ -1008,6 +1029,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	// is left for the real reading. --insecure-links already decides
 	// how they are opened.
 	fsops.SetInsecureLinks(inv.Opts.InsecureLinks)
+	if err := settleServerOptions(inv); err != nil {
+		return nil, err
+	}
 	if _, err := buildFilters(inv, strings.NewReader("")); err != nil {
 		return nil, err
 	}

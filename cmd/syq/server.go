@@ -71,6 +71,10 @@ type helperPolicy struct {
 	// shown relative to it, as rsync's daemon shows them, never where
 	// the module lives on the server.
 	display func(msg string) string
+	// literalPaths: the sender's operands are used as they are (an
+	// rsync-shaped command line's, which the remote shell or a wrapper
+	// such as rrsync already expanded), not expanded again.
+	literalPaths bool
 }
 
 // shown is fe as the client sees it (see display).
@@ -238,7 +242,10 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 	var runErr error
 	switch setup.Role {
 	case "sender":
-		ops := remoteOperands(setup.Args, opts.OldArgs)
+		ops := setup.Args
+		if policy == nil || !policy.literalPaths {
+			ops = remoteOperands(setup.Args, opts.OldArgs)
+		}
 		if opts.FilesFrom != "" && len(ops) == 1 {
 			if err := sender.CheckFilesFromDir(ops[0]); err != nil {
 				return stop(err)
