@@ -235,21 +235,34 @@ func (b *BatchRecorder) fail(err error) {
 	}
 }
 
+// BatchReplay says how a batch is replayed.
+type BatchReplay struct {
+	Name   string       // the file, as messages call it
+	Header *BatchHeader // read by ReadBatchHeader
+	// DryRun: the receiver wants nothing (-n), so the data it skips
+	// is not reported.
+	DryRun bool
+	// Report hears of files the batch has no data for, and of data
+	// the receiver does not want (rsync's "No batched update" and
+	// "Skipping batched update").
+	Report func(class int, msg string)
+}
+
 // NewBatchReader returns the Conn a receiver replays a batch from: r is
-// the file after its header, name how messages call it. report hears
-// of files the batch has no data for, and of data the receiver does not
-// want (rsync's "No batched update" and "Skipping batched update").
-func NewBatchReader(r *bufio.Reader, closer io.Closer, h *BatchHeader, name string, report func(class int, msg string)) Conn {
+// the file after its header.
+func NewBatchReader(r *bufio.Reader, closer io.Closer, cfg BatchReplay) Conn {
+	h := cfg.Header
 	c := &batchConn{
-		name:     name,
-		report:   report,
+		name:     cfg.Name,
+		report:   cfg.Report,
+		dryRun:   cfg.DryRun,
 		dirs:     make(map[uint64]*FileBatch),
 		sent:     make(map[uint64][]*Wants),
 		recorded: make(map[uint64][]*Wants),
 		answered: make(map[uint64]int),
 	}
 	c.cond = sync.NewCond(&c.mu)
-	c.in = NewStream(r, io.Discard, closer, StreamConfig{Peer: "batch file " + name, replay: true, Verify: h.Verify, Sum128: h.Sum128, Append: h.Append})
+	c.in = NewStream(r, io.Discard, closer, StreamConfig{Peer: "batch file " + cfg.Name, replay: true, Verify: h.Verify, Sum128: h.Sum128, Append: h.Append})
 	return c
 }
 
@@ -258,6 +271,7 @@ type batchConn struct {
 	in     *Stream
 	name   string
 	report func(int, string)
+	dryRun bool
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -410,7 +424,7 @@ func (c *batchConn) secondWants(w *Wants) bool {
 // skipped reports the files the batch has data for that the receiver
 // does not want (its destination has them already).
 func (c *batchConn) skipped(seq uint64, rec, w *Wants, redo bool) {
-	if rec == nil || c.report == nil {
+	if rec == nil || c.report == nil || c.dryRun {
 		return
 	}
 	want := map[int32]bool{}

@@ -37,7 +37,7 @@ func FuzzBatchReader(f *testing.F) {
 		if err != nil {
 			return
 		}
-		c := NewBatchReader(br, nil, h, "fuzz", func(int, string) {})
+		c := NewBatchReader(br, nil, BatchReplay{Name: "fuzz", Header: h, Report: func(int, string) {}})
 		defer c.Close()
 		deadline := time.After(5 * time.Second)
 		answered := map[uint64]bool{}

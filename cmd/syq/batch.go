@@ -375,7 +375,7 @@ func readBatch(inv *Invocation, stdout, stderr io.Writer) int {
 	defer logf.close()
 	errOut := logf.tee(stderr)
 	probs := &problems{stdout: stdout, stderr: errOut, quiet: opts.Quiet}
-	conn := wire.NewBatchReader(br, f, hdr, quotedPath(name), probs.report("receiver"))
+	conn := wire.NewBatchReader(br, f, wire.BatchReplay{Name: quotedPath(name), Header: hdr, DryRun: opts.DryRun, Report: probs.report("receiver")})
 	early := watchStop(inv.StopAt, func() {
 		cancel()
 		conn.Close()

@@ -30,6 +30,7 @@ type batchCase struct {
 	only          bool // --only-write-batch: dst stays as pre built it
 	stdin         bool // the replay reads B from standard input
 	noBatch       bool // no batch is written (-n)
+	dryReplay     bool // the replay is a dry run: rdst stays as it was
 	cmp           treecheck.CompareOptions
 	// remote, if set, rewrites write for a run through ssh.
 	remote func(root string) []string
@@ -43,6 +44,7 @@ var batchCases = []batchCase{
 	{name: "only-write", fx: fxBasic, pre: preQuick, only: true, write: dtArgs("-a", "--only-write-batch=B", "src/", "dst/"), replay: dtArgs("-a", "rdst/")},
 	{name: "only-write-missing-dest", fx: fxPlain, only: true, write: dtArgs("-a", "--only-write-batch=B", "src/", "dst/"), replay: dtArgs("-a", "rdst/")},
 	{name: "only-write-hard-links", fx: fxHard, pre: preDstDir, only: true, write: dtArgs("-aH", "--only-write-batch=B", "src/", "dst/"), replay: dtArgs("-aH", "rdst/")},
+	{name: "read-dry-run", fx: fxBasic, pre: preQuick, dryReplay: true, write: dtArgs("-a", "--write-batch=B", "src/", "dst/"), replay: dtArgs("-an", "rdst/")},
 	{name: "read-stdin", fx: fxBasic, pre: preQuick, stdin: true, write: dtArgs("-a", "--write-batch=B", "src/", "dst/"), replay: dtArgs("-a", "rdst/")},
 	// The batch's flags win over the replay's command line: -H, -l, -o,
 	// -g, -D and -r come from the batch; -t does not, so times differ.
@@ -118,6 +120,7 @@ func runBatchCase(t *testing.T, idx int, c batchCase) {
 			t.Fatal(err)
 		}
 	}
+	var stdouts [2]string
 	run := func(i int, args []string, stdin string) (int, string) {
 		bin, pfx := dtRefRsync, []string(nil)
 		if i == 1 {
@@ -128,7 +131,8 @@ func runBatchCase(t *testing.T, idx int, c batchCase) {
 			args = append([]string{"-c", `exec "$0" "$@" <` + stdin, bin}, args...)
 			bin = "/bin/sh"
 		}
-		code, _, stderr, timedOut, err := runDiffTool(bin, args, roots[i], false)
+		code, stdout, stderr, timedOut, err := runDiffTool(bin, args, roots[i], false)
+		stdouts[i] = stdout
 		if err != nil {
 			t.Fatalf("running in %s: %v", roots[i], err)
 		}
@@ -208,7 +212,17 @@ func runBatchCase(t *testing.T, idx int, c batchCase) {
 	if d := treecheck.Compare(rdst[0], rdst[1], c.cmp); len(d) > 0 {
 		t.Errorf("replay: destination trees differ (want=rsync, got=syq):\n    %s", strings.Join(dtLimit(d, 40), "\n    "))
 	}
-	if !c.only && !c.cmp.SkipMtime {
+	if c.dryReplay {
+		// A dry run wants nothing, but skips no update either.
+		for i, tool := range []string{"rsync", "syq"} {
+			if strings.Contains(stdouts[i], "Skipping batched update") {
+				t.Errorf("%s's dry-run replay says it skips updates:\n%s", tool, stdouts[i])
+			}
+		}
+		if d := treecheck.Compare(pre[1], rdst[1], treecheck.CompareOptions{}); len(d) > 0 {
+			t.Errorf("syq's dry-run replay changed rdst:\n    %s", strings.Join(dtLimit(d, 40), "\n    "))
+		}
+	} else if !c.only && !c.cmp.SkipMtime {
 		// The replay makes what the recording made.
 		if d := treecheck.Compare(dstTree[1], rdst[1], treecheck.CompareOptions{SkipRoot: true}); len(d) > 0 {
 			t.Errorf("syq's replay differs from its recorded transfer:\n    %s", strings.Join(dtLimit(d, 40), "\n    "))
