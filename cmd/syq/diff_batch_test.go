@@ -71,21 +71,24 @@ func TestDiffBatchRemote(t *testing.T) {
 	}
 	rsh := diffRemoteShell(t)
 	for k, mode := range []string{"push", "pull"} {
-		for j, only := range []bool{false, true} {
-			c := batchCase{name: "remote-" + mode, fx: fxBig, pre: preDeltaBig, replay: dtArgs("-a", "rdst/"), only: only}
-			opt := "--write-batch=B"
-			if only {
-				c.name += "-only"
-				opt = "--only-write-batch=B"
+		// Plain, --only-write-batch, and -z (the frames are recorded
+		// as they were before compression).
+		for j, variant := range []string{"", "-only", "-z"} {
+			c := batchCase{name: "remote-" + mode + variant, fx: fxBig, pre: preDeltaBig, replay: dtArgs("-a", "rdst/"), only: variant == "-only"}
+			c.write = dtArgs("-a", "--write-batch=B", "src/", "dst/")
+			switch variant {
+			case "-only":
+				c.write[1] = "--only-write-batch=B"
+			case "-z":
+				c.write = append([]string{"-z"}, c.write...)
 			}
-			c.write = dtArgs("-a", opt, "src/", "dst/")
 			c.remote = func(root string) []string {
 				args, _ := remoteArgs(c.write, root, mode == "push")
 				return append([]string{"-e", rsh}, args...)
 			}
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				runBatchCase(t, 4100+2*k+j, c)
+				runBatchCase(t, 4100+3*k+j, c)
 			})
 		}
 	}
