@@ -10,14 +10,17 @@ package wire
 //	wants (frameSig, frameWants), each of those before the data that
 //	answers it.
 //
-// Recording tees the two directions of a Stream between a sender and a
-// receiver (BatchRecorder); only whole frames are written, so the two
-// directions interleave at frame boundaries. Replaying (NewBatchReader)
-// gives a receiver a Conn that reads the file: the recorded wants say
-// what the data answers, and the batch Conn matches that with what the
-// replaying receiver wants. Deltas were made against the destination as
-// it was when recording; a destination that differs fails the delta's
-// checksum and the file is reported, not written, as rsync does.
+// Recording: the Stream of either half records through a BatchRecorder
+// (StreamConfig.Record) the frames it receives and the messages it
+// sends, whole and in the order they happen, so the receiver's wants
+// come before the data that answers them; a local transfer that writes
+// a batch joins its halves by an encoded Stream pair for it. Replaying
+// (NewBatchReader) gives a receiver a Conn that reads the file: the
+// recorded wants say what the data answers, and the batch Conn matches
+// that with what the replaying receiver wants. Deltas were made against
+// the destination as it was when recording: one whose basis here has
+// other block checksums than the recorded ones is not applied, and the
+// file is reported (rsync's "No batched update"), never half-written.
 
 import (
 	"bufio"
@@ -253,7 +256,6 @@ type BatchReplay struct {
 func NewBatchReader(r *bufio.Reader, closer io.Closer, cfg BatchReplay) Conn {
 	h := cfg.Header
 	c := &batchConn{
-		name:     cfg.Name,
 		report:   cfg.Report,
 		dryRun:   cfg.DryRun,
 		dirs:     make(map[uint64]*FileBatch),
@@ -269,7 +271,6 @@ func NewBatchReader(r *bufio.Reader, closer io.Closer, cfg BatchReplay) Conn {
 // batchConn matches the recorded wants with the replaying receiver's.
 type batchConn struct {
 	in     *Stream
-	name   string
 	report func(int, string)
 	dryRun bool
 
@@ -315,8 +316,7 @@ func (c *batchConn) Close() error {
 }
 
 // wantsFor waits for the receiver's k-th Wants of batch seq; nil when
-// it will not come (a second one follows only a Wants with signatures)
-// or the conn was closed.
+// it will not come (see secondWants) or the conn was closed.
 func (c *batchConn) wantsFor(seq uint64, k int) *Wants {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,9 +1,10 @@
 package main
 
-// Batch mode: --write-batch and --only-write-batch record a local
-// transfer in a file (wire/batch.go has its layout) and write FILE.sh,
-// a script that replays it as rsync's does; --read-batch applies a
-// batch to a destination with the usual receiver.
+// Batch mode: --write-batch and --only-write-batch record a transfer
+// (local, or over ssh or a daemon connection without data rails) in a
+// file (wire/batch.go has its layout) and write FILE.sh, a script that
+// replays it as rsync's does; --read-batch applies a batch to a
+// destination with the usual receiver.
 
 import (
 	"bufio"
@@ -362,11 +363,10 @@ func readBatch(inv *Invocation, stdout, stderr io.Writer) int {
 		return fail(asFatal(err))
 	}
 	applyBatchFlags(inv, &hdr.Options, stdout)
-	if !inv.wholeFileGiven || !inv.Opts.WholeFile {
-		// The receiver signs its bases, to check them against the
-		// ones the batch's deltas were made against.
-		inv.Opts.WholeFile = false
-	}
+	// The batch decides what goes as a delta (-W too, as in rsync); the
+	// receiver signs its bases to check them against the ones the
+	// deltas were made against.
+	inv.Opts.WholeFile = false
 	opts := &inv.Opts
 
 	ctx, cancel := context.WithCancel(context.Background())
