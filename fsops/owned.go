@@ -162,3 +162,23 @@ func OpenAppendOwned(path string) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
+
+// CreateOwned creates or truncates a file the user named, such as a
+// --write-batch file, following only trusted symlinks.
+func CreateOwned(path string, mode uint32) (*os.File, error) {
+	fd, err := openOwned(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC|unix.O_NOCTTY, mode)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// OpenOwned opens a file the user named for reading, such as a
+// --read-batch file, following only trusted symlinks.
+func OpenOwned(path string) (*os.File, error) {
+	fd, err := openOwned(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}

@@ -357,7 +357,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			s.CreatedReg++
 		}
 	})
-	if opts.DryRun {
+	if opts.DryRun && !opts.OnlyWriteBatch {
 		return false, lines
 	}
 	return true, lines

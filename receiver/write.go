@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
@@ -43,6 +44,12 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 		return // the sender reported it; the destination keeps what it had
 	}
 	defer src.Close()
+	if r.opts.DryRun {
+		// --only-write-batch: the data goes to the batch file alone.
+		_, err := io.Copy(io.Discard, src)
+		r.written(job, err == nil)
+		return
+	}
 	start := time.Now()
 	if r.appends(job) {
 		err = r.writeAppend(ctx, job, src) // append.go

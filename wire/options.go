@@ -119,6 +119,10 @@ type Options struct {
 	OpenNoatime bool
 	MkPath      bool // --mkpath
 	DryRun      bool // -n
+	// OnlyWriteBatch (--only-write-batch): the receiver decides as in a
+	// dry run (which DryRun then is) but still wants the data, which
+	// goes to the batch file only.
+	OnlyWriteBatch bool
 
 	// AltDests are --compare-dest, --copy-dest or --link-dest
 	// directories (one kind per transfer, as rsync allows), relative to

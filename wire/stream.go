@@ -53,6 +53,15 @@ type StreamConfig struct {
 	Sum128 bool
 	// Append: both sides listed CapAppend, so Wants may carry From.
 	Append bool
+
+	// Record, if not nil, records this side's part of the transfer in
+	// a batch file (batch.go); the Stream must then have no rails.
+	Record *BatchRecorder
+
+	// replay: the stream reads a batch file (batch.go), which holds the
+	// recorded receiver's Wants as well as the sender's frames; those
+	// Wants, not the ones this side sends, say what the data answers.
+	replay bool
 }
 
 // Stream is a Conn over a byte stream, such as the standard input and
@@ -187,6 +196,9 @@ func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig)
 			}
 		}
 	}
+	if cfg.Record != nil {
+		cfg.Record.start(&cfg)
+	}
 	if len(cfg.Rails) > 0 {
 		s.rails = newRailSet(s, cfg.Rails, pacer)
 		s.rails.start()
@@ -268,6 +280,9 @@ func (s *Stream) PassesFiles() bool { return false }
 // Send queues m for the peer. Data must carry no SourceRef; the sender
 // follows it with the FileData of every wanted file.
 func (s *Stream) Send(m Message) error {
+	if s.cfg.Record != nil {
+		s.cfg.Record.message(m)
+	}
 	q := s.ctrl
 	switch m := m.(type) {
 	case *FileBatch:
@@ -276,13 +291,9 @@ func (s *Stream) Send(m Message) error {
 		if m.From != nil && !s.cfg.Append {
 			return errors.New("wire: start offsets for a peer without " + CapAppend)
 		}
-		s.mu.Lock()
-		if len(m.Indexes) == 0 {
-			delete(s.batches, m.Seq)
-		} else {
-			s.wants[m.Seq] = m
+		if !s.cfg.replay {
+			s.expect(m)
 		}
-		s.mu.Unlock()
 	case *Data:
 		if m.Ref != nil {
 			return errors.New("wire: a stream cannot pass open files")
@@ -310,6 +321,18 @@ func (s *Stream) Send(m Message) error {
 	case <-s.wdone:
 		return s.writeErr()
 	}
+}
+
+// expect notes the Wants the peer answers: its Data follows for the
+// wanted entries, and a batch that wants nothing is done with.
+func (s *Stream) expect(w *Wants) {
+	s.mu.Lock()
+	if len(w.Indexes) == 0 {
+		delete(s.batches, w.Seq)
+	} else {
+		s.wants[w.Seq] = w
+	}
+	s.mu.Unlock()
 }
 
 // Flush waits until everything sent so far is written to the stream.
@@ -763,6 +786,9 @@ func (s *Stream) readFrames() error {
 		if err != nil {
 			return s.readErr(err)
 		}
+		if s.cfg.Record != nil {
+			s.cfg.Record.frame(typ, body)
+		}
 		if s.sigs.sigs != nil && typ != frameSig && typ != frameWants {
 			return s.protocolErr("signatures of batch %d without their wants", s.sigs.seq)
 		}
@@ -819,6 +845,9 @@ func (s *Stream) readFrames() error {
 			}
 			if err != nil {
 				return s.protocolErr("wants: %v", err)
+			}
+			if s.cfg.replay {
+				s.expect(w)
 			}
 			if len(w.Indexes) == 0 && s.skip != nil {
 				s.mu.Lock()

@@ -96,6 +96,18 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(&wire.FatalError{Code: wire.ExitSyntax, Err: err})
 	}
+	var batch *batchWriter
+	if inv.writeBatch != 0 {
+		// A batch records the frames of the one connection: no data
+		// rails.
+		inv.NoRails = true
+		if helperOpts.OnlyWriteBatch = end.Push && opts.OnlyWriteBatch; helperOpts.OnlyWriteBatch {
+			helperOpts.DryRun = true // the remote receiver writes nothing (receiver/write.go)
+		}
+		if batch, err = startWriteBatch(inv, inv.prog); err != nil {
+			return fail(err)
+		}
+	}
 	ver, err := helperVersion()
 	if err != nil {
 		return fail(&wire.FatalError{Code: wire.ExitStartClient, Err: fmt.Errorf("cannot identify this executable: %w", err)})
@@ -292,6 +304,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		Verify:       peer.Has(wire.CapVerify),
 		Sum128:       peer.Has(wire.CapSum128),
 		Append:       peer.Has(wire.CapAppend),
+		Record:       batch.recorder(),
 		OnLog: func(class int, text string) {
 			switch class {
 			case wire.LogStdout:
@@ -377,7 +390,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		tune.Adapt(ctx, func() (int64, int64) { return live.Bytes.Load(), live.Files.Load() })
 		bar := startBar(inv, live, stdout, errOut)
 		stats, runErr = receiver.Run(ctx, receiver.Config{
-			Opts: opts, Dest: inv.Dest, Live: live,
+			Opts: batchOnlyOpts(opts), Dest: inv.Dest, Live: live,
 			DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 			Out: out, Report: probs.report("receiver"), Debug: debug, Pulled: true, Log: logf.items(),
 			Filter: inv.filters,
@@ -427,6 +440,11 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	if railTune != nil {
 		sent, received := st.Traffic()
 		railTune.Finish(runErr == nil && probs.exitCode() == 0, railsUsed, max(sent, received), elapsed)
+	}
+	if batch != nil {
+		if err := batch.finish(inv.batchName); err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	if runErr != nil {
 		return fail(runErr)

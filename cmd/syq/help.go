@@ -63,7 +63,7 @@ func capabilitiesJSON() string {
 			FileBits: 64, InumBits: 64, TimestampBits: 64, LongIntBits: 64,
 			Socketpairs: true, Symlinks: true, Symtimes: true, Hardlinks: true, HardlinkSymlinks: true,
 			IPv6: true, Inplace: true, SecludedArgs: "no", StopAt: true, Atimes: true, Append: true,
-			Xattrs: true, Prealloc: true, ACLs: true,
+			Xattrs: true, Prealloc: true, ACLs: true, Batchfiles: true,
 		},
 		ChecksumList:   []string{"xxh128", "xxh3", "xxh64", "md5", "md4", "sha1"},
 		CompressList:   []string{"zstd", "none"},
@@ -234,6 +234,10 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
                          /etc/rsyncd.conf; --no-detach, --port, --address,
                          --log-file, --dparam=NAME=VALUE)
      --bwlimit=RATE      limit the data rate (KiB/s; K, M, G suffixes)
+     --write-batch=FILE  also record the transfer in FILE (syq's own format,
+                         not rsync's) and write FILE.sh, which replays it
+     --only-write-batch=FILE  like --write-batch but w/o updating dest
+     --read-batch=FILE   apply a batch syq recorded to DEST ("-": stdin)
      --stop-after=MINS   stop the transfer after MINS minutes (also --time-limit)
      --stop-at=y-m-dTh:m stop the transfer at this local time
      --checksum-choice=NAME  (--cc) accepted for rsync's names; syq always

@@ -89,6 +89,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return runDaemon(args, stdout, stderr)
 	}
 	inv, err := parseRsyncArgs(args)
+	if err == nil {
+		inv.prog = []string{argv[0]}
+		if filepath.Base(argv[0]) != "rsync" {
+			inv.prog = append(inv.prog, "rsync")
+		}
+	}
 	var pfe *wire.FatalError
 	if errors.As(err, &pfe) {
 		fmt.Fprintln(stderr, fatalLine(pfe))
@@ -141,6 +147,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	}
 	for _, l := range nstrLines(inv) {
 		fmt.Fprintln(stdout, l)
+	}
+	if inv.readBatch {
+		return readBatch(inv, stdout, stderr)
 	}
 	if inv.Remote != nil {
 		return transferRemote(inv, stdout, stderr)
@@ -265,6 +274,20 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sconn, rconn := wire.Pipe(256)
+	var batch *batchWriter
+	if inv.writeBatch != 0 {
+		var err error
+		batch, err = startWriteBatch(inv, inv.prog)
+		if err == nil {
+			sconn, rconn, err = batchConns(batch)
+		}
+		if err != nil {
+			fe := asFatal(err)
+			fmt.Fprintln(stderr, fatalLine(fe))
+			fmt.Fprintln(stderr, exitLine(fe.Code))
+			return fe.Code
+		}
+	}
 	early := watchStop(inv.StopAt, func() {
 		cancel()
 		// Closing the connection unblocks both halves; the receiver
@@ -312,7 +335,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	bar := startBar(inv, live, stdout, stderr)
 	tune.Adapt(ctx, func() (int64, int64) { return live.Bytes.Load(), live.Files.Load() })
 	stats, recvErr := receiver.Run(ctx, receiver.Config{
-		Opts: localReceiverOpts(inv), Dest: inv.Dest,
+		Opts: batchOnlyOpts(localReceiverOpts(inv)), Dest: inv.Dest,
 		DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 		Out: out, Report: probs.report("receiver"),
 		Debug:  os.Getenv("SYQ_DEBUG") != "",
@@ -337,6 +360,11 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	fe := fatal(recvErr, sendErr)
 	if se := fatal(sendErr); se != nil && se.Code == wire.ExitSyntax {
 		fe = se // the cause (a filter rule); the receiver only saw the sender go
+	}
+	if batch != nil {
+		if err := batch.finish(inv.batchName); err != nil && fe == nil {
+			fe = asFatal(err)
+		}
 	}
 	tune.Finish(fe == nil && code == 0, live.Bytes.Load(), live.Files.Load(), elapsed)
 	if fe != nil {

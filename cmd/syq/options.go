@@ -122,6 +122,17 @@ type Invocation struct {
 
 	RailAddrs []string // --syq-rail-addrs a,b: the remote addresses rails may use
 
+	// Batch mode (batch.go): --write-batch (writeBatch 1),
+	// --only-write-batch (-1) or --read-batch, all naming batchName.
+	// rawArgs and operands are the command line as given, for the
+	// replay script.
+	batchName  string
+	writeBatch int
+	readBatch  bool
+	rawArgs    []string
+	operands   []string
+	prog       []string // the program's words: argv[0], and "rsync" after "syq"
+
 	NoTunerCache bool // --syq-no-tuner-cache
 
 	// Daemon client options (daemonclient.go).
@@ -570,7 +581,11 @@ func buildCLIOptions() []cliOpt {
 	// off rsync's incremental recursion, which shows in -v's output.
 	add(optFlag("qsort", 0, func(c *Invocation) { c.qsort = true }))
 
-	add(optTodo("read-batch", 0, cliStrArg), optTodo("write-batch", 0, cliStrArg), optTodo("only-write-batch", 0, cliStrArg))
+	// Batch mode (batch.go): the last of the three given wins the
+	// name, as with rsync's one batch_name.
+	add(optText("write-batch", 0, func(inv *Invocation, v string) { inv.batchName, inv.writeBatch = v, 1 }),
+		optText("only-write-batch", 0, func(inv *Invocation, v string) { inv.batchName, inv.writeBatch = v, -1 }),
+		optText("read-batch", 0, func(inv *Invocation, v string) { inv.batchName, inv.readBatch = v, true }))
 	// Internal and daemon-mode switches.
 	add(optFlag("server", 0, func(c *Invocation) { c.server = true }), optFlag("sender", 0, func(c *Invocation) { c.sender = true }))
 	add(optTodos("daemon", "detach", "no-detach")...)
@@ -1058,6 +1073,16 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	if err := settleStaging(inv); err != nil {
 		return nil, err
+	}
+	inv.rawArgs, inv.operands = args, operands
+	if err := settleBatch(inv); err != nil {
+		return nil, err
+	}
+	if inv.readBatch {
+		if err := assignReadBatch(inv, operands); err != nil {
+			return nil, err
+		}
+		return inv, nil
 	}
 	if err := assignOperands(inv, operands); err != nil {
 		return nil, err

@@ -118,6 +118,9 @@ func summaryTraffic(st wire.Stats, t *traffic, dryRun bool) (sent, received int6
 }
 
 func dryRunNote(opts *wire.Options) string {
+	if opts.OnlyWriteBatch {
+		return " (BATCH ONLY)"
+	}
 	if opts.DryRun {
 		return " (DRY RUN)"
 	}

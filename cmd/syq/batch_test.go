@@ -1,0 +1,134 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBatchRefusals: the command lines rsync refuses in batch mode get
+// its exit code from syq too, and the input --read-batch cannot use
+// (garbage, a missing file, a directory) the same exit code as rsync's.
+func TestBatchRefusals(t *testing.T) {
+	setupDiff(t)
+	root := t.TempDir()
+	os.Chmod(root, 0o755)
+	os.MkdirAll(filepath.Join(root, "src"), 0o755)
+	os.WriteFile(filepath.Join(root, "src", "f"), []byte("data\n"), 0o644)
+	garbage := make([]byte, 3000)
+	for i := range garbage {
+		garbage[i] = byte(i*7 + 3)
+	}
+	os.WriteFile(filepath.Join(root, "garbage"), garbage, 0o644)
+	os.WriteFile(filepath.Join(root, "empty"), nil, 0o644)
+	for _, args := range [][]string{
+		{"-a", "--write-batch=B", "--read-batch=B", "src/", "dst/"},
+		{"-a", "--read-batch=B", "host:dst/"},
+		{"-a", "--remove-source-files", "--read-batch=B", "dst/"},
+		{"-a", "--files-from=list", "--read-batch=B", "dst/"},
+		{"-a", "--write-batch=" + strings.Repeat("b", 257), "src/", "dst/"},
+		{"-a", "--read-batch=garbage", "dst/"},
+		{"-a", "--read-batch=empty", "dst/"},
+		{"-a", "--read-batch=missing", "dst/"},
+		{"-a", "--read-batch=src", "dst/"},
+	} {
+		rc, _, rerr, _, err := runDiffTool(dtRefRsync, args, root, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, _, serr, _, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), args...), root, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rc == 0 {
+			t.Errorf("HARNESS: rsync %q succeeded", args)
+		}
+		if sc != rc {
+			t.Errorf("%q: exit code: rsync %d, syq %d\n rsync: %s\n   syq: %s", args, rc, sc, dtTrim(rerr), dtTrim(serr))
+		}
+		if strings.Contains(serr, "panic") || strings.Contains(serr, "goroutine ") {
+			t.Errorf("%q: syq panicked:\n%s", args, serr)
+		}
+		if _, err := os.Stat(filepath.Join(root, "dst")); err == nil {
+			t.Fatalf("%q made dst", args)
+		}
+	}
+}
+
+// TestBatchDamaged: a batch syq cannot use (cut short, bytes changed,
+// one rsync wrote) is refused with a message naming it and a non-zero
+// exit, never a panic or a hang, and nothing is left half-written under
+// a final name.
+func TestBatchDamaged(t *testing.T) {
+	setupDiff(t)
+	root := t.TempDir()
+	os.Chmod(root, 0o755)
+	b := newFixtureBuilder(t, root, false)
+	fxBig(b)
+	b.finish()
+	syq := func(args ...string) (int, string) {
+		code, _, stderr, timedOut, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), args...), root, false)
+		if err != nil || timedOut {
+			t.Fatalf("%q: %v (timed out: %v)\n%s", args, err, timedOut, stderr)
+		}
+		return code, stderr
+	}
+	if code, stderr := syq("-a", "--write-batch=B", "src/", "dst/"); code != 0 {
+		t.Fatalf("recording: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr, _, err := runDiffTool(dtRefRsync, []string{"-a", "--write-batch=R", "src/", "rdst/"}, root, false); err != nil || code != 0 {
+		t.Fatalf("rsync's recording: exit %d %v\n%s", code, err, stderr)
+	}
+	good, err := os.ReadFile(filepath.Join(root, "B"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := append([]byte{}, good...)
+	for i := len(flipped) / 3; i < len(flipped); i += len(flipped) / 7 {
+		flipped[i] ^= 0x5a
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string // in stderr
+	}{
+		{"cut-in-header", good[:20], "truncated header"},
+		{"cut-in-list", good[:len(good)/50+200], "B-cut-in-list"},
+		{"cut-in-data", good[:len(good)/2], "B-cut-in-data"},
+		{"flipped", flipped, ""},
+		{"rsync", nil, "an rsync batch"},
+	} {
+		name := "B-" + c.name
+		if c.data == nil {
+			name = "R"
+		} else if err := os.WriteFile(filepath.Join(root, name), c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dest := "out-" + c.name
+		code, stderr := syq("-a", "--read-batch="+name, dest+"/")
+		if code == 0 && c.name != "flipped" {
+			t.Errorf("%s: replay succeeded", c.name)
+		}
+		if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
+			t.Errorf("%s: panicked:\n%s", c.name, stderr)
+		}
+		if c.want != "" && !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: stderr does not say %q:\n%s", c.name, c.want, stderr)
+		}
+		// Whatever was written is whole: big is there with the source's
+		// content or not at all, and no temporary file is left.
+		filepath.WalkDir(filepath.Join(root, dest), func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.HasPrefix(d.Name(), ".") {
+				t.Errorf("%s: left %s", c.name, p)
+			}
+			return nil
+		})
+		if got, err := os.ReadFile(filepath.Join(root, dest, "big")); err == nil {
+			want, _ := os.ReadFile(filepath.Join(root, "src", "big"))
+			if string(got) != string(want) {
+				t.Errorf("%s: big is there with other content", c.name)
+			}
+		}
+	}
+}
