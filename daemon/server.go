@@ -27,7 +27,8 @@ import (
 const DefaultPort = 873
 
 // A Server is a daemon: its configuration and the parts cmd/syq builds
-// it from.
+// it from. Transfer and ScanArgs are needed to serve a module, Spawn to
+// listen.
 type Server struct {
 	Config *Config
 	// Log receives the daemon's log lines (nil: no log).
