@@ -1,10 +1,14 @@
-// Package daemon owns rsync's daemon policy: the rsyncd.conf file (its
-// global section and [module] sections), what a module allows (hosts,
-// users and their passwords, refused options, read-only and write-only
-// modules, the daemon's own filter rules) and the text of the replies
-// rsync's daemon gives. It makes no system calls and knows no byte
-// layout: cmd/syq wires it to a connection, wire speaks the greeting,
-// fsops touches the files.
+// Package daemon owns rsync's daemon: the rsyncd.conf file (its global
+// section and [module] sections), what a module allows (hosts, users
+// and their passwords, refused options, read-only and write-only
+// modules, the daemon's own filter rules), and both halves of the
+// conversation before a transfer: the server's session (greeting,
+// module list, authentication, the module's confinement, its pre- and
+// post-xfer exec and transfer log, the listening daemon) and the
+// client's (greeting, password response, arguments). It knows no byte
+// layout (wire speaks the greeting) and makes no system calls (fsops
+// does); the transfer itself is the Server's Transfer, which cmd/syq
+// builds from the helper.
 package daemon
 
 import (

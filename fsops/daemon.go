@@ -100,3 +100,12 @@ func ClaimSlot(path string, max int) (release func(), ok bool, err error) {
 	unix.Close(fd)
 	return nil, false, nil
 }
+
+// WaitStatus is a finished process's raw wait status, as rsync's daemon
+// reports a pre-xfer exec that failed.
+func WaitStatus(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+		return int(ws)
+	}
+	return -1
+}

@@ -3,6 +3,7 @@ package fsops
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -135,4 +136,18 @@ func TCPRoundTrip(c syscall.Conn) (time.Duration, error) {
 		return 0, fmt.Errorf("TCP_INFO: %w", ierr)
 	}
 	return time.Duration(info.Rtt) * time.Microsecond, nil
+}
+
+// NetErrText is ErrText for a network operation's error: its cause
+// alone, without the operation and the addresses, as rsync's strerror.
+func NetErrText(err error) string {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		err = op.Err
+		var sc *os.SyscallError
+		if errors.As(err, &sc) {
+			err = sc.Err
+		}
+	}
+	return ErrText(err)
 }

@@ -1,9 +1,11 @@
 package main
 
 // The client of an rsync daemon (HOST::MODULE/PATH, rsync://HOST/...):
-// connect (RSYNC_CONNECT_PROG, or TCP), greet, name the module, answer
-// the password challenge, and send the options the daemon checks; then
-// the transfer runs as over ssh (transferRemote), on the connection.
+// connect (the remote shell, RSYNC_CONNECT_PROG, or TCP), have a
+// daemon.Client greet, name the module, answer the password challenge
+// (with the user and password found here) and send the options the
+// daemon checks; then the transfer runs as over ssh (transferRemote),
+// on the connection.
 
 import (
 	"bufio"
@@ -23,9 +25,6 @@ import (
 	"syq/remote"
 	"syq/wire"
 )
-
-// defaultDaemonPort is rsync's registered port.
-const defaultDaemonPort = 873
 
 // daemonModule is the module an operand's path names and the rest.
 func daemonModule(p string) string {
@@ -72,12 +71,6 @@ func daemonArgs(inv *Invocation, paths []string) []string {
 	return append(args, paths...)
 }
 
-// daemonFail is an error of the daemon conversation: rsync prints these
-// bare and exits 5 unless code says otherwise.
-func daemonFail(code int, format string, a ...any) error {
-	return &wire.FatalError{Code: code, Plain: true, Err: fmt.Errorf(format, a...)}
-}
-
 // connectDaemon opens the connection: through the remote shell (-e),
 // which runs a daemon for this connection; through RSYNC_CONNECT_PROG
 // (a shell command; %H in it is the host); or to the daemon's TCP port.
@@ -104,7 +97,7 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 	} else if prog := os.Getenv("RSYNC_CONNECT_PROG"); prog != "" {
 		if strings.Contains(prog, "%") {
 			if !connectHostSafe(end.Host) {
-				return nil, nil, daemonFail(wire.ExitSocketIO, "unsafe host characters for RSYNC_CONNECT_PROG")
+				return nil, nil, daemon.Errorf(wire.ExitSocketIO, "unsafe host characters for RSYNC_CONNECT_PROG")
 			}
 			prog = expandConnectProg(prog, remote.ShellQuote(end.Host))
 		}
@@ -139,7 +132,7 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		port = inv.Port
 	}
 	if port == 0 {
-		port = defaultDaemonPort
+		port = daemon.DefaultPort
 	}
 	d := net.Dialer{}
 	if inv.ConTimeout > 0 {
@@ -148,7 +141,7 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 	if inv.Address != "" {
 		ip := net.ParseIP(inv.Address)
 		if ip == nil {
-			return nil, nil, daemonFail(wire.ExitSocketIO, "syq: invalid --address %q", inv.Address)
+			return nil, nil, daemon.Errorf(wire.ExitSocketIO, "syq: invalid --address %q", inv.Address)
 		}
 		d.LocalAddr = &net.TCPAddr{IP: ip}
 	}
@@ -157,24 +150,11 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, nil, daemonFail(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", end.Host)
+			return nil, nil, daemon.Errorf(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", end.Host)
 		}
-		return nil, nil, daemonFail(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", end.Host, addr, errText(err))
+		return nil, nil, daemon.Errorf(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", end.Host, addr, fsops.NetErrText(err))
 	}
 	return conn, nil, nil
-}
-
-// errText is an error's innermost text, as rsync's strerror.
-func errText(err error) string {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Err != nil {
-		err = op.Err
-		var sc *os.SyscallError
-		if errors.As(err, &sc) {
-			err = sc.Err
-		}
-	}
-	return fsops.ErrText(err)
 }
 
 // connectHostSafe is rsync's check of a host put into
@@ -223,7 +203,7 @@ func startDaemon(ctx context.Context, inv *Invocation, paths []string, stdout, s
 		first = paths[0]
 	}
 	if strings.HasPrefix(first, "/") {
-		return nil, false, daemonFail(wire.ExitStartClient, "ERROR: The remote path must start with a module name not a /")
+		return nil, false, daemon.Errorf(wire.ExitStartClient, "ERROR: The remote path must start with a module name not a /")
 	}
 	conn, cmd, err := connectDaemon(ctx, inv, stderr)
 	if err != nil {
@@ -241,74 +221,27 @@ func startDaemon(ctx context.Context, inv *Invocation, paths []string, stdout, s
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	r := bufio.NewReaderSize(conn, 256<<10)
-	if err := wire.WriteDaemonLine(conn, wire.DaemonGreeting()); err != nil {
-		return nil, false, daemonFail(wire.ExitSocketIO, "syq: writing to the daemon: %s", errText(err))
+	c := &daemon.Client{
+		Host:   end.Host,
+		Module: daemonModule(first),
+		Args:   daemonArgs(inv, paths),
+		Auth:   func() (string, string, error) { return authUser(inv) },
 	}
-	line, err := wire.ReadDaemonLine(r)
-	if err != nil {
-		return nil, false, daemonFail(wire.ExitStartClient, "syq: did not see server greeting")
+	if !inv.NoMotd {
+		c.Out = stdout
 	}
-	isSyq, err := wire.ParseDaemonGreeting(line)
-	if err != nil {
-		return nil, false, daemonFail(wire.ExitStartClient, "syq: %v", err)
-	}
-	module := daemonModule(first)
-	if module != "" && !isSyq {
-		return nil, false, daemonFail(wire.ExitStartClient, "syq: %s is an rsync daemon, not syq: syq transfers only with a syq daemon (it can list an rsync daemon's modules)", end.Host)
-	}
-	if err := wire.WriteDaemonLine(conn, module); err != nil {
-		return nil, false, daemonFail(wire.ExitSocketIO, "syq: writing to the daemon: %s", errText(err))
-	}
-	for {
-		line, err := wire.ReadDaemonLine(r)
-		if err != nil {
-			return nil, false, daemonFail(wire.ExitStartClient, "syq: didn't get server startup line")
-		}
-		switch {
-		case strings.HasPrefix(line, wire.DaemonAuthReqd):
-			resp, err := authResponse(inv, strings.TrimPrefix(line, wire.DaemonAuthReqd))
-			if err != nil {
-				return nil, false, err
-			}
-			if err := wire.WriteDaemonLine(conn, resp); err != nil {
-				return nil, false, daemonFail(wire.ExitSocketIO, "syq: writing to the daemon: %s", errText(err))
-			}
-			continue
-		case line == wire.DaemonOK:
-		case line == wire.DaemonExit:
-			return nil, true, nil
-		case strings.HasPrefix(line, wire.DaemonError):
-			return nil, false, daemonFail(wire.ExitStartClient, "%s", line)
-		default:
-			if !inv.NoMotd {
-				fmt.Fprintln(stdout, line)
-			}
-			continue
-		}
-		break
-	}
-	if err := wire.WriteDaemonArgs(conn, daemonArgs(inv, paths)); err != nil {
-		return nil, false, daemonFail(wire.ExitSocketIO, "syq: writing to the daemon: %v", err)
-	}
-	// The daemon's helper starts as over ssh, with Magic; nothing comes
-	// before it.
-	if err := wire.SkipToMagic(r, func(line string) error {
-		return fmt.Errorf("the daemon sent %q before its handshake", line)
-	}); err != nil {
-		if wire.IsNoMagic(err) {
-			return nil, false, &wire.FatalError{Code: wire.ExitStreamIO, Err: errors.New("the daemon closed the connection")}
-		}
-		return nil, false, &wire.FatalError{Code: wire.ExitProtocol, Err: err}
+	if done, err := c.Open(conn, r); done || err != nil {
+		return nil, done, err
 	}
 	ok = true
 	return remote.ConnSession(conn, r, cmd), false, nil
 }
 
-// authResponse answers the daemon's challenge: "USER RESPONSE", the
-// user from the operand, else $USER, $LOGNAME, "nobody"; the password
-// from --password-file, else $RSYNC_PASSWORD.
-func authResponse(inv *Invocation, challenge string) (string, error) {
-	user := inv.Remote.User
+// authUser is the user and password a daemon's challenge is answered
+// with: the user from the operand, else $USER, $LOGNAME, "nobody"; the
+// password from --password-file, else $RSYNC_PASSWORD.
+func authUser(inv *Invocation) (user, password string, err error) {
+	user = inv.Remote.User
 	for _, v := range []string{"USER", "LOGNAME"} {
 		if user == "" {
 			user = os.Getenv(v)
@@ -317,20 +250,17 @@ func authResponse(inv *Invocation, challenge string) (string, error) {
 	if user == "" {
 		user = "nobody"
 	}
-	var pass string
 	switch {
 	case inv.PasswordFile != "":
 		p, err := readPasswordFile(inv.PasswordFile)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
-		pass = p
+		return user, p, nil
 	case os.Getenv("RSYNC_PASSWORD") != "":
-		pass = os.Getenv("RSYNC_PASSWORD")
-	default:
-		return "", daemonFail(wire.ExitStartClient, "syq: the daemon asks for a password: give it with --password-file or RSYNC_PASSWORD (syq does not prompt for one)")
+		return user, os.Getenv("RSYNC_PASSWORD"), nil
 	}
-	return user + " " + daemon.Response(pass, challenge), nil
+	return "", "", daemon.Errorf(wire.ExitStartClient, "syq: the daemon asks for a password: give it with --password-file or RSYNC_PASSWORD (syq does not prompt for one)")
 }
 
 // readPasswordFile reads the first line of --password-file ("-":
@@ -340,27 +270,27 @@ func readPasswordFile(path string) (string, error) {
 	if path == "-" {
 		line, err := bufio.NewReader(os.Stdin).ReadString('\n')
 		if err != nil && line == "" {
-			return "", daemonFail(wire.ExitSyntax, "ERROR: failed to read a password from %s", path)
+			return "", daemon.Errorf(wire.ExitSyntax, "ERROR: failed to read a password from %s", path)
 		}
 		data = []byte(line)
 	} else {
 		st, err := fsops.StatOwned(path)
 		if err != nil {
-			return "", daemonFail(wire.ExitSyntax, "syq: could not open password file %s: %s", path, fsops.ErrText(err))
+			return "", daemon.Errorf(wire.ExitSyntax, "syq: could not open password file %s: %s", path, fsops.ErrText(err))
 		}
 		if st.Mode&0o06 != 0 {
-			return "", daemonFail(wire.ExitSyntax, "ERROR: password file must not be other-accessible")
+			return "", daemon.Errorf(wire.ExitSyntax, "ERROR: password file must not be other-accessible")
 		}
 		if fsops.Geteuid() == 0 && st.Uid != 0 {
-			return "", daemonFail(wire.ExitSyntax, "ERROR: password file must be owned by root when running as root")
+			return "", daemon.Errorf(wire.ExitSyntax, "ERROR: password file must be owned by root when running as root")
 		}
 		if data, err = fsops.ReadFile(path); err != nil {
-			return "", daemonFail(wire.ExitSyntax, "syq: could not open password file %s: %s", path, fsops.ErrText(err))
+			return "", daemon.Errorf(wire.ExitSyntax, "syq: could not open password file %s: %s", path, fsops.ErrText(err))
 		}
 	}
 	line, _, _ := strings.Cut(strings.ReplaceAll(string(data), "\r", "\n"), "\n")
 	if line == "" {
-		return "", daemonFail(wire.ExitSyntax, "ERROR: failed to read a password from %s", path)
+		return "", daemon.Errorf(wire.ExitSyntax, "ERROR: failed to read a password from %s", path)
 	}
 	return line, nil
 }

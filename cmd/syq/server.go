@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"syq/daemon"
 	"syq/filter"
 	"syq/fsops"
 	"syq/receiver"
@@ -49,42 +50,6 @@ func runServer(stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
 	return serveHelper(bufio.NewReaderSize(stdin, 256<<10), stdout, stderr, nil)
 }
 
-// helperPolicy lets an rsync daemon's module shape what the helper does
-// (daemonserver.go).
-type helperPolicy struct {
-	// check vets the client's Setup and adjusts it to the module (its
-	// paths, the options the module forces) before the helper accepts it.
-	check func(setup *wire.Setup) error
-	// rules are the module's own filter rules, relative to root.
-	rules *filter.List
-	root  string
-	// readRules reads the merge files the client's rules name.
-	readRules func(path string) ([]byte, error)
-	// incomingChmod are the module's "incoming chmod" rules, applied to
-	// the modes of what it receives.
-	incomingChmod []sender.ChmodRule
-	// transferLog, if set, receives a line per item received, in
-	// logFormat (a module's "transfer logging").
-	transferLog func(line string)
-	logFormat   string
-	// display rewrites a message for the client: a module's paths are
-	// shown relative to it, as rsync's daemon shows them, never where
-	// the module lives on the server.
-	display func(msg string) string
-	// literalPaths: the sender's operands are used as they are (an
-	// rsync-shaped command line's, which the remote shell or a wrapper
-	// such as rrsync already expanded), not expanded again.
-	literalPaths bool
-}
-
-// shown is fe as the client sees it (see display).
-func (p *helperPolicy) shown(fe *wire.FatalError) *wire.FatalError {
-	if p == nil || p.display == nil {
-		return fe
-	}
-	return &wire.FatalError{Code: fe.Code, Plain: fe.Plain, Err: errors.New(p.display(fe.Err.Error()))}
-}
-
 // chmodConn applies a daemon module's "incoming chmod" to the entries
 // the receiver reads (the Stream's other methods are its own).
 type chmodConn struct {
@@ -106,7 +71,7 @@ func (c *chmodConn) Recv() (wire.Message, error) {
 
 // serveHelper plays the helper's half on r and stdout; policy, if set,
 // is the daemon module's.
-func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *helperPolicy) int {
+func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *daemon.Policy) int {
 	w := bufio.NewWriter(stdout)
 	fail := func(fe *wire.FatalError) int {
 		wire.WriteFatal(w, fe)
@@ -138,7 +103,7 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 		// A daemon's client gets no rails: the connection is the one
 		// the daemon was reached on.
 		setup.Rails = 0
-		if err := policy.check(setup); err != nil {
+		if err := policy.Check(setup); err != nil {
 			return fail(asFatal(err))
 		}
 	}
@@ -202,8 +167,8 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 	}()
 
 	report := func(class int, msg string) {
-		if policy != nil && policy.display != nil {
-			msg = policy.display(msg)
+		if policy != nil && policy.Display != nil {
+			msg = policy.Display(msg)
 		}
 		st.Send(&wire.Log{Class: class, Text: msg})
 	}
@@ -211,9 +176,9 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 	fsops.SetInsecureLinks(opts.InsecureLinks)
 	var rules *filter.List
 	if policy != nil {
-		rules, err = helperFiltersRead(opts, policy.readRules)
-		if err == nil && policy.rules != nil {
-			rules = rules.WithDaemon(policy.rules, policy.root)
+		rules, err = helperFiltersRead(opts, policy.ReadRules)
+		if err == nil && policy.Rules != nil {
+			rules = rules.WithDaemon(policy.Rules, policy.Root)
 		}
 	} else {
 		rules, err = helperFilters(opts)
@@ -233,7 +198,7 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 	}
 	// stop ends the helper on an error before the transfer.
 	stop := func(err error) int {
-		fe := policy.shown(asFatal(err))
+		fe := policy.Shown(asFatal(err))
 		st.Fatal(fe)
 		st.Close()
 		return fe.Code
@@ -243,7 +208,7 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 	switch setup.Role {
 	case "sender":
 		ops := setup.Args
-		if policy == nil || !policy.literalPaths {
+		if policy == nil || !policy.LiteralPaths {
 			ops = remoteOperands(setup.Args, opts.OldArgs)
 		}
 		if opts.FilesFrom != "" && len(ops) == 1 {
@@ -271,19 +236,19 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 			out = io.Discard
 		}
 		var refuse func(string, bool) bool
-		if policy != nil && policy.rules != nil {
+		if policy != nil && policy.Rules != nil {
 			dest := setup.Args[0]
 			refuse = func(rel string, isDir bool) bool {
-				return policy.rules.Excluded(filter.Receiver, path.Join(dest, rel), isDir)
+				return policy.Rules.Excluded(filter.Receiver, path.Join(dest, rel), isDir)
 			}
 		}
 		logTo := logLines(st, setup.Options)
-		if policy != nil && policy.transferLog != nil && !opts.LogFile {
-			opts.LogFileFormat, logTo = policy.logFormat, policy.transferLog
+		if policy != nil && policy.TransferLog != nil && !opts.LogFile {
+			opts.LogFileFormat, logTo = policy.LogFormat, policy.TransferLog
 		}
 		var conn wire.Conn = st
-		if policy != nil && len(policy.incomingChmod) > 0 {
-			conn = &chmodConn{Stream: st, rules: policy.incomingChmod}
+		if policy != nil && len(policy.IncomingChmod) > 0 {
+			conn = &chmodConn{Stream: st, rules: policy.IncomingChmod}
 		}
 		_, runErr = receiver.Run(ctx, receiver.Config{
 			Opts: opts, Dest: setup.Args[0],
@@ -298,7 +263,7 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *he
 	code := 0
 	if fe := fatal(runErr); fe != nil {
 		debugf("helper: stopping: %v", fe.Err)
-		fe = policy.shown(fe)
+		fe = policy.Shown(fe)
 		st.Fatal(fe)
 		code = fe.Code
 	}

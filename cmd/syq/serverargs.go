@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 
+	"syq/daemon"
 	"syq/fsops"
 	"syq/receiver"
 	"syq/wire"
@@ -614,17 +615,17 @@ func runRsyncServer(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "syq: %v\n", err)
 		return code
 	}
-	policy := &helperPolicy{
-		check:        cmd.govern,
-		readRules:    fsops.ReadFile, // confined by --confine-root
-		literalPaths: true,
+	policy := &daemon.Policy{
+		Check:        cmd.govern,
+		ReadRules:    fsops.ReadFile, // confined by --confine-root
+		LiteralPaths: true,
 	}
 	// --log-file on the command line (-M--log-file, which a wrapper
 	// vets and pins) is this side's own log of what it receives, as a
 	// daemon's transfer log; the client's --log-file is the client's.
 	if lf := openLogFile(cmd.inv, io.Discard, stderr); lf != nil {
 		defer lf.close()
-		policy.transferLog, policy.logFormat = lf.line, cmd.inv.Opts.LogFileFormat
+		policy.TransferLog, policy.LogFormat = lf.line, cmd.inv.Opts.LogFileFormat
 	}
 	return serveHelper(bufio.NewReaderSize(stdin, 256<<10), stdout, stderr, policy)
 }
