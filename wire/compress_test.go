@@ -331,14 +331,17 @@ func TestCompressSetup(t *testing.T) {
 // out.
 func TestCompressKeepalive(t *testing.T) {
 	c, d := net.Pipe()
-	cfg := StreamConfig{Timeout: 150 * time.Millisecond, Compress: CompressLevel(3)}
+	// Keepalives go at a third of the timeout: 600 ms leaves them 200 ms,
+	// which a loaded machine running the race detector still keeps
+	// (150 ms did not, about one run in four at a load of 15).
+	cfg := StreamConfig{Timeout: 600 * time.Millisecond, Compress: CompressLevel(3)}
 	sc := NewStream(bufio.NewReader(c), c, c, cfg)
 	sd := NewStream(bufio.NewReader(d), d, d, cfg)
 	defer sc.Close()
 	defer sd.Close()
 	got := make(chan error, 1)
 	go func() { _, err := sc.Recv(); got <- err }()
-	time.Sleep(600 * time.Millisecond)
+	time.Sleep(2 * time.Second)
 	// A small batch: compressing a large one under -race, at the
 	// default level, can itself outlast the timeout on a busy machine
 	// (the writer sends no keepalive while it compresses).
