@@ -87,6 +87,9 @@ func (r *Receiver) syncedSeq(seq uint64, index int32) {
 // writeFailed classifies a write error: a full disk or an I/O error stops
 // the transfer (exit 11), anything else fails this file (exit 23).
 func (r *Receiver) writeFailed(job *fileJob, err error) {
+	if err == errDiscarded {
+		return
+	}
 	var ue *userError
 	if errors.As(err, &ue) {
 		r.problem(wire.ProblemGeneral, "%s", ue.msg)
