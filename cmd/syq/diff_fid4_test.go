@@ -24,7 +24,29 @@ func preFid4DirInWay(b *fixtureBuilder) {
 	b.dir("dst", fbMtAt(-1000))
 }
 
+// fxNewDir, preProtectedDirs: the source has a directory to create; the
+// destination, with the source's mtime, has directories holding only
+// files that "-! */" protects, so deleting them fails at each level.
+func fxNewDir(b *fixtureBuilder) {
+	b.dir("src/h", fbMtAt(-100))
+	b.dir("src", fbMtAt(-50))
+}
+
+func preProtectedDirs(b *fixtureBuilder) {
+	b.text("dst/a/b/f", "kept\n", fbMtAt(-1000))
+	b.text("dst/a/b/c/g", "kept\n", fbMtAt(-1000))
+	b.dir("dst/a/b/c", fbMtAt(-1000))
+	b.dir("dst/a/b", fbMtAt(-1000))
+	b.dir("dst/a", fbMtAt(-1000))
+	b.dir("dst", fbMtAt(-50))
+}
+
 var fid4Scenarios = []diffScenario{
+	// Deletions that all fail leave the directory's mtime alone, so
+	// --delete-before shows no new time for it; rsync says twice that
+	// it cannot delete a directory found inside one it deletes.
+	{name: "fid4-delete-before-nothing-goes", fx: fxNewDir, pre: preProtectedDirs, args: dtArgs("-rlt", "-i", "--delete-before", "-f", "-! */", "src/", "dst/"), stdout: true},
+	{name: "fid4-delete-nested-protected", fx: fxNewDir, pre: preProtectedDirs, args: dtArgs("-rlt", "-i", "--delete", "-f", "-! */", "src/", "dst/"), stdout: true},
 	// A dry run looks into the directory: rsync says it cannot make
 	// way (exit 23) unless --force or --delete would empty it, and then
 	// lists what would go.
