@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -162,21 +161,6 @@ func ReadlinkPath(path string) (string, error) {
 	}
 }
 
-// MkdirPath creates a directory named by the user; with parents it creates
-// the missing ancestors too, as mkdir -p.
-func MkdirPath(path string, parents bool) error {
-	if b := beneath.Load(); b != nil {
-		return mkdirBeneath(b, path, parents)
-	}
-	if parents {
-		return os.MkdirAll(path, 0o777)
-	}
-	if err := unix.Mkdir(path, 0o777); err != nil {
-		return &os.PathError{Op: "mkdir", Path: path, Err: err}
-	}
-	return nil
-}
-
 // UnlinkPath removes the non-directory at path (--remove-source-files).
 func UnlinkPath(path string) error {
 	if b := beneath.Load(); b != nil {
@@ -192,25 +176,6 @@ func UnlinkPath(path string) error {
 	}
 	if err := unix.Unlink(path); err != nil {
 		return &os.PathError{Op: "unlink", Path: path, Err: err}
-	}
-	return nil
-}
-
-// ChmodPath sets the permission bits of path (following a symlink).
-func ChmodPath(path string, mode uint32) error {
-	if b := beneath.Load(); b != nil {
-		fd, err := b.open(unix.AT_FDCWD, path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err == nil {
-			err = unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), mode, 0)
-			unix.Close(fd)
-		}
-		if err != nil {
-			return &os.PathError{Op: "chmod", Path: path, Err: err}
-		}
-		return nil
-	}
-	if err := unix.Chmod(path, mode); err != nil {
-		return &os.PathError{Op: "chmod", Path: path, Err: err}
 	}
 	return nil
 }
@@ -771,7 +736,7 @@ func IsNotExist(err error) bool { return errors.Is(err, unix.ENOENT) }
 func IsUntrustedLink(err error) bool { return errors.Is(err, unix.ELOOP) }
 
 // UntrustedLinkHint is rsync's explanation of that refusal.
-const UntrustedLinkHint = `refusing to follow a symlink owned by an untrusted user; use --insecure-links locally ONLY if every path component is trusted`
+const UntrustedLinkHint = `refusing to follow a symlink owned by an untrusted user; use --insecure-links locally or "insecure links = yes" in a daemon module ONLY if every path component is trusted`
 
 func IsExist(err error) bool   { return errors.Is(err, unix.EEXIST) }
 func IsIOError(err error) bool { return errors.Is(err, unix.EIO) }
@@ -843,8 +808,8 @@ func Glob(pattern string, match func(pattern, name string) bool) []string {
 	return out
 }
 
-// mkdirBeneath is MkdirPath beneath the root.
-func mkdirBeneath(b *beneathRoot, p string, parents bool) error {
+// mkdirBeneath is MkdirOwned beneath the root.
+func mkdirBeneath(b *beneathRoot, p string, parents bool, perm uint32) error {
 	fail := func(err error) error { return &os.PathError{Op: "mkdir", Path: p, Err: err} }
 	if !parents {
 		fd, base, err := parentBeneath(b, p)
@@ -852,7 +817,7 @@ func mkdirBeneath(b *beneathRoot, p string, parents bool) error {
 			return fail(err)
 		}
 		defer unix.Close(fd)
-		if err := unix.Mkdirat(fd, base, 0o777); err != nil {
+		if err := unix.Mkdirat(fd, base, perm); err != nil {
 			return fail(err)
 		}
 		return nil
@@ -881,7 +846,7 @@ func mkdirBeneath(b *beneathRoot, p string, parents bool) error {
 		if err != nil {
 			return fail(err)
 		}
-		err = unix.Mkdirat(fd, base, 0o777)
+		err = unix.Mkdirat(fd, base, perm)
 		unix.Close(fd)
 		if err != nil && err != unix.EEXIST {
 			return fail(err)

@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -9,12 +10,16 @@ import (
 )
 
 // Paths the user names for the receiving side (the destination,
-// --backup-dir, the --*-dest directories, --log-file, the lists of
-// --files-from and --exclude-from, merge files) are opened one component
-// at a time, following a symlink only when root or this process's user
-// owns it. A symlink someone else planted on the way (a shared /tmp, a
-// destination tree another user can write) fails with ELOOP instead of
-// redirecting the transfer, as in rsync 3.4.3 and later.
+// --backup-dir, --partial-dir, -T, the --*-dest directories, --log-file,
+// the lists of --files-from and --exclude-from, merge files) are opened
+// one component at a time, following a symlink only when root or this
+// process's user owns it. A symlink someone else planted on the way (a
+// shared /tmp, a destination tree another user can write) fails with
+// ELOOP instead of redirecting the transfer, as in rsync 3.4.3 and
+// later. Every function named *Owned resolves its path through
+// openOwned, and creating, changing or removing the last component goes
+// through its parent opened that way (parentOwned), so no operation on
+// such a path follows a symlink the walk would refuse.
 var insecureLinks atomic.Bool
 
 // SetInsecureLinks turns that check off (--insecure-links): every
@@ -181,4 +186,107 @@ func OpenOwned(path string) (*os.File, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// parentOwned opens the directory holding path through openOwned and
+// returns the last component, which the caller acts on without
+// following it.
+func parentOwned(path string) (fd int, base string, err error) {
+	if b := beneath.Load(); b != nil {
+		return parentBeneath(b, path)
+	}
+	p := strings.TrimRight(path, "/")
+	dir, base := ".", p
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		dir, base = p[:i], p[i+1:]
+		if dir == "" {
+			dir = "/"
+		}
+	}
+	if base == "" || base == "." || base == ".." {
+		return -1, "", unix.EINVAL
+	}
+	fd, err = openOwned(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return fd, base, err
+}
+
+// LstatOwned stats such a path without following its last component.
+func LstatOwned(path string) (Stat, error) {
+	fd, base, err := parentOwned(path)
+	if err != nil {
+		return Stat{}, &os.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return Stat{}, &os.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	return fromUnix(&st), nil
+}
+
+// MkdirOwned creates a directory the user named (the destination,
+// --backup-dir, --partial-dir) with perm (less the umask); with parents
+// it creates the missing ancestors too, as mkdir -p, and an existing
+// directory is no error.
+func MkdirOwned(path string, parents bool, perm uint32) error {
+	if b := beneath.Load(); b != nil {
+		return mkdirBeneath(b, path, parents, perm)
+	}
+	if !parents {
+		return mkdirOwned(path, perm)
+	}
+	comps := splitPath(path)
+	cur := ""
+	if strings.HasPrefix(path, "/") {
+		cur = "/"
+	}
+	for _, c := range comps {
+		cur += c
+		if err := mkdirOwned(cur, perm); err != nil && !IsExist(err) {
+			return err
+		}
+		cur += "/"
+	}
+	// What is there now must be a directory (reached the trusted way).
+	fd, err := openOwned(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "mkdir", Path: path, Err: err}
+	}
+	unix.Close(fd)
+	return nil
+}
+
+func mkdirOwned(path string, perm uint32) error {
+	fd, base, err := parentOwned(path)
+	if err == unix.EINVAL { // "/", "." or "..": already there
+		err = unix.EEXIST
+	}
+	if err == nil {
+		err = unix.Mkdirat(fd, base, perm)
+		unix.Close(fd)
+	}
+	if err != nil {
+		return &os.PathError{Op: "mkdir", Path: path, Err: err}
+	}
+	return nil
+}
+
+// ChmodOwned sets the permission bits of such a path (following a
+// trusted symlink at its end, as chmod does).
+func ChmodOwned(path string, mode uint32) error {
+	fd, err := openOwned(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err == nil {
+		// An O_PATH descriptor cannot be fchmod'ed; its /proc name
+		// can be, without resolving path again.
+		if pfd := openProcFD(); pfd >= 0 {
+			err = unix.Fchmodat(pfd, strconv.Itoa(fd), mode, 0)
+		} else {
+			err = unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), mode, 0)
+		}
+		unix.Close(fd)
+	}
+	if err != nil {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
+	}
+	return nil
 }

@@ -26,6 +26,10 @@ func (r *Receiver) openAltDests() {
 			p = filepath.Join(r.rootPath, p)
 		}
 		d, err := fsops.OpenDirOwned(p)
+		if fsops.IsUntrustedLink(err) {
+			r.cfg.Report(wire.ProblemWarning, fsops.UntrustedLinkHint)
+			continue
+		}
 		if err != nil {
 			r.cfg.Report(wire.ProblemWarning, "--"+r.opts.AltDestKind+"-dest arg does not exist: "+shown)
 			continue

@@ -6,6 +6,7 @@ package receiver
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 
@@ -34,6 +35,13 @@ func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
 		}
 	}
 	bdir, bname, err := r.backupTarget(dir, rel)
+	if fsops.IsUntrustedLink(err) && !fsops.IsOutside(err) {
+		// rsync stops when it cannot make a backup: here a symlink
+		// someone else planted on the --backup-dir's path.
+		r.problem(wire.ProblemWarning, "%s", fsops.UntrustedLinkHint)
+		r.setFatal(&wire.FatalError{Code: wire.ExitFileIO, Err: errors.New("error in file IO")})
+		return false
+	}
 	if err != nil {
 		// Where the backup was to go is named too: a --backup-dir
 		// that is gone (e.g. a pinned directory that was replaced)
@@ -205,10 +213,10 @@ func (r *Receiver) backupDirFor(rel string) (string, error) {
 		root = filepath.Join(r.rootPath, root)
 	}
 	if _, err := fsops.StatOwned(root); fsops.IsNotExist(err) {
-		if err := fsops.MkdirPath(root, true); err != nil {
+		if err := fsops.MkdirOwned(root, true, 0o777); err != nil {
 			return "", err
 		}
-		if err := fsops.ChmodPath(root, 0o777&^r.umask); err != nil {
+		if err := fsops.ChmodOwned(root, 0o777&^r.umask); err != nil {
 			return "", err
 		}
 	}
@@ -218,17 +226,17 @@ func (r *Receiver) backupDirFor(rel string) (string, error) {
 	}
 	for _, comp := range strings.Split(rel, "/") {
 		cur, src = filepath.Join(cur, comp), filepath.Join(src, comp)
-		if _, err := fsops.LstatPath(cur); err == nil {
+		if _, err := fsops.LstatOwned(cur); err == nil {
 			continue
 		}
 		perm := 0o777 &^ r.umask
-		if st, err := fsops.LstatPath(src); err == nil && st.IsDir() {
+		if st, err := fsops.LstatOwned(src); err == nil && st.IsDir() {
 			perm = st.Mode & 0o7777
 		}
-		if err := fsops.MkdirPath(cur, false); err != nil && !fsops.IsExist(err) {
+		if err := fsops.MkdirOwned(cur, false, 0o777); err != nil && !fsops.IsExist(err) {
 			return "", err
 		}
-		if err := fsops.ChmodPath(cur, perm); err != nil {
+		if err := fsops.ChmodOwned(cur, perm); err != nil {
 			return "", err
 		}
 	}

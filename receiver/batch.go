@@ -572,10 +572,17 @@ func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[
 	if !ok {
 		return lines
 	}
-	if len(extra) > 0 {
-		b.changed.Store(true)
+	lines = r.deleteNames(b.dir, fb.Dir, extra, lines, r.rulesFor(fb.Dir), filter.Receiver)
+	// The directory changed if something left it: one that stayed (a
+	// non-empty directory whose contents are protected) changes
+	// nothing, and rsync then shows no new mtime for it.
+	for _, name := range extra {
+		if _, err := b.dir.Lstat(name); r.opts.DryRun || fsops.IsNotExist(err) {
+			b.changed.Store(true)
+			break
+		}
 	}
-	return r.deleteNames(b.dir, fb.Dir, extra, lines, r.rulesFor(fb.Dir), filter.Receiver)
+	return lines
 }
 
 // beforeDir leaves the line of directory rel, which the destination
@@ -758,11 +765,16 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 			if left, err := sub.Names(); err == nil && len(left) > 0 && !r.opts.DryRun {
 				sub.Close()
 				r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
-				if nested && r.opts.MaxDelete >= 0 && r.deletes.Load() >= int64(r.opts.MaxDelete) {
+				switch {
+				case nested && r.opts.MaxDelete >= 0 && r.deletes.Load() >= int64(r.opts.MaxDelete):
 					// rsync still tries to remove a directory it
 					// found inside one it deletes, and the limit
 					// stops that too (not the outermost one).
 					r.skippedDeletes.Add(1)
+				case nested:
+					// That rmdir fails too, and rsync says so
+					// again.
+					r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
 				}
 				return lines
 			}

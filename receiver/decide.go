@@ -531,16 +531,25 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 // makeWay removes a directory that stands where a non-directory must go:
 // an empty one always, a full one only with --delete or --force.
 func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.Stat, kind string, lines []string) (bool, []string) {
+	var err error
 	if r.opts.DryRun {
-		return true, lines
+		// rsync's dry run still looks inside: only an empty directory
+		// (or, with --delete or --force, anything) would go.
+		if b.dir == nil || r.emptyDir(b.dir, e.Name) {
+			return true, lines
+		}
+	} else {
+		b.changed.Store(true)
+		err = b.dir.Rmdir(e.Name)
 	}
-	b.changed.Store(true)
-	err := b.dir.Rmdir(e.Name)
-	if err == nil {
+	if err == nil && !r.opts.DryRun {
 		r.countDelete(true)
 		return true, lines
 	}
 	if r.opts.Delete || r.opts.Force {
+		if r.opts.DryRun {
+			return true, r.deleteEntry(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)), false, false)
+		}
 		// rsync lists what was inside, not the directory itself.
 		lines = r.deleteEntry(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)), false, false)
 		if _, err := b.dir.Lstat(e.Name); fsops.IsNotExist(err) {
@@ -550,6 +559,18 @@ func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.
 	r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
 	r.problem(wire.ProblemPlain, "could not make way for new %s: %s", kind, rel)
 	return false, lines
+}
+
+// emptyDir says whether the directory name of dir holds nothing (one
+// that cannot be read counts as empty: removing it will tell).
+func (r *Receiver) emptyDir(dir *fsops.Dir, name string) bool {
+	sub, err := dir.OpenDir(name)
+	if err != nil {
+		return true
+	}
+	defer sub.Close()
+	names, err := sub.Names()
+	return err != nil || len(names) == 0
 }
 
 func kindName(e *wire.Entry) string {

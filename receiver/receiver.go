@@ -571,7 +571,11 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 	}
 	if fsops.IsUntrustedLink(statErr) {
 		r.cfg.Report(wire.ProblemWarning, fsops.UntrustedLinkHint)
-		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("[Receiver] change_dir#1 %q failed: %s", absPath(dest), fsops.ErrText(statErr))}
+		shown := absPath(dest)
+		if slash {
+			shown += "/" // rsync names the argument as given
+		}
+		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("[Receiver] change_dir#1 %q failed: %s", shown, fsops.ErrText(statErr))}
 	}
 	if statErr != nil && !fsops.IsNotExist(statErr) {
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("stat %q failed: %s", absPath(dest), fsops.ErrText(statErr))}
@@ -608,7 +612,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 			return nil
 		}
 		r.rootCreated = true
-		if err := fsops.MkdirPath(dest, false); err != nil {
+		if err := fsops.MkdirOwned(dest, false, 0o777); err != nil {
 			return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("[Receiver] mkdir %q failed: %s", absPath(strings.TrimSuffix(dest, "/")), fsops.ErrText(err))}
 		}
 		r.info(fmt.Sprintf("created directory %s", strings.TrimSuffix(dest, "/")))
@@ -648,7 +652,7 @@ func (r *Receiver) mkpath(path string) error {
 	}
 	if r.opts.DryRun {
 		// -n says what --mkpath would make.
-	} else if err := fsops.MkdirPath(path, true); err != nil {
+	} else if err := fsops.MkdirOwned(path, true, 0o777); err != nil {
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("[Receiver] mkdir %q failed: %s", absPath(path), fsops.ErrText(err))}
 	}
 	what := "directories"

@@ -18,6 +18,7 @@ package receiver
 //     and all of them are renamed into place at the end of the transfer.
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -34,9 +35,10 @@ import (
 // --delay-updates holds back.
 type stageState struct {
 	tempDir *fsops.Dir // -T, opened once; nil without it
-	// tempDotDot: -T's path has a ".." component, which rsync's path
-	// resolution refuses file by file (EINVAL).
-	tempDotDot bool
+	// tempErr: -T's directory cannot be used, which rsync finds out file
+	// by file, each failing with this: a ".." component in its path
+	// (EINVAL), or a symlink someone else planted on it (ELOOP).
+	tempErr error
 
 	mu      sync.Mutex
 	delayed []delayedFile
@@ -65,6 +67,10 @@ func (r *Receiver) openTempDir() error {
 	}
 	st, err := fsops.StatOwned(p)
 	switch {
+	case fsops.IsUntrustedLink(err):
+		r.problem(wire.ProblemWarning, "%s", fsops.UntrustedLinkHint)
+		r.stage.tempErr = err
+		return nil
 	case err == nil && !st.IsDir():
 		return &wire.FatalError{Code: wire.ExitSyntax, Err: fmt.Errorf("The temp-dir is not a directory: %s", td), Plain: true}
 	case fsops.IsNotExist(err):
@@ -77,7 +83,9 @@ func (r *Receiver) openTempDir() error {
 		return &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("Failed to open temp-dir %s: %s", td, fsops.ErrText(err))}
 	}
 	r.stage.tempDir = d
-	r.stage.tempDotDot = slices.Contains(strings.Split(td, "/"), "..")
+	if slices.Contains(strings.Split(td, "/"), "..") {
+		r.stage.tempErr = fsops.ErrInvalid
+	}
 	return nil
 }
 
@@ -91,30 +99,30 @@ func (r *Receiver) closeTempDir() {
 // (O_TMPFILE) file in its directory: not when it has to be made
 // elsewhere or kept when interrupted.
 func (r *Receiver) unnamedOK() bool {
-	return !r.opts.Partial && r.stage.tempDir == nil && !r.opts.DelayUpdates
+	return !r.opts.Partial && r.stage.tempDir == nil && r.stage.tempErr == nil && !r.opts.DelayUpdates
 }
 
 // createTemp makes job's temp file, in -T's directory or beside the final
 // name, and returns the directory that holds it and its name there.
 func (r *Receiver) createTemp(job *fileJob) (*fsops.File, *fsops.Dir, string, error) {
 	perm := r.createPerm(job)
-	if td := r.stage.tempDir; td != nil {
+	if td := r.stage.tempDir; td != nil || r.stage.tempErr != nil {
 		shown := r.opts.TempDir + "/" + job.name + ".XXXXXX"
 		if !path.IsAbs(shown) {
 			shown = absPath(r.rootPath) + "/" + shown
 		}
-		if r.stage.tempDotDot {
-			return nil, nil, "", &userError{fmt.Sprintf("mkstemp %q failed: %s", shown, fsops.ErrText(fsops.ErrInvalid))}
+		if r.stage.tempErr != nil {
+			return nil, nil, "", &userError{msg: fmt.Sprintf("mkstemp %q failed: %s", shown, fsops.ErrText(r.stage.tempErr))}
 		}
 		f, tmp, err := td.CreateTempVisible(job.name, perm)
 		if err != nil && !fsops.IsNoSpace(err) {
-			err = &userError{fmt.Sprintf("mkstemp %q failed: %s", shown, fsops.ErrText(err))}
+			err = &userError{msg: fmt.Sprintf("mkstemp %q failed: %s", shown, fsops.ErrText(err))}
 		}
 		return f, td, tmp, err
 	}
 	f, tmp, err := job.batch.dir.CreateTemp(job.name, perm)
 	if err != nil && !fsops.IsNoSpace(err) {
-		err = &userError{fmt.Sprintf("mkstemp %q failed: %s", r.destPath(joinRel(parentRel(job.rel), tmp0(job.name))), fsops.ErrText(err))}
+		err = &userError{msg: fmt.Sprintf("mkstemp %q failed: %s", r.destPath(joinRel(parentRel(job.rel), tmp0(job.name))), fsops.ErrText(err))}
 	}
 	return f, job.batch.dir, tmp, err
 }
@@ -125,12 +133,16 @@ func (r *Receiver) placeTemp(job *fileJob, tdir *fsops.Dir, tmp string) error {
 	dir := job.batch.dir
 	if r.opts.DelayUpdates {
 		pd, err := r.partialDir(dir, job.rel, true)
+		if fsops.IsOutside(err) {
+			// A daemon's peer named a partial-dir outside the module.
+			return &userError{msg: fmt.Sprintf("failed to create partial-dir for %q: %s", r.destPath(job.rel), fsops.ErrText(err))}
+		}
 		if err != nil {
-			return &userError{fmt.Sprintf("failed to create partial-dir for %q: %s", r.destPath(job.rel), fsops.ErrText(err))}
+			return r.partialDirFailed(job, err, true)
 		}
 		defer pd.Close()
 		if err := r.moveInto(job, tdir, tmp, pd, job.name); err != nil {
-			return &userError{fmt.Sprintf("rename %q -> %q failed: %s", tmp, r.destPath(r.partialRel(job.rel)), fsops.ErrText(err))}
+			return &userError{msg: fmt.Sprintf("rename %q -> %q failed: %s", tmp, r.destPath(r.partialRel(job.rel)), fsops.ErrText(err))}
 		}
 		r.stage.mu.Lock()
 		r.stage.delayed = append(r.stage.delayed, delayedFile{rel: job.rel, seq: job.batch.seq, index: job.index, old: job.old != nil})
@@ -138,10 +150,10 @@ func (r *Receiver) placeTemp(job *fileJob, tdir *fsops.Dir, tmp string) error {
 		return nil
 	}
 	if job.old != nil && r.backupOn() && !r.backup(dir, job.name, job.rel) {
-		return &userError{fmt.Sprintf("not replacing %q: its backup failed", r.destPath(job.rel))}
+		return &userError{msg: fmt.Sprintf("not replacing %q: its backup failed", r.destPath(job.rel))}
 	}
 	if err := r.moveInto(job, tdir, tmp, dir, job.name); err != nil {
-		return &userError{fmt.Sprintf("rename %q -> %q failed: %s", tmp, r.destPath(job.rel), fsops.ErrText(err))}
+		return &userError{msg: fmt.Sprintf("rename %q -> %q failed: %s", tmp, r.destPath(job.rel), fsops.ErrText(err))}
 	}
 	r.dropPartial(dir, job.rel, job.name)
 	return nil
@@ -154,6 +166,9 @@ func (r *Receiver) keepPartial(job *fileJob, tdir *fsops.Dir, tmp string) {
 	if r.opts.PartialDir != "" {
 		pd, err := r.partialDir(dst, job.rel, true)
 		if err != nil {
+			if !fsops.IsOutside(err) {
+				r.partialDirFailed(job, err, false)
+			}
 			tdir.Unlink(tmp)
 			return
 		}
@@ -226,25 +241,31 @@ func (r *Receiver) partialRel(rel string) string {
 // partialDir opens the partial directory for the file at rel, whose
 // directory is dir; create makes it (its last component, as rsync does,
 // replacing a non-directory there). A relative partial directory is
-// resolved beneath dir and never leaves the destination.
+// resolved beneath dir and never leaves the destination; an absolute one
+// is a path the user named, reached through trusted symlinks only
+// (fsops.OpenDirOwned).
 func (r *Receiver) partialDir(dir *fsops.Dir, rel string, create bool) (*fsops.Dir, error) {
-	pd := r.opts.PartialDir
-	if path.IsAbs(pd) {
-		if create {
-			if err := fsops.MkdirPath(pd, false); err != nil && !fsops.IsExist(err) {
-				return nil, err
-			}
+	pd := path.Clean(r.opts.PartialDir)
+	open := func(p string) (*fsops.Dir, error) {
+		if path.IsAbs(pd) {
+			return fsops.OpenDirOwned(p)
 		}
-		return fsops.OpenDirOwned(pd)
+		return dir.OpenBeneath(p, false)
 	}
-	if create {
-		parent, last := path.Split(pd)
-		pdir, err := dir.OpenBeneath(path.Clean(parent), false)
+	if parent, last := path.Split(pd); create && last != "" {
+		pdir, err := open(path.Clean(parent))
 		if err != nil {
 			return nil, err
 		}
 		defer pdir.Close()
 		if st, err := pdir.Lstat(last); err == nil && !st.IsDir() {
+			if d, err := open(pd); fsops.IsOutside(err) {
+				// A daemon module's symlink that leads out of it is
+				// refused, not replaced.
+				return nil, err
+			} else if err == nil {
+				d.Close()
+			}
 			if err := pdir.Unlink(last); err != nil {
 				return nil, err
 			}
@@ -253,7 +274,26 @@ func (r *Receiver) partialDir(dir *fsops.Dir, rel string, create bool) (*fsops.D
 			return nil, err
 		}
 	}
-	return dir.OpenBeneath(pd, false)
+	return open(pd)
+}
+
+// errDiscarded is a file dropped with rsync's message already shown; it
+// is not an error of the transfer (rsync's exit code ignores it too).
+var errDiscarded = errors.New("file discarded")
+
+// partialDirFailed says, as rsync does, that the partial directory for a
+// complete (or an interrupted) file could not be made and the file is
+// dropped.
+func (r *Receiver) partialDirFailed(job *fileJob, err error, complete bool) error {
+	if fsops.IsUntrustedLink(err) && path.IsAbs(r.opts.PartialDir) {
+		r.problem(wire.ProblemWarning, "%s", fsops.UntrustedLinkHint)
+	}
+	what := "partial file"
+	if complete {
+		what = "completed file"
+	}
+	r.problem(wire.ProblemWarning, "Unable to create partial-dir for %s -- discarding %s.", r.display(job.rel), what)
+	return errDiscarded
 }
 
 // dropPartial removes the partial copy of the file at rel, now that the

@@ -94,6 +94,9 @@ func (r *Receiver) syncedSeq(seq uint64, index int32) {
 // writeFailed classifies a write error: a full disk or an I/O error stops
 // the transfer (exit 11), anything else fails this file (exit 23).
 func (r *Receiver) writeFailed(job *fileJob, err error) {
+	if err == errDiscarded {
+		return
+	}
 	var ue *userError
 	if errors.As(err, &ue) {
 		r.problem(wire.ProblemGeneral, "%s", ue.msg)
@@ -214,20 +217,26 @@ func (r *Receiver) writeUnnamed(ctx context.Context, job *fileJob, f *fsops.File
 	return nil
 }
 
+// ProgressRate is a rate in bytes per second as rsync's progress lines
+// show it: in kB/s up to 1024 of them, then MB/s, then GB/s.
+func ProgressRate(bytesPerSec float64) (float64, string) {
+	rate := bytesPerSec / 1024
+	switch {
+	case rate > 1024*1024:
+		return rate / (1024 * 1024), "GB/s"
+	case rate > 1024:
+		return rate / 1024, "MB/s"
+	}
+	return rate, "kB/s"
+}
+
 // showProgress prints rsync's --progress line for a finished file, after
 // its name (unless -i showed the name already).
 func (r *Receiver) showProgress(job *fileJob, took time.Duration) {
 	n := r.progressed.Add(1)
 	st := r.stats.snapshot()
 	left := max(st.Files-n, 0)
-	rate := float64(job.e.Size) / max(took.Seconds(), 1e-6) / 1024
-	unit := "kB/s"
-	if rate >= 1024 {
-		rate, unit = rate/1024, "MB/s"
-		if rate >= 1024 {
-			rate, unit = rate/1024, "GB/s"
-		}
-	}
+	rate, unit := ProgressRate(float64(job.e.Size) / max(took.Seconds(), 1e-6))
 	secs := int(took.Seconds())
 	line := fmt.Sprintf("%15s 100%% %7.2f%s %4d:%02d:%02d (xfr#%d, to-chk=%d/%d)",
 		Commas(job.e.Size), rate, unit, secs/3600, secs/60%60, secs%60, n, left, st.Files)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -542,6 +543,13 @@ func withRemoteOptions(inv *Invocation, base wire.Options) (wire.Options, error)
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
 	}
 	if err := settleCompress(&remote); err != nil {
+		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
+	}
+	if err := settleSizes(&remote); err != nil {
+		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
+	}
+	remote.Filters = slices.Clone(inv.Filters) // settleBackup may add one
+	if err := settleBackup(&remote); err != nil {
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
 	}
 	if remote.Opts.FakeSuper && remote.Opts.Xattrs > 1 {

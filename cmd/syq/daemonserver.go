@@ -69,6 +69,8 @@ func parseDaemonFlags(args []string) (*daemonFlags, error) {
 		}
 		switch {
 		case a == "--daemon", a == "-v", a == "--verbose", a == "-4", a == "-6", a == "--ipv4", a == "--ipv6", a == ".":
+		case a == "--help" || a == "-h":
+			return nil, errDaemonHelp // acted on where it stands, as rsync does
 		case a == "--no-detach":
 			f.noDetach = true
 		case a == "--detach":
@@ -131,6 +133,10 @@ func parseDaemonFlags(args []string) (*daemonFlags, error) {
 // runDaemon is `syq rsync --daemon ...`.
 func runDaemon(args []string, stdout, stderr io.Writer) int {
 	f, err := parseDaemonFlags(args)
+	if err == errDaemonHelp {
+		io.WriteString(stdout, versionText()+"\n"+daemonHelpText)
+		return 0
+	}
 	if err != nil {
 		return usageFailure(stderr, err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"syq/wire"
@@ -268,4 +269,26 @@ syq-only options
      --syq-no-bootstrap  remote mode: do not install syq on the remote host
      --syq-rsync-form    remote mode: run the helper as "rsync --server ..." at
                          once (a host whose key runs only rsync, e.g. rrsync)
+`
+
+// errDaemonHelp is --help (-h) among --daemon's options: the daemon's
+// usage is printed and nothing else is done.
+var errDaemonHelp = errors.New("--daemon --help")
+
+// daemonHelpText is what --daemon --help prints after the version line:
+// the options syq's daemon takes (parseDaemonFlags).
+const daemonHelpText = `Usage: syq rsync --daemon [OPTION]...
+     --daemon            serve the modules of rsyncd.conf over TCP
+     --config=FILE       read FILE instead of /etc/rsyncd.conf
+ -M, --dparam=NAME=VAL   set a global parameter of the config file
+     --address=ADDRESS   listen on this address only
+     --port=PORT         listen on PORT instead of 873
+     --no-detach         stay in the foreground (--detach: the default)
+     --log-file=FILE     log to FILE instead of the config's "log file"
+ -v, --verbose           accepted, as rsync's daemon accepts it
+ -4, --ipv4 / -6, --ipv6 accepted, as rsync's daemon accepts them
+ -h, --help              show this help (with --daemon)
+
+Other options given with --daemon are refused. See rsyncd.conf(5) for the
+configuration file, which syq reads as rsync does.
 `

@@ -129,7 +129,17 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, versionText())
 		return 0
 	}
-	if err = checkMungeDir(inv.Opts.MungeLinks || inv.Remote == nil && localReceiverOpts(inv).MungeLinks); err == nil {
+	if inv.Remote == nil && len(inv.RemoteOptions) > 0 {
+		// A local copy's receiving half takes the -M options; one it
+		// cannot take stops the copy (exit 1, as over ssh).
+		if _, err = withRemoteOptions(inv, inv.Opts); err != nil {
+			err = &wire.FatalError{Code: wire.ExitSyntax, Err: err}
+		}
+	}
+	if err == nil {
+		err = checkMungeDir(inv.Opts.MungeLinks || inv.Remote == nil && localReceiverOpts(inv).MungeLinks)
+	}
+	if err == nil {
 		err = expandFilesFrom(inv, os.Stdin)
 	}
 	if err == nil {
@@ -544,11 +554,10 @@ func checkMungeDir(munge bool) error {
 
 // localReceiverOpts are the options of a local copy's receiving half:
 // rsync's forked receiver is its "remote" side, which starts from the
-// command line's options and applies -M's on top; syq takes from -M
-// there only --super, --no-super, --fake-super and --munge-links (the
-// other -M options are not built for a local copy, which runs as the
-// command line says). --munge-links itself is the sending half's only:
-// rsync's forked receiver drops it ("each side needs its own option").
+// command line's options and applies -M's on top (-M--min-size=2k
+// limits what it asks for, the sender still lists everything).
+// --munge-links itself is the sending half's only: rsync's forked
+// receiver drops it ("each side needs its own option").
 func localReceiverOpts(inv *Invocation) *wire.Options {
 	if len(inv.RemoteOptions) == 0 && !inv.Opts.MungeLinks {
 		return &inv.Opts
@@ -562,6 +571,5 @@ func localReceiverOpts(inv *Invocation) *wire.Options {
 	if err != nil {
 		return &o
 	}
-	o.FakeSuper, o.Super, o.MungeLinks = m.FakeSuper, m.Super, m.MungeLinks
-	return &o
+	return &m
 }

@@ -936,18 +936,8 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if inv.ShowVersion {
 		return inv, nil
 	}
-	for _, lim := range []struct {
-		arg, name string
-		to        **int64
-	}{{inv.maxSize, "max-size", &inv.Opts.MaxSize}, {inv.minSize, "min-size", &inv.Opts.MinSize}} {
-		if lim.arg == "" {
-			continue
-		}
-		n, err := parseSizeArg(lim.arg, 'b', lim.name, 0)
-		if err != nil {
-			return nil, err
-		}
-		*lim.to = &n
+	if err := settleSizes(inv); err != nil {
+		return nil, err
 	}
 	if err := settleStopTime(inv, time.Now()); err != nil {
 		return nil, err

@@ -71,15 +71,15 @@ func formatProgress2(l *receiver.Live, elapsed time.Duration, final bool) string
 	if total > 0 {
 		pct = min(done*100/total, 100)
 	}
-	rate := float64(done) / max(elapsed.Seconds(), 0.001) / (1 << 20)
+	rate, unit := receiver.ProgressRate(float64(done) / max(elapsed.Seconds(), 0.001))
 	t := int(elapsed.Seconds())
 	files, listed := l.Files.Load(), l.Listed.Load()
 	chk, left := "ir-chk", max(listed-files, 0)
 	if final {
 		chk, left = "to-chk", 0
 	}
-	return fmt.Sprintf("%15s %3d%% %7.2fMB/s %4d:%02d:%02d (xfr#%d, %s=%d/%d)",
-		receiver.Commas(done), pct, rate, t/3600, t/60%60, t%60, files, chk, left, listed)
+	return fmt.Sprintf("%15s %3d%% %7.2f%s %4d:%02d:%02d (xfr#%d, %s=%d/%d)",
+		receiver.Commas(done), pct, rate, unit, t/3600, t/60%60, t%60, files, chk, left, listed)
 }
 
 func startLine(p *progressLine) *progressLine {

@@ -9,6 +9,24 @@ import (
 	"syq/wire"
 )
 
+// settleSizes reads --max-size and --min-size as given.
+func settleSizes(inv *Invocation) error {
+	for _, lim := range []struct {
+		arg, name string
+		to        **int64
+	}{{inv.maxSize, "max-size", &inv.Opts.MaxSize}, {inv.minSize, "min-size", &inv.Opts.MinSize}} {
+		if lim.arg == "" {
+			continue
+		}
+		n, err := parseSizeArg(lim.arg, 'b', lim.name, 0)
+		if err != nil {
+			return err
+		}
+		*lim.to = &n
+	}
+	return nil
+}
+
 // parseSizeArg reads a size as rsync's options do (--max-size,
 // --min-size, --bwlimit): a decimal number with an optional fraction,
 // an optional unit letter (b, k, m, g, t, p; def when none), "b" after
