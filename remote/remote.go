@@ -432,7 +432,7 @@ func startRsyncForm(ctx context.Context, cfg Config) (*Session, error) {
 		s.Kill()
 		s.Close()
 		s.Wait()
-		return nil, &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("started as an rsync server (%s --server ...), the remote side runs rsync's own, which syq cannot talk to: it needs syq there, as the rsync the remote command runs or named by --rsync-path", prog)}
+		return nil, &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("started as an rsync server (%s --server ...), the remote side runs rsync's own server, which syq cannot talk to: syq is needed there, as the rsync the remote command runs or named by --rsync-path", prog)}
 	}
 	err = wire.SkipToMagic(s.Reader, func(line string) error {
 		fmt.Fprintf(cfg.Stderr, "syq: remote shell said: %s\n", line)
