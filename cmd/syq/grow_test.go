@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/rand"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,6 +54,20 @@ func TestDiffGrowingFile(t *testing.T) {
 			grow := filepath.Join(src, "zzz_grow")
 			if err := os.WriteFile(filepath.Join(src, "aaa_big"), big, 0o644); err != nil {
 				t.Fatal(err)
+			}
+			// Over ssh, more files between than syq's sender reads
+			// ahead, and about a second of them at the --bwlimit:
+			// zzz_grow is opened well after it grew, not as soon as
+			// its batch is wanted (a quick start opened it before it
+			// grew, and sent the 4 KiB it then had).
+			between, n := make([]byte, 16<<10), 0
+			if tool.ssh {
+				n = 64
+			}
+			for i := range n {
+				if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("aab_%02d", i)), between, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			first, want := small, append(small, more...)
 			if tool.shrink {
