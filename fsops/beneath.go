@@ -179,8 +179,19 @@ func statBeneath(b *beneathRoot, p string, follow bool) (unix.Stat_t, error) {
 // parentBeneath opens the directory holding path beneath the root; base
 // is the last component.
 func parentBeneath(b *beneathRoot, p string) (fd int, base string, err error) {
+	dir, base, err := splitParent(p)
+	if err != nil {
+		return -1, "", err
+	}
+	fd, err = b.open(unix.AT_FDCWD, dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return fd, base, err
+}
+
+// splitParent splits p into the directory that holds it and its last
+// component, which must name an entry (EINVAL for "/", "." or "..").
+func splitParent(p string) (dir, base string, err error) {
 	p = strings.TrimRight(p, "/")
-	dir, base := ".", p
+	dir, base = ".", p
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		dir, base = p[:i], p[i+1:]
 		if dir == "" {
@@ -188,8 +199,7 @@ func parentBeneath(b *beneathRoot, p string) (fd int, base string, err error) {
 		}
 	}
 	if base == "" || base == "." || base == ".." {
-		return -1, "", unix.EINVAL
+		return "", "", unix.EINVAL
 	}
-	fd, err = b.open(unix.AT_FDCWD, dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	return fd, base, err
+	return dir, base, nil
 }

@@ -195,16 +195,9 @@ func parentOwned(path string) (fd int, base string, err error) {
 	if b := beneath.Load(); b != nil {
 		return parentBeneath(b, path)
 	}
-	p := strings.TrimRight(path, "/")
-	dir, base := ".", p
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		dir, base = p[:i], p[i+1:]
-		if dir == "" {
-			dir = "/"
-		}
-	}
-	if base == "" || base == "." || base == ".." {
-		return -1, "", unix.EINVAL
+	dir, base, err := splitParent(path)
+	if err != nil {
+		return -1, "", err
 	}
 	fd, err = openOwned(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	return fd, base, err
