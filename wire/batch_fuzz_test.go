@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"io"
 	"testing"
-	"time"
 )
 
 // FuzzBatchReader: any batch file ends in messages or an error for the
@@ -39,48 +38,20 @@ func FuzzBatchReader(f *testing.F) {
 		}
 		c := NewBatchReader(br, nil, BatchReplay{Name: "fuzz", Header: h, Report: func(int, string) {}})
 		defer c.Close()
-		deadline := time.After(5 * time.Second)
 		answered := map[uint64]bool{}
-		for range 1000 {
-			done := make(chan error, 1)
-			go func() {
-				m, err := c.Recv()
-				switch m := m.(type) {
-				case *FileBatch:
-					var all []int32
-					for i, e := range m.Entries {
-						if e.IsReg() {
-							all = append(all, int32(i))
-						}
-					}
-					c.Send(&Wants{Seq: m.Seq, Indexes: all})
-				case *Data:
-					for i := range int32(4) {
-						if src, err := m.Ref.Open(i); err == nil {
-							io.Copy(io.Discard, src)
-							Verify(src)
-							src.Close()
-						}
-					}
-					m.Ref.Release()
-					if !answered[m.Seq] && h.Verify {
-						// The receiver's second Wants: nothing to send again.
-						c.Send(&Wants{Seq: m.Seq})
-					}
-					answered[m.Seq] = true
-				case *DataEnd:
-					err = io.EOF
+		fuzzReceive(t, c, "batch reader", func(m Message) error {
+			switch m := m.(type) {
+			case *Data:
+				drainData(m)
+				if !answered[m.Seq] && h.Verify {
+					// The receiver's second Wants: nothing to send again.
+					c.Send(&Wants{Seq: m.Seq})
 				}
-				done <- err
-			}()
-			select {
-			case err := <-done:
-				if err != nil {
-					return
-				}
-			case <-deadline:
-				t.Fatal("batch reader hung")
+				answered[m.Seq] = true
+			case *DataEnd:
+				return io.EOF
 			}
-		}
+			return nil
+		})
 	})
 }

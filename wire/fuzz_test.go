@@ -78,41 +78,58 @@ func FuzzStream(f *testing.F) {
 		// Half the inputs meet a Stream that verifies.
 		s := NewStream(bufio.NewReader(bytes.NewReader(in)), io.Discard, nil, StreamConfig{Verify: len(in)%2 == 0})
 		defer s.Close()
-		deadline := time.After(5 * time.Second)
-		for range 1000 {
-			done := make(chan error, 1)
-			go func() {
-				m, err := s.Recv()
-				switch m := m.(type) {
-				case *FileBatch:
-					var all []int32
-					for i, e := range m.Entries {
-						if e.IsReg() {
-							all = append(all, int32(i))
-						}
-					}
-					s.Send(&Wants{Seq: m.Seq, Indexes: all})
-				case *Data:
-					go func() {
-						for i := range int32(4) {
-							if src, err := m.Ref.Open(i); err == nil {
-								io.Copy(io.Discard, src)
-								Verify(src)
-							}
-						}
-						m.Ref.Release()
-					}()
-				}
-				done <- err
-			}()
-			select {
-			case err := <-done:
-				if err != nil {
-					return
-				}
-			case <-deadline:
-				t.Fatal("stream hung")
+		fuzzReceive(t, s, "stream", func(m Message) error {
+			if m, ok := m.(*Data); ok {
+				go drainData(m)
 			}
-		}
+			return nil
+		})
 	})
+}
+
+// fuzzReceive plays a receiver against c for at most 1,000 messages: it
+// wants every regular file of each batch and hands the other messages
+// to handle, stopping at the first error; a Recv that does not return
+// within 5 s in all fails the test (what hung is named by what).
+func fuzzReceive(t *testing.T, c Conn, what string, handle func(Message) error) {
+	deadline := time.After(5 * time.Second)
+	for range 1000 {
+		done := make(chan error, 1)
+		go func() {
+			m, err := c.Recv()
+			if b, ok := m.(*FileBatch); ok {
+				var all []int32
+				for i, e := range b.Entries {
+					if e.IsReg() {
+						all = append(all, int32(i))
+					}
+				}
+				c.Send(&Wants{Seq: b.Seq, Indexes: all})
+			} else if err == nil {
+				err = handle(m)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				return
+			}
+		case <-deadline:
+			t.Fatal(what + " hung")
+		}
+	}
+}
+
+// drainData reads the first files of m to their ends, checked as a
+// receiver checks them, and releases m.
+func drainData(m *Data) {
+	for i := range int32(4) {
+		if src, err := m.Ref.Open(i); err == nil {
+			io.Copy(io.Discard, src)
+			Verify(src)
+			src.Close()
+		}
+	}
+	m.Ref.Release()
 }
