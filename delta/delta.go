@@ -211,6 +211,26 @@ func (s *Signature) sign(r io.Reader, first, end int64) error {
 	return nil
 }
 
+// CopyBasis writes the n basis bytes at off to w through buf, each piece
+// read before it is written (so basis may be the file w writes, below
+// the write offset, as Apply allows).
+func CopyBasis(w io.Writer, basis io.ReaderAt, off, n int64, buf []byte) error {
+	for end := off + n; off < end; {
+		p := buf[:min(int64(len(buf)), end-off)]
+		if _, err := basis.ReadAt(p, off); err != nil {
+			if err == io.EOF {
+				err = fmt.Errorf("basis file shrank: %w", io.ErrUnexpectedEOF)
+			}
+			return err
+		}
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+		off += int64(len(p))
+	}
+	return nil
+}
+
 // A BasisCloner is a rebuild's writer that can take a run of basis bytes
 // without their being read and written here: on a file system with
 // reflinks it shares the basis's extents. CloneBasis takes the n basis
@@ -309,21 +329,11 @@ func Apply(w io.Writer, basis io.ReaderAt, blockLen int, basisLen int64, ops OpR
 		if buf == nil && off < end {
 			buf, release = scratch(int(max(int64(blockLen), min(256<<10, basisLen)))) // a small basis needs no 256 KiB
 		}
-		for off < end {
-			p := buf[:min(int64(len(buf)), end-off)]
-			if _, err := basis.ReadAt(p, off); err != nil {
-				if err == io.EOF {
-					err = fmt.Errorf("basis file shrank: %w", io.ErrUnexpectedEOF)
-				}
-				return st, err
-			}
-			if _, err := w.Write(p); err != nil {
-				return st, err
-			}
-			off += int64(len(p))
-			done += int64(len(p))
-			st.Matched += int64(len(p))
+		if err := CopyBasis(w, basis, off, end-off, buf); err != nil {
+			return st, err
 		}
+		done += end - off
+		st.Matched += end - off
 	}
 	if done != size {
 		return st, fmt.Errorf("%w: %d bytes for a file of %d", ErrBadDelta, done, size)

@@ -222,7 +222,7 @@ func (w *rebuild) CloneBasis(off, n int64) (int64, error) {
 	}
 	buf := w.buf
 	if head > 0 {
-		if err := w.copyBasis(buf, off, head); err != nil {
+		if err := delta.CopyBasis(w, w.basis, off, head, buf); err != nil {
 			return 0, err
 		}
 		if err := w.bw.Flush(); err != nil {
@@ -241,33 +241,11 @@ func (w *rebuild) CloneBasis(off, n int64) (int64, error) {
 	if _, err := w.out.Seek(m, io.SeekCurrent); err != nil {
 		return head, err
 	}
-	for done := int64(0); done < m; {
-		p := buf[:min(int64(len(buf)), m-done)]
-		if _, err := w.basis.ReadAt(p, off+head+done); err != nil {
-			return head, basisReadErr(err)
-		}
-		w.h.Write(p)
-		done += int64(len(p))
+	if err := delta.CopyBasis(w.h, w.basis, off+head, m, buf); err != nil {
+		return head, err
 	}
 	w.cloned += m
 	return head + m, nil
-}
-
-// copyBasis writes the n basis bytes at off as a copy does.
-func (w *rebuild) copyBasis(buf []byte, off, n int64) error {
-	p := buf[:n]
-	if _, err := w.basis.ReadAt(p, off); err != nil {
-		return basisReadErr(err)
-	}
-	_, err := w.Write(p)
-	return err
-}
-
-func basisReadErr(err error) error {
-	if err == io.EOF {
-		return fmt.Errorf("basis file shrank: %w", io.ErrUnexpectedEOF)
-	}
-	return err
 }
 
 // addRedo records a file whose delta did not check out.
