@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"syq/fsops/fstest"
 	"syq/scripts/sshtest"
 )
 
@@ -174,4 +175,54 @@ func pushOrPull(push bool, src, dst string) (ops []string, counter string) {
 		return []string{src + "/", "127.0.0.1:" + dst + "/"}, "Total bytes sent"
 	}
 	return []string{"127.0.0.1:" + src + "/", dst + "/"}, "Total bytes received"
+}
+
+// TestDeltaRemoteSharesExtents: pushed over ssh onto XFS with reflinks,
+// the rebuilt file shares the old copy's extents for its unchanged runs
+// (the old copy is kept alive by a second name, so the sharing shows);
+// --inplace writes into the old copy and shares nothing.
+func TestDeltaRemoteSharesExtents(t *testing.T) {
+	mnt := fstest.MountLoopImage(t, "xfs", "mkfs.xfs", "-q", "-f", "-m", "reflink=1")
+	const size = 8 << 20
+	rsh, src, data := deltaSource(t, size)
+	for _, c := range []struct {
+		name   string
+		args   []string
+		shared bool
+	}{
+		{"push", nil, true},
+		{"push-inplace", []string{"--inplace"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dst := filepath.Join(mnt, c.name)
+			os.MkdirAll(dst, 0o755)
+			old := bytes.Clone(data)
+			old[3<<20] ^= 0x55 // one changed byte: every other block matches in place
+			if err := os.WriteFile(filepath.Join(dst, "big"), old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.Chtimes(filepath.Join(dst, "big"), time.Unix(1e9, 0), time.Unix(1e9, 0))
+			if err := os.Link(filepath.Join(dst, "big"), filepath.Join(mnt, c.name+".old")); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"-a", "-e", rsh}, c.args...)
+			r := runSyq(t, nil, append(args, src+"/", "127.0.0.1:"+dst+"/")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			sameTree(t, src, dst)
+			var shared int64
+			for _, e := range fstest.Extents(t, filepath.Join(dst, "big")) {
+				if e.Flags&fstest.ExtentShared != 0 {
+					shared += int64(e.Length)
+				}
+			}
+			if c.shared && shared < size/2 {
+				t.Errorf("%d of %d bytes shared with the old copy, want most", shared, size)
+			}
+			if !c.shared && shared != 0 {
+				t.Errorf("%d bytes shared, want none", shared)
+			}
+		})
+	}
 }
