@@ -288,6 +288,11 @@ type CompareOptions struct {
 	// interrupted run within the same second as its source keeps its
 	// nanoseconds under rsync and syq alike.
 	DirMtimeSeconds bool
+	// RunMtimesFrom, if not zero, takes two mtimes at or after it (in ns
+	// since the epoch) as equal: both were set by the runs being compared,
+	// at their own times (an entry the tool touched after setting its
+	// time), not copied.
+	RunMtimesFrom int64
 	// Ignore, if set, leaves out the entries it returns true for.
 	Ignore func(rel string) bool
 }
@@ -353,6 +358,9 @@ func Compare(want, got *Tree, opt CompareOptions) []string {
 			(w.Kind == KindSymlink && opt.SkipSymlinkMtime) ||
 			(opt.SkipMtimeOf != nil && opt.SkipMtimeOf(p))
 		if opt.DirMtimeSeconds && w.Kind == KindDir && w.MtimeNs/1e9 == g.MtimeNs/1e9 {
+			skipM = true
+		}
+		if opt.RunMtimesFrom != 0 && w.MtimeNs >= opt.RunMtimesFrom && g.MtimeNs >= opt.RunMtimesFrom {
 			skipM = true
 		}
 		if !skipM && w.MtimeNs != g.MtimeNs {
