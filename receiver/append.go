@@ -150,7 +150,7 @@ func (r *Receiver) writeAppend(ctx context.Context, job *fileJob, src wire.Sourc
 	if err := wire.Verify(src); err != nil {
 		return err
 	}
-	if err := r.setFileAttrs(f, job, job.old.Mode&0o7777); err != nil {
+	if err := r.setFileAttrs(f, job, job.old.Mode&0o7777, true); err != nil {
 		return err
 	}
 	if r.opts.Fsync {

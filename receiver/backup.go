@@ -7,6 +7,7 @@ package receiver
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -97,7 +98,7 @@ func (r *Receiver) backupAcross(dir *fsops.Dir, name string, bdir *fsops.Dir, bn
 	}
 	switch {
 	case st.IsReg():
-		return copyAside(r.ctx, dir, name, bdir, bname, r.opts.Times)
+		return copyAside(r.ctx, dir, name, bdir, bname, r.asideKeeps())
 	case st.IsLink():
 		target, err := dir.Readlink(name)
 		if err != nil {
@@ -182,7 +183,7 @@ func (r *Receiver) backupCopy(dir *fsops.Dir, name, rel string) error {
 	if bdir != dir {
 		defer bdir.Close()
 	}
-	if err := copyAside(r.ctx, dir, name, bdir, bname, true); err != nil {
+	if err := copyAside(r.ctx, dir, name, bdir, bname, r.asideKeeps()); err != nil {
 		return err
 	}
 	r.backedUp(rel)
@@ -243,10 +244,21 @@ func (r *Receiver) backupDirFor(rel string) (string, error) {
 	return cur, nil
 }
 
+// asideKeeps says which attributes of the old file a backup copy keeps
+// beyond its permissions: as rsync sets a copy's attributes from the old
+// file, its time with -t, its owner with -o and group with -g (without
+// -t the copy has the time it was made).
+type asideKeeps struct{ time, owner, group bool }
+
+func (r *Receiver) asideKeeps() asideKeeps {
+	return asideKeeps{time: r.opts.Times, owner: r.opts.Owner, group: r.opts.Group}
+}
+
 // copyAside copies the regular file name of dir to bname in bdir
 // (through a temporary name, so bname is whole or absent), with its
-// permissions and, when keepTime, its modification time.
-func copyAside(ctx context.Context, dir *fsops.Dir, name string, bdir *fsops.Dir, bname string, keepTime bool) error {
+// permissions and what keep says. An owner the process may not give
+// (not root) is left as it is, as rsync leaves it.
+func copyAside(ctx context.Context, dir *fsops.Dir, name string, bdir *fsops.Dir, bname string, keep asideKeeps) error {
 	src, err := dir.OpenRead(name)
 	if err != nil {
 		return err
@@ -261,10 +273,22 @@ func copyAside(ctx context.Context, dir *fsops.Dir, name string, bdir *fsops.Dir
 		return err
 	}
 	_, err = fsops.CopyData(ctx, dst, src, st.Size, false)
+	if err == nil && (keep.owner || keep.group) {
+		uid, gid := -1, -1
+		if keep.owner {
+			uid = int(st.Uid)
+		}
+		if keep.group {
+			gid = int(st.Gid)
+		}
+		if cerr := fsops.Fchown(dst, uid, gid); cerr != nil && !errors.Is(cerr, fs.ErrPermission) {
+			err = cerr
+		}
+	}
 	if err == nil {
 		err = fsops.Fchmod(dst, st.Mode&0o7777)
 	}
-	if err == nil && keepTime {
+	if err == nil && keep.time {
 		err = fsops.FsetMtime(dst, st.MtimeSec, st.MtimeNsec)
 	}
 	if cerr := dst.Close(); err == nil {

@@ -246,8 +246,8 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 }
 
 // formatLine expands format (--out-format or --log-file-format) for one
-// entry; name is its display name, with " -> target" for a symlink
-// (split off for %n and %L), rel its path in the destination, basis the
+// entry; name is its display name, with " -> target" for a symlink or
+// " => leader" for a hard link (split off for %n and %L), rel its path in the destination, basis the
 // size of the file a transfer replaces, and sum gives %C.
 func (r *Receiver) formatLine(format, itemized, name, rel string, e *wire.Entry, basis int64, transferred bool, sum func() string) string {
 	link := ""
@@ -256,6 +256,13 @@ func (r *Receiver) formatLine(format, itemized, name, rel string, e *wire.Entry,
 			name, link = strings.TrimSuffix(name, suffix), suffix
 		}
 		rel, _, _ = strings.Cut(rel, " -> ")
+	}
+	if e != nil && e.LinkGroup != 0 && e.IsReg() {
+		// A hard link's " => leader" is %L's too, not %n's.
+		if i := strings.Index(name, " => "); i >= 0 {
+			name, link = name[:i], name[i:]
+			rel, _, _ = strings.Cut(rel, " => ")
+		}
 	}
 	// rsync's sender writes these lines except in a pull.
 	op := "send"

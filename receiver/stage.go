@@ -209,7 +209,7 @@ func (r *Receiver) moveInto(job *fileJob, tdir *fsops.Dir, tmp string, dst *fsop
 	if _, err := fsops.CopyData(r.ctx, out, in, job.e.Size, r.opts.Sparse); err != nil {
 		return err
 	}
-	if err := r.setFileAttrs(out, job, r.createPerm(job)&^r.umaskNow); err != nil {
+	if err := r.setFileAttrs(out, job, r.createPerm(job)&^r.umaskNow, false); err != nil {
 		return err
 	}
 	if r.opts.Fsync {

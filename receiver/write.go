@@ -144,7 +144,7 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source)
 			}
 		}
 	}()
-	if err := r.fill(ctx, f, src, job, r.createPerm(job)&^r.umaskNow); err != nil {
+	if err := r.fill(ctx, f, src, job, r.createPerm(job)&^r.umaskNow, false); err != nil {
 		bad = badDelta(err) // not even a partial file
 		return err
 	}
@@ -165,8 +165,9 @@ func (r *Receiver) writeTemp(ctx context.Context, job *fileJob, src wire.Source)
 
 // fill copies the data into f, which has mode cur, sets its metadata and,
 // with --fsync, flushes it. An --inplace file may be longer than the new
-// content, so f is cut to size.
-func (r *Receiver) fill(ctx context.Context, f *fsops.File, src wire.Source, job *fileJob, cur uint32) error {
+// content, so f is cut to size. reused: f is the old file (job.old),
+// written in place.
+func (r *Receiver) fill(ctx context.Context, f *fsops.File, src wire.Source, job *fileJob, cur uint32, reused bool) error {
 	// --preallocate reserves the blocks first; a sparse file (-S) keeps
 	// its holes instead, as rsync punches them back.
 	if r.opts.Preallocate && !r.opts.Sparse && !r.opts.Inplace && job.e.Size > 0 {
@@ -182,7 +183,7 @@ func (r *Receiver) fill(ctx context.Context, f *fsops.File, src wire.Source, job
 			return err
 		}
 	}
-	if err := r.setFileAttrs(f, job, cur); err != nil {
+	if err := r.setFileAttrs(f, job, cur, reused); err != nil {
 		return err
 	}
 	if r.opts.Fsync {
@@ -194,7 +195,7 @@ func (r *Receiver) fill(ctx context.Context, f *fsops.File, src wire.Source, job
 // writeUnnamed fills an O_TMPFILE file and links it under its name.
 func (r *Receiver) writeUnnamed(ctx context.Context, job *fileJob, f *fsops.File, src wire.Source) error {
 	defer f.Close()
-	if err := r.fill(ctx, f, src, job, r.createPerm(job)&^r.umaskNow); err != nil {
+	if err := r.fill(ctx, f, src, job, r.createPerm(job)&^r.umaskNow, false); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -258,7 +259,8 @@ func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.Sour
 	var f *fsops.File
 	var err error
 	cur := r.createPerm(job) &^ r.umaskNow
-	if job.old != nil && r.isFile(job.old) {
+	reused := job.old != nil && r.isFile(job.old)
+	if reused {
 		if r.backupOn() && job.old.IsReg() {
 			if err := r.backupCopy(dir, job.name, job.rel); err != nil {
 				return &userError{fmt.Sprintf("not updating %q in place: its backup failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
@@ -290,7 +292,7 @@ func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.Sour
 			return err
 		}
 	}
-	return r.fill(ctx, f, src, job, cur)
+	return r.fill(ctx, f, src, job, cur, reused)
 }
 
 // createPerm is the mode a new file is created with: its final mode
@@ -338,9 +340,11 @@ func sourceSize(src wire.Source, job *fileJob) int64 {
 	return job.e.Size
 }
 
-// setFileAttrs sets owner, permissions and mtime on the open new file.
-// Owner goes first: chown clears set-id bits.
-func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error {
+// setFileAttrs sets owner, permissions and mtime on the open file, which
+// has mode cur and is new (ours, with its directory's group) or, when
+// reused, the old file written in place (still its owner's). Owner goes
+// first: chown clears set-id bits.
+func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32, reused bool) error {
 	e := job.e
 	// Attributes first: a mode without write permission would stop
 	// anyone but root from setting them.
@@ -355,10 +359,14 @@ func (r *Receiver) setFileAttrs(f fsops.Handle, job *fileJob, cur uint32) error 
 		cur = perm // setFake set the real mode; nothing below changes it
 	}
 	uid, gid := r.owner(e)
-	if uid >= 0 && uint32(uid) == r.euid {
-		uid = -1 // a new file is ours already
+	hasUid, hasGid := r.euid, job.batch.newGid
+	if reused {
+		hasUid, hasGid = job.old.Uid, job.old.Gid
 	}
-	if gid >= 0 && uint32(gid) == job.batch.newGid {
+	if uid >= 0 && uint32(uid) == hasUid {
+		uid = -1
+	}
+	if gid >= 0 && uint32(gid) == hasGid {
 		gid = -1
 	}
 	chowned := uid >= 0 || gid >= 0

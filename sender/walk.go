@@ -240,6 +240,7 @@ func (s *Sender) statOperand(p, rel string, contents bool) (fsops.Stat, error) {
 	switch {
 	case ferr != nil && o.CopyUnsafeLinks:
 		if target, err := fsops.ReadlinkPath(p); err == nil && wire.UnsafeSymlink(target, rel) {
+			s.unsafeLinkNotice(rel, target)
 			return st, errNoReferent // an unsafe link is copied as its referent, which is missing
 		}
 		return st, nil
@@ -250,10 +251,20 @@ func (s *Sender) statOperand(p, rel string, contents bool) (fsops.Stat, error) {
 		return fst, nil
 	case o.CopyUnsafeLinks:
 		if target, err := fsops.ReadlinkPath(p); err == nil && wire.UnsafeSymlink(target, rel) {
+			s.unsafeLinkNotice(rel, target)
 			return fst, nil
 		}
 	}
 	return st, nil
+}
+
+// unsafeLinkNotice says, at --info=symsafe (-v), that a symlink leaving
+// the tree is copied as what it points to; path is the link as the walk
+// names it below the transfer root.
+func (s *Sender) unsafeLinkNotice(path, target string) {
+	if s.cfg.Opts.Info.SymSafe > 0 {
+		s.problem(wire.ProblemInfo, "copying unsafe symlink %q -> %q", path, target)
+	}
 }
 
 // errNoReferent: an operand that --copy-unsafe-links would copy as its
@@ -534,6 +545,9 @@ func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat, rule
 			return lst, nil, true // entryFor reports it
 		}
 		whole = o.CopyUnsafeLinks && wire.UnsafeSymlink(target, rel)
+		if whole {
+			s.unsafeLinkNotice(rel, target)
+		}
 		if !whole && !o.CopyDirLinks {
 			return lst, nil, true
 		}

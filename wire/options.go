@@ -236,11 +236,13 @@ const (
 	AltLink    = "link"
 )
 
-// InfoLevels are the levels of the rsync --info words syq's receiver
-// acts on (rsync's -v gives NAME1 and DEL1, -vv NAME2, SKIP1 and BACKUP1).
+// InfoLevels are the levels of the rsync --info words syq acts on
+// (rsync's -v gives NAME1, DEL1 and SYMSAFE1, -vv NAME2, SKIP1 and
+// BACKUP1).
 type InfoLevels struct {
-	Name   int // 1: what changes; 2: also what is up to date
-	Skip   int // 1: why an entry was left alone (--update, --existing, ...)
-	Backup int // 1: each backup made
-	Del    int // 1: each deletion
+	Name    int // 1: what changes; 2: also what is up to date
+	Skip    int // 1: why an entry was left alone (--update, --existing, ...)
+	Backup  int // 1: each backup made
+	Del     int // 1: each deletion
+	SymSafe int // 1: each unsafe symlink --copy-unsafe-links copies as its referent (the sender)
 }

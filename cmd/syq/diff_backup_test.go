@@ -23,6 +23,15 @@ func preBackupDst(b *fixtureBuilder) {
 	b.dir("dst")
 }
 
+// preBackupOwned: dst holds older versions of two files, owned by
+// someone else with other permissions, that a copy replaces.
+func preBackupOwned(b *fixtureBuilder) {
+	b.file("dst/a.txt", 900, fbOwner(1234, 5678), fbMode(0o640), fbMtAt(-500))
+	b.file("dst/sub/c.txt", 10, fbOwner(4321, 8765), fbMode(0o604), fbMtAt(-400))
+	b.dir("dst/sub")
+	b.dir("dst")
+}
+
 // -b without --backup-dir implies -O: directory times are "now".
 var dtNoDirTimes = treecheck.CompareOptions{SkipDirMtime: true}
 
@@ -33,6 +42,11 @@ var backupScenarios = []diffScenario{
 	{name: "b-backup-dir", fx: fxBasic, pre: preBackupDst, args: dtArgs("-a", "--backup-dir=bk", "--delete", "src/", "dst/"), cmp: dtBackupDirTimes("bk")},
 	{name: "b-backup-dir-suffix", fx: fxBasic, pre: preBackupDst, args: dtArgs("-a", "--backup-dir=old", "--suffix=.1", "src/", "dst/"), cmp: dtBackupDirTimes("old")},
 	{name: "b-backup-inplace", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ab", "--inplace", "src/", "dst/"), cmp: dtNoDirTimes},
+	// With --inplace the old file is copied aside: the copy keeps its
+	// owner and group (-o/-g) and its time only with -t.
+	{name: "b-backup-inplace-owner", fx: fxBasic, pre: preBackupOwned, args: dtArgs("-ab", "--inplace", "src/", "dst/"), cmp: dtNoDirTimes},
+	{name: "b-backup-inplace-no-times", fx: fxBasic, pre: preBackupOwned, args: dtArgs("-r", "--inplace", "--backup-dir=bk", "src/", "dst/"), runTimes: true},
+	{name: "b-backup-dir-copy-rt", fx: fxBasic, pre: preBackupOwned, args: dtArgs("-rt", "--inplace", "-b", "src/", "dst/"), cmp: dtNoDirTimes},
 	{name: "b-backup-itemize", fx: fxBasic, pre: preBackupDst, args: dtArgs("-abi", "--delete", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoDirTimes},
 	// A stale backup (old~) is deleted, not backed up as old~~.
 	{name: "b-backup-of-backup", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ab", "--delete", "--filter=R *~", "src/", "dst/"), cmp: dtNoDirTimes},

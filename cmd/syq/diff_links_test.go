@@ -47,6 +47,11 @@ var linkScenarios = []diffScenario{
 	{name: "l-copy-links-operand", fx: fxLinks, args: dtArgs("-aL", "src/lf", "src/ld", "dst/"), cmp: dtSkipRoot},
 	{name: "l-copy-dirlinks", fx: fxLinksDangling, args: dtArgs("-ak", "src/", "dst/")},
 	{name: "l-copy-unsafe-links", fx: fxLinks, args: dtArgs("-a", "--copy-unsafe-links", "src/", "dst/")},
+	// -v (--info=symsafe) names each unsafe link copied as its referent,
+	// by its path below the transfer root (an operand's too).
+	{name: "l-copy-unsafe-links-v", fx: fxLinks, args: dtArgs("-av", "--copy-unsafe-links", "src", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot},
+	{name: "l-copy-unsafe-links-operand-v", fx: fxLinks, args: dtArgs("-rv", "--copy-unsafe-links", "src/out", "src/abs", "dst/"), stdout: true, cmp: treecheck.CompareOptions{SkipRoot: true, SkipMtime: true}},
+	{name: "l-copy-unsafe-links-symsafe0", fx: fxLinks, args: dtArgs("-av", "--info=symsafe0", "--copy-unsafe-links", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "l-safe-links", fx: fxLinksDangling, args: dtArgs("-a", "--safe-links", "src/", "dst/")},
 	{name: "l-safe-links-itemize", fx: fxLinks, args: dtArgs("-ai", "--safe-links", "src/", "dst/"), stdout: true, sorted: true},
 	// real is written into through the link, so its mtime is the run's

@@ -11,6 +11,8 @@ func preAttrOnly(b *fixtureBuilder) {
 }
 
 var outputScenarios = []diffScenario{
+	// A hard link's " => leader" is %L's, not %n's.
+	{name: "o-out-format-hardlinks", fx: fxHard, args: dtArgs("-aH", "--out-format=%o %n|%L %l", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-name", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "--delete", "--out-format=%n%L", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-itemize", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "--delete", "--out-format=%i %n%L", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-op-width", fx: fxPlain, pre: preAttrOnly, args: dtArgs("-rt", "--delete", "--out-format=[%o] %-12n|%B|%U|%G|%M", "src/", "dst/"), stdout: true, sorted: true},

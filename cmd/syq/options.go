@@ -1228,7 +1228,7 @@ zip zst`)
 // (1: -v's closing lines, 2: --stats) and help; any other flag or level
 // is refused by name. Levels above what a flag uses mean what its top
 // level means, as in rsync (which caps them at 4).
-var infoFlags = map[string]int{"progress": 2, "help": 0, "name": 4, "skip": 1, "backup": 4, "del": 4, "stats": 2}
+var infoFlags = map[string]int{"progress": 2, "help": 0, "name": 4, "skip": 1, "backup": 4, "del": 4, "stats": 2, "symsafe": 1}
 
 func splitInfo(word string) (flag string, level int) {
 	i := len(word)
@@ -1315,10 +1315,11 @@ func settleInfo(c *Invocation) {
 		return 0
 	}
 	c.Opts.Info = wire.InfoLevels{
-		Name:   c.infoLevel("name", min(v, 2)),
-		Skip:   c.infoLevel("skip", atLeast(2)),
-		Backup: c.infoLevel("backup", atLeast(2)),
-		Del:    c.infoLevel("del", atLeast(1)),
+		Name:    c.infoLevel("name", min(v, 2)),
+		Skip:    c.infoLevel("skip", atLeast(2)),
+		Backup:  c.infoLevel("backup", atLeast(2)),
+		Del:     c.infoLevel("del", atLeast(1)),
+		SymSafe: c.infoLevel("symsafe", atLeast(1)),
 	}
 	if c.statsLevel() >= 2 {
 		c.Opts.Stats = true
@@ -1347,6 +1348,7 @@ NAME       Mention 1) updated file/dir names, 2) unchanged names
 PROGRESS   Mention 1) per-file progress or 2) total transfer progress
 SKIP       Mention files skipped due to transfer overrides
 STATS      Mention statistics at end of run (levels 1-2)
+SYMSAFE    Mention symlinks that are unsafe
 HELP       Output this help message
 
 Other rsync --info flags are not supported yet.
