@@ -759,10 +759,16 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 		children, err := sub.Names()
 		if err == nil {
 			subRules := r.enterRules(rules, rel)
+			skipped := r.skippedDeletes.Load()
 			lines = r.deleteNames(sub, rel, children, lines, subRules, filter.Deleting)
 			// Something stayed (protected by a rule, or --max-delete):
-			// the directory stays too, as rsync reports.
-			if left, err := sub.Names(); err == nil && len(left) > 0 && !r.opts.DryRun {
+			// the directory stays too, as rsync reports. A dry run
+			// knows what --max-delete would have kept.
+			left := r.opts.DryRun && r.skippedDeletes.Load() > skipped
+			if names, err := sub.Names(); err == nil && len(names) > 0 && !r.opts.DryRun {
+				left = true
+			}
+			if left {
 				sub.Close()
 				r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
 				switch {

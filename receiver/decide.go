@@ -547,14 +547,20 @@ func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.
 		return true, lines
 	}
 	if r.opts.Delete || r.opts.Force {
-		if r.opts.DryRun {
-			return true, r.deleteEntry(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)), false, false)
-		}
-		// rsync lists what was inside, not the directory itself.
+		// rsync lists what was inside, not the directory itself; what
+		// stays (a rule protects it, or --max-delete) deleteEntry
+		// reports.
+		skipped := r.skippedDeletes.Load()
 		lines = r.deleteEntry(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)), false, false)
-		if _, err := b.dir.Lstat(e.Name); fsops.IsNotExist(err) {
-			return true, lines
+		gone := r.skippedDeletes.Load() == skipped
+		if !r.opts.DryRun {
+			_, err := b.dir.Lstat(e.Name)
+			gone = fsops.IsNotExist(err)
 		}
+		if !gone {
+			r.problem(wire.ProblemPlain, "could not make way for new %s: %s", kind, rel)
+		}
+		return gone, lines
 	}
 	r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
 	r.problem(wire.ProblemPlain, "could not make way for new %s: %s", kind, rel)

@@ -157,6 +157,11 @@ var fid2Scenarios = []diffScenario{
 	// missing referent (that is the dangling link's line).
 	{name: "fid2-copy-links-loop", fx: fxLinkLoop, args: dtArgs("-rL", "src/", "dst/"), cmp: dtNoTimes, code: 23, stderr: true},
 	// The --max-delete line is a bare warning in rsync.
+	// A full directory in the way of a file, its contents held back by
+	// --max-delete: "could not make way" (23), each directory that stays
+	// said once; a dry run knows the same.
+	{name: "fid2-max-delete-make-way", fx: fxPlain, pre: preMakeWayFull, args: dtArgs("-ri", "--delete", "--max-delete=1", "src/", "dst/"), code: 23, stdout: true, sorted: true, stderr: true, runTimes: true},
+	{name: "fid2-max-delete-make-way-n", fx: fxPlain, pre: preMakeWayFull, args: dtArgs("-ri", "-n", "--delete", "--max-delete=1", "src/", "dst/"), code: 23, stdout: true, sorted: true, stderr: true, dstSame: true},
 	{name: "fid2-max-delete-warning", fx: fxBasic, pre: preExtras, args: dtArgs("-r", "--max-delete=1", "--delete", "src/", "dst/"), cmp: dtNoTimes, code: 25, stderr: true},
 	// -q silences a listing.
 	{name: "fid2-list-only-quiet", fx: fxBasic, args: dtArgs("-rq", "--list-only", "src/", "dst/"), stdout: true, silent: true, stderr: true},
@@ -208,4 +213,15 @@ func init() {
 	// names it from the destination (not matched).
 	remoteSkip["fid2-list-only-link-dest"] = "pushed listing: rsync's server warns from the login directory"
 	remoteSkip["fid2-list-only-compare-dest-file"] = "pushed listing: rsync's server warns from the login directory"
+}
+
+// preMakeWayFull: dst has a non-empty directory where src has the file
+// a.txt, and two extra files.
+func preMakeWayFull(b *fixtureBuilder) {
+	b.file("dst/a.txt/keep/inner", 5)
+	b.dir("dst/a.txt/keep")
+	b.dir("dst/a.txt")
+	b.file("dst/x1", 5)
+	b.file("dst/x2", 5)
+	b.dir("dst")
 }
