@@ -761,26 +761,35 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 			subRules := r.enterRules(rules, rel)
 			skipped := r.skippedDeletes.Load()
 			lines = r.deleteNames(sub, rel, children, lines, subRules, filter.Deleting)
-			// Something stayed (protected by a rule, or --max-delete):
-			// the directory stays too, as rsync reports. A dry run
-			// knows what --max-delete would have kept.
-			left := r.opts.DryRun && r.skippedDeletes.Load() > skipped
+			// As rsync: when an entry inside stayed (a rule protects
+			// it, or --max-delete) the directory's contents could not
+			// all go, which it says; then, unless it is the
+			// outermost directory with failed contents, it still tries
+			// the rmdir, which --max-delete may stop, or which fails
+			// when something is left (a backup made inside, name~),
+			// and says so again. A dry run removes nothing: only
+			// --max-delete holds anything back there.
+			failed := r.opts.DryRun && r.skippedDeletes.Load() > skipped
+			left := false
 			if names, err := sub.Names(); err == nil && len(names) > 0 && !r.opts.DryRun {
 				left = true
+				was := make(map[string]bool, len(children))
+				for _, n := range children {
+					was[n] = true
+				}
+				failed = slices.ContainsFunc(names, func(n string) bool { return was[n] })
 			}
-			if left {
+			if failed || left {
 				sub.Close()
-				r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
-				switch {
-				case nested && r.opts.MaxDelete >= 0 && r.deletes.Load() >= int64(r.opts.MaxDelete):
-					// rsync still tries to remove a directory it
-					// found inside one it deletes, and the limit
-					// stops that too (not the outermost one).
-					r.skippedDeletes.Add(1)
-				case nested:
-					// That rmdir fails too, and rsync says so
-					// again.
+				if failed {
 					r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
+				}
+				if nested || !failed {
+					if r.opts.MaxDelete >= 0 && r.deletes.Load() >= int64(r.opts.MaxDelete) {
+						r.skippedDeletes.Add(1)
+					} else if left {
+						r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
+					}
 				}
 				return lines
 			}

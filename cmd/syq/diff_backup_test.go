@@ -47,6 +47,10 @@ var backupScenarios = []diffScenario{
 	{name: "b-backup-inplace-owner", fx: fxBasic, pre: preBackupOwned, args: dtArgs("-ab", "--inplace", "src/", "dst/"), cmp: dtNoDirTimes},
 	{name: "b-backup-inplace-no-times", fx: fxBasic, pre: preBackupOwned, args: dtArgs("-r", "--inplace", "--backup-dir=bk", "src/", "dst/"), runTimes: true},
 	{name: "b-backup-dir-copy-rt", fx: fxBasic, pre: preBackupOwned, args: dtArgs("-rt", "--inplace", "-b", "src/", "dst/"), cmp: dtNoDirTimes},
+	// Deleting with -b leaves name~ inside each extra directory: rsync
+	// says which directories stay, the ones between others twice.
+	{name: "b-backup-delete-nested", fx: fxBasic, pre: preExtras, args: dtArgs("-abi", "--delete", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
+	{name: "b-backup-delete-nested-limit", fx: fxBasic, pre: preExtras, args: dtArgs("-abi", "--delete", "--max-delete=1", "src/", "dst/"), code: 25, stdout: true, sorted: true, runTimes: true},
 	{name: "b-backup-itemize", fx: fxBasic, pre: preBackupDst, args: dtArgs("-abi", "--delete", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoDirTimes},
 	// A stale backup (old~) is deleted, not backed up as old~~.
 	{name: "b-backup-of-backup", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ab", "--delete", "--filter=R *~", "src/", "dst/"), cmp: dtNoDirTimes},
