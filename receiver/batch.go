@@ -368,7 +368,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 					lines = append(lines, r.deletedLine(rel, old))
 					continue
 				}
-				lines = r.deleteNames(b.dir, fb.Dir, []string{e.Name}, lines, r.rulesFor(fb.Dir), filter.Receiver)
+				lines, _ = r.deleteNames(b.dir, fb.Dir, []string{e.Name}, lines, r.rulesFor(fb.Dir), filter.Receiver)
 			}
 			continue
 		}
@@ -572,7 +572,7 @@ func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[
 	if !ok {
 		return lines
 	}
-	lines = r.deleteNames(b.dir, fb.Dir, extra, lines, r.rulesFor(fb.Dir), filter.Receiver)
+	lines, _ = r.deleteNames(b.dir, fb.Dir, extra, lines, r.rulesFor(fb.Dir), filter.Receiver)
 	// The directory changed if something left it: one that stayed (a
 	// non-empty directory whose contents are protected) changes
 	// nothing, and rsync then shows no new mtime for it.
@@ -673,7 +673,8 @@ func (r *Receiver) deleteLate() {
 			}
 			dir = d
 		}
-		for _, line := range r.deleteNames(dir, l.dir, l.names, nil, r.rulesFor(l.dir), filter.Receiver) {
+		deleted, _ := r.deleteNames(dir, l.dir, l.names, nil, r.rulesFor(l.dir), filter.Receiver)
+		for _, line := range deleted {
 			r.out.now(line, true)
 		}
 		if dir != r.root {
@@ -701,21 +702,24 @@ func (r *Receiver) protected(rules *filter.List, side filter.Side, rel string, i
 // each by descending name), recursing into directories and stopping at
 // --max-delete. dirRel is the directory's destination-relative path;
 // rules (nil without filters) protect what they exclude for side.
-func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, lines []string, rules *filter.List, side filter.Side) []string {
+func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, lines []string, rules *filter.List, side filter.Side) ([]string, bool) {
 	type victim struct {
 		name string
 		st   fsops.Stat
 	}
 	victims := make([]victim, 0, len(names))
+	allGone := true
 	for _, n := range names {
 		st, err := dir.Lstat(n)
 		if err != nil {
 			if !fsops.IsNotExist(err) {
 				r.problem(wire.ProblemGeneral, "delete %q failed: %s", r.destPath(joinRel(dirRel, n)), fsops.ErrText(err))
+				allGone = false
 			}
 			continue
 		}
 		if rules != nil && r.protected(rules, side, joinRel(dirRel, n), st.IsDir()) {
+			allGone = false
 			continue
 		}
 		victims = append(victims, victim{n, st})
@@ -727,9 +731,11 @@ func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, li
 		return victims[a].name > victims[b].name
 	})
 	for _, v := range victims {
-		lines = r.deleteEntry(dir, v.name, joinRel(dirRel, v.name), v.st, lines, rules, true, side == filter.Deleting)
+		var gone bool
+		lines, gone = r.deleteEntry(dir, v.name, joinRel(dirRel, v.name), v.st, lines, rules, true, side == filter.Deleting)
+		allGone = allGone && gone
 	}
-	return lines
+	return lines, allGone
 }
 
 // deleteOne removes one extraneous entry, a directory after its contents,
@@ -738,13 +744,16 @@ func (r *Receiver) deleteNames(dir *fsops.Dir, dirRel string, names []string, li
 // directory being deleted they protect what they exclude on the Deleting
 // side, and the directory then stays.
 func (r *Receiver) deleteOne(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List) []string {
-	return r.deleteEntry(dir, name, rel, st, lines, rules, true, false)
+	lines, _ = r.deleteEntry(dir, name, rel, st, lines, rules, true, false)
+	return lines
 }
 
 // deleteEntry is deleteOne; showSelf false leaves the entry's own line out
 // (a directory removed to make way is not listed, only what it held).
-// nested says it lies inside a directory being deleted.
-func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List, showSelf, nested bool) []string {
+// nested says it lies inside a directory being deleted. gone says the
+// entry and all it held were (in a dry run, would be) deleted.
+func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, lines []string, rules *filter.List, showSelf, nested bool) (_ []string, gone bool) {
+	dirty := false // a dry run's directory whose contents would not all go
 	if st.IsDir() && st.Mode&0o200 == 0 && !r.asRoot && !r.opts.FakeSuper && st.Uid == r.euid && !r.opts.DryRun {
 		// As rsync: a directory of ours we may not write into is
 		// made writable, so that what it holds can go.
@@ -754,51 +763,50 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 		sub, err := dir.OpenDir(name)
 		if err != nil {
 			r.problem(wire.ProblemGeneral, "delete_file: opendir %q failed: %s", r.destPath(rel), fsops.ErrText(err))
-			return lines
+			return lines, false
 		}
 		children, err := sub.Names()
 		if err == nil {
 			subRules := r.enterRules(rules, rel)
-			skipped := r.skippedDeletes.Load()
-			lines = r.deleteNames(sub, rel, children, lines, subRules, filter.Deleting)
+			var allGone bool
+			lines, allGone = r.deleteNames(sub, rel, children, lines, subRules, filter.Deleting)
 			// As rsync: when an entry inside stayed (a rule protects
-			// it, or --max-delete) the directory's contents could not
-			// all go, which it says; then, unless it is the
+			// it, --max-delete, an error) the directory's contents
+			// could not all go, which it says; then, unless it is the
 			// outermost directory with failed contents, it still tries
 			// the rmdir, which --max-delete may stop, or which fails
-			// when something is left (a backup made inside, name~),
-			// and says so again. A dry run removes nothing: only
-			// --max-delete holds anything back there.
-			failed := r.opts.DryRun && r.skippedDeletes.Load() > skipped
-			left := false
+			// when something is left (that entry, or a backup made
+			// inside, name~), and says so again. A dry run removes
+			// nothing: there the rmdir of a nested directory whose
+			// contents failed is listed as done, and its parent's
+			// contents still count as failed.
+			failed, left := !allGone, false
 			if names, err := sub.Names(); err == nil && len(names) > 0 && !r.opts.DryRun {
 				left = true
-				was := make(map[string]bool, len(children))
-				for _, n := range children {
-					was[n] = true
-				}
-				failed = slices.ContainsFunc(names, func(n string) bool { return was[n] })
 			}
-			if failed || left {
+			if failed {
+				r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
+				dirty = true
+			}
+			switch {
+			case failed && !nested:
 				sub.Close()
-				if failed {
-					r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
-				}
-				if nested || !failed {
-					if r.opts.MaxDelete >= 0 && r.deletes.Load() >= int64(r.opts.MaxDelete) {
-						r.skippedDeletes.Add(1)
-					} else if left {
-						r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
-					}
-				}
-				return lines
+				return lines, false
+			case (failed || left) && r.opts.MaxDelete >= 0 && r.deletes.Load() >= int64(r.opts.MaxDelete):
+				sub.Close()
+				r.skippedDeletes.Add(1)
+				return lines, false
+			case left:
+				sub.Close()
+				r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
+				return lines, false
 			}
 		}
 		sub.Close()
 	}
 	if r.opts.MaxDelete >= 0 && r.deletes.Load() >= int64(r.opts.MaxDelete) {
 		r.skippedDeletes.Add(1)
-		return lines
+		return lines, false
 	}
 	if !r.opts.DryRun {
 		var err error
@@ -809,7 +817,7 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 			// A backup is not backed up again (name~~): rsync deletes
 			// it, unless backups go to a --backup-dir.
 			if !r.backup(dir, name, rel) {
-				return lines
+				return lines, false
 			}
 		default:
 			err = dir.Unlink(name)
@@ -820,14 +828,14 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 				op = "rmdir"
 			}
 			r.problem(wire.ProblemGenerator, "delete_file: %s(%s) failed: %s", op, rel, fsops.ErrText(err))
-			return lines
+			return lines, false
 		}
 	}
 	r.countDelete(st.IsDir())
 	if !showSelf {
-		return lines
+		return lines, !dirty
 	}
-	return append(lines, r.deletedLine(rel, &st))
+	return append(lines, r.deletedLine(rel, &st)), !dirty
 }
 
 func (r *Receiver) countDelete(isDir bool) {

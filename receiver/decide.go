@@ -550,13 +550,8 @@ func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.
 		// rsync lists what was inside, not the directory itself; what
 		// stays (a rule protects it, or --max-delete) deleteEntry
 		// reports.
-		skipped := r.skippedDeletes.Load()
-		lines = r.deleteEntry(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)), false, false)
-		gone := r.skippedDeletes.Load() == skipped
-		if !r.opts.DryRun {
-			_, err := b.dir.Lstat(e.Name)
-			gone = fsops.IsNotExist(err)
-		}
+		var gone bool
+		lines, gone = r.deleteEntry(b.dir, e.Name, rel, *old, lines, r.rulesFor(parentRel(rel)), false, false)
 		if !gone {
 			r.problem(wire.ProblemPlain, "could not make way for new %s: %s", kind, rel)
 		}

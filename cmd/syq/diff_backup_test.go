@@ -51,6 +51,9 @@ var backupScenarios = []diffScenario{
 	// says which directories stay, the ones between others twice.
 	{name: "b-backup-delete-nested", fx: fxBasic, pre: preExtras, args: dtArgs("-abi", "--delete", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
 	{name: "b-backup-delete-nested-limit", fx: fxBasic, pre: preExtras, args: dtArgs("-abi", "--delete", "--max-delete=1", "src/", "dst/"), code: 25, stdout: true, sorted: true, runTimes: true},
+	// A dry run whose deletions a rule holds back: each directory on the
+	// way says it stays, the nested ones are still listed as deleted.
+	{name: "b-delete-protected-dry-run", fx: fxBasic, pre: preExtras, args: dtArgs("-ai", "-n", "--delete", "--include=*/", "--include=*.txt", "--exclude=*", "src/", "dst/"), stdout: true, sorted: true, dstSame: true},
 	{name: "b-backup-itemize", fx: fxBasic, pre: preBackupDst, args: dtArgs("-abi", "--delete", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoDirTimes},
 	// A stale backup (old~) is deleted, not backed up as old~~.
 	{name: "b-backup-of-backup", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ab", "--delete", "--filter=R *~", "src/", "dst/"), cmp: dtNoDirTimes},
