@@ -318,10 +318,17 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			// --delete-after/--delete-delay: decided now, done (and
 			// named) when every file is in place, as rsync does; what
 			// goes stays until then, a basis for --fuzzy too.
-			if extra, ok := r.extraneous(b, fb, have); ok && len(extra) > 0 {
-				b.changed.Store(true) // its mtime is put back after the deletions
+			if extra, ok := r.extraneous(b, fb, have); ok && (len(extra) > 0 || r.opts.DeleteAfter) {
+				l := lateDeletion{seq: fb.Seq, dir: fb.Dir, names: extra}
+				if len(extra) > 0 {
+					b.changed.Store(true) // its mtime is put back after the deletions
+				}
+				if r.opts.DeleteAfter {
+					// Listed again at the end: keep what the sender has.
+					l.names, l.listed = nil, r.listedNames(fb)
+				}
 				r.lateMu.Lock()
-				r.late = append(r.late, lateDeletion{seq: fb.Seq, dir: fb.Dir, names: extra})
+				r.late = append(r.late, l)
 				r.lateMu.Unlock()
 			}
 		} else {
@@ -619,15 +626,7 @@ func (r *Receiver) extraneous(b *batchState, fb *wire.FileBatch, have map[string
 		})
 		return nil, false
 	}
-	keep := make(map[string]bool, len(fb.Entries))
-	for i := range fb.Entries {
-		keep[fb.Entries[i].Name] = true
-	}
-	if fb.Dir == "." {
-		for n := range r.topNames {
-			keep[n] = true
-		}
-	}
+	keep := r.listedNames(fb)
 	for n := range have {
 		if !keep[n] {
 			extra = append(extra, n)
@@ -646,12 +645,28 @@ func (r *Receiver) extraneous(b *batchState, fb *wire.FileBatch, have map[string
 	return extra, true
 }
 
-// lateDeletion is one directory's extraneous names under --delete-after
-// or --delete-delay.
+// lateDeletion is one directory's extraneous names under --delete-delay,
+// or under --delete-after the names the sender has there (listed): what
+// else the directory holds at the end is extraneous.
 type lateDeletion struct {
-	seq   uint64 // the directory's batch: the file list's order
-	dir   string
-	names []string
+	seq    uint64 // the directory's batch: the file list's order
+	dir    string
+	names  []string
+	listed map[string]bool
+}
+
+// listedNames is the set of names the sender has in fb's directory.
+func (r *Receiver) listedNames(fb *wire.FileBatch) map[string]bool {
+	keep := make(map[string]bool, len(fb.Entries))
+	for i := range fb.Entries {
+		keep[fb.Entries[i].Name] = true
+	}
+	if fb.Dir == "." {
+		for n := range r.topNames {
+			keep[n] = true
+		}
+	}
+	return keep
 }
 
 // deleteLate does the deletions --delete-after and --delete-delay put
@@ -673,7 +688,21 @@ func (r *Receiver) deleteLate() {
 			}
 			dir = d
 		}
-		deleted, _ := r.deleteNames(dir, l.dir, l.names, nil, r.rulesFor(l.dir), filter.Receiver)
+		names := l.names
+		if l.listed != nil {
+			have, err := dir.Names()
+			if err != nil {
+				r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(l.dir), fsops.ErrText(err))
+			}
+			names = nil
+			for _, n := range have {
+				if !l.listed[n] {
+					names = append(names, n)
+				}
+			}
+			sort.Strings(names)
+		}
+		deleted, _ := r.deleteNames(dir, l.dir, names, nil, r.rulesFor(l.dir), filter.Receiver)
 		for _, line := range deleted {
 			r.out.now(line, true)
 		}

@@ -151,6 +151,12 @@ type Options struct {
 	// directory's extraneous files go only once its files are written,
 	// so they may serve as bases.
 	DeleteLate bool
+	// DeleteAfter (--delete-after, with DeleteLate): the destination's
+	// directories are listed again once every file is in place, as
+	// rsync's pass after the transfer does, so what appeared in them
+	// meanwhile (a --backup-dir inside the destination) is extraneous
+	// too.
+	DeleteAfter bool
 	// DeleteBefore (--delete-before): rsync deletes in a pass before
 	// the transfer, so a directory's own line shows the mtime its
 	// deletions gave it.

@@ -54,6 +54,11 @@ var backupScenarios = []diffScenario{
 	// A dry run whose deletions a rule holds back: each directory on the
 	// way says it stays, the nested ones are still listed as deleted.
 	{name: "b-delete-protected-dry-run", fx: fxBasic, pre: preExtras, args: dtArgs("-ai", "-n", "--delete", "--include=*/", "--include=*.txt", "--exclude=*", "src/", "dst/"), stdout: true, sorted: true, dstSame: true},
+	// --delete-after lists the destination again at the end, so a
+	// --backup-dir made inside it during the run is extraneous then (its
+	// files are backed up into bak/bak, it stays non-empty).
+	{name: "b-delete-after-backup-dir-inside", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ai", "--delete-after", "--backup-dir=bk", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
+	{name: "b-delete-delay-backup-dir-inside", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ai", "--delete-delay", "--backup-dir=bk", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
 	{name: "b-backup-itemize", fx: fxBasic, pre: preBackupDst, args: dtArgs("-abi", "--delete", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoDirTimes},
 	// A stale backup (old~) is deleted, not backed up as old~~.
 	{name: "b-backup-of-backup", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ab", "--delete", "--filter=R *~", "src/", "dst/"), cmp: dtNoDirTimes},

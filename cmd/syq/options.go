@@ -494,8 +494,8 @@ func buildCLIOptions() []cliOpt {
 	deleteWhen := func(c *Invocation, when uint8) { c.Opts.Delete = true; c.deleteWhens |= when; c.deleteEarlyLate = true }
 	deleteLate := func(c *Invocation) { c.Opts.Delete, c.Opts.DeleteLate = true, true }
 	add(optFlag("delete-before", 0, func(c *Invocation) { deleteWhen(c, whenBefore); c.Opts.DeleteBefore = true }),
-		optFlag("delete-after", 0, func(c *Invocation) { deleteWhen(c, whenAfter); deleteLate(c) }),
-		optFlag("delete-delay", 0, func(c *Invocation) { deleteLate(c); c.deleteWhens |= whenDuring }))
+		optFlag("delete-after", 0, func(c *Invocation) { deleteWhen(c, whenAfter); deleteLate(c); c.Opts.DeleteAfter = true }),
+		optFlag("delete-delay", 0, func(c *Invocation) { deleteLate(c); c.Opts.DeleteAfter = false; c.deleteWhens |= whenDuring }))
 	add(optFlag("delete-excluded", 0, func(c *Invocation) { c.Opts.Delete, c.Opts.DeleteExcluded = true, true }))
 	add(optFlag("ignore-missing-args", 0, func(c *Invocation) { c.Opts.IgnoreMissingArgs = true }))
 	add(optFlag("delete-missing-args", 0, func(c *Invocation) { c.Opts.DeleteMissingArgs = true }))

@@ -167,8 +167,10 @@ func rsyncServerArgs(inv *Invocation) []string {
 		switch {
 		case o.DeleteBefore:
 			args = append(args, "--delete-before")
-		case o.Delete && o.DeleteLate:
+		case o.Delete && o.DeleteAfter:
 			args = append(args, "--delete-after")
+		case o.Delete && o.DeleteLate:
+			args = append(args, "--delete-delay")
 		case o.Delete && !o.DeleteExcluded:
 			args = append(args, "--delete")
 		}
