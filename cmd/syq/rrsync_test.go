@@ -31,6 +31,7 @@ func TestServerArgsRoundTrip(t *testing.T) {
 		{[]string{"-a"}, false},
 		{[]string{"-rlt", "--delete", "-b", "--backup-dir=bak dir", "--suffix=.old"}, true},
 		{[]string{"-rt", "--delete-after", "--delete-excluded", "--force", "--max-delete=3"}, true},
+		{[]string{"-rt", "--delete-delay"}, true},
 		{[]string{"-aHAX", "--numeric-ids", "-S", "--inplace"}, true},
 		{[]string{"-rlt", "--partial-dir=.part", "--delay-updates", "-T", "/tmp/x"}, true},
 		{[]string{"-rlt", "--link-dest=../a", "--link-dest=b*"}, true},
