@@ -183,15 +183,7 @@ func TestDiffRandom(t *testing.T) {
 				if rdRemoteSkip(s) {
 					continue
 				}
-				t.Run(s.name, func(t *testing.T) {
-					t.Parallel()
-					rs := s
-					rs.remote = func(root string) []string {
-						args, _ := remoteArgs(s.args, root, mode == "push")
-						return append([]string{"-e", rsh}, args...)
-					}
-					runDiffScenario(t, 6000+k*1000+i, rs)
-				})
+				t.Run(s.name, func(t *testing.T) { runRemoteScenario(t, 6000+k*1000+i, s, rsh, mode == "push") })
 			}
 		})
 	}

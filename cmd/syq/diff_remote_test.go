@@ -145,18 +145,21 @@ func TestDiffRemote(t *testing.T) {
 				if _, ok := remoteArgs(s.args, "/", mode == "push"); !ok {
 					continue
 				}
-				t.Run(s.name, func(t *testing.T) {
-					t.Parallel()
-					rs := s
-					rs.remote = func(root string) []string {
-						args, _ := remoteArgs(s.args, root, mode == "push")
-						return append([]string{"-e", rsh}, args...)
-					}
-					runDiffScenario(t, base+i, rs)
-				})
+				t.Run(s.name, func(t *testing.T) { runRemoteScenario(t, base+i, s, rsh, mode == "push") })
 			}
 		})
 	}
+}
+
+// runRemoteScenario runs scenario s (number idx) as a push or a pull
+// through rsh, in parallel with its siblings.
+func runRemoteScenario(t *testing.T, idx int, s diffScenario, rsh string, push bool) {
+	t.Parallel()
+	s.remote = func(root string) []string {
+		args, _ := remoteArgs(s.args, root, push)
+		return append([]string{"-e", rsh}, args...)
+	}
+	runDiffScenario(t, idx, s)
 }
 
 // TestDiffRemoteFilesFrom: a --files-from list on the remote host
