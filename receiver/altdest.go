@@ -171,7 +171,7 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel stri
 			if flags.any() || r.showUnchanged() {
 				lines = append(lines, r.itemLine(item{update: 'c', flags: flags}, rel, e))
 			}
-		case level == 2:
+		case level == 2 || flags.any():
 			lines = append(lines, r.itemLine(item{update: 'c', flags: flags}, rel, e))
 		default:
 			lines = r.unchangedLine(lines, item{update: 'c'}, rel, e)

@@ -69,6 +69,7 @@ var rdGroups = [][]string{
 	{"", "", "--exclude=*.txt", "--include=sub/|--include=sub/**|--exclude=*", "--exclude=sub/", "-C", "--filter=- .hidden", "-m|--include=*/|--include=*.txt|--exclude=*", "--exclude=/a.txt|--exclude=deeper"},
 	{"", "", "", "-b", "-b|--suffix=.old", "--backup-dir=bak", "--backup-dir=bak|--suffix=.b"},
 	{"", "", "", "--chmod=u+rwx,go-w", "--chmod=D755,F644", "-E", "--chmod=Fa-x"},
+	{"", "", "", "", "-z", "--link-dest=../src", "--compare-dest=../src", "--copy-dest=../src", "--partial-dir=.part", "-d", "--fuzzy"},
 	{"", "", "", "-n", "-x", "-O", "-J", "--numeric-ids", "--min-size=1k", "--max-size=2k", "--remove-source-files", "--prune-empty-dirs", "-R", "--ignore-errors|--delete", "--update|--inplace"},
 }
 
