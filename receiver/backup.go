@@ -19,9 +19,20 @@ import (
 func (r *Receiver) backupOn() bool { return r.opts.Backup }
 
 // backup moves the entry name of dir (destination path rel) to its
-// backup name. It reports failures itself; false means the caller must
-// leave the entry alone.
+// backup name and says so (--info=backup). It reports failures itself;
+// false means the caller must leave the entry alone.
 func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
+	if !r.moveToBackup(dir, name, rel) {
+		return false
+	}
+	if !r.opts.DryRun {
+		r.backedUp(rel)
+	}
+	return true
+}
+
+// moveToBackup is backup without its line.
+func (r *Receiver) moveToBackup(dir *fsops.Dir, name, rel string) bool {
 	if r.opts.DryRun {
 		return true
 	}
@@ -75,7 +86,6 @@ func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
 			return false
 		}
 	}
-	r.backedUp(rel)
 	return true
 }
 
@@ -121,14 +131,21 @@ func (r *Receiver) backupAcross(dir *fsops.Dir, name string, bdir *fsops.Dir, bn
 // backedUp says where the backup of rel went, with --info=backup (as
 // -vv gives): NAME~ beside it, or the path below --backup-dir as given.
 func (r *Receiver) backedUp(rel string) {
+	if line := r.backupLine(rel); line != "" {
+		r.out.now(line, true)
+	}
+}
+
+// backupLine is backedUp's line ("" when not asked for).
+func (r *Receiver) backupLine(rel string) string {
 	if r.opts.Info.Backup == 0 {
-		return
+		return ""
 	}
 	to := rel + r.opts.BackupSuffix
 	if r.opts.BackupDir != "" {
 		to = strings.TrimSuffix(r.opts.BackupDir, "/") + "/" + to
 	}
-	r.out.now("backed up "+r.display(rel)+" to "+r.display(to), true)
+	return "backed up " + r.display(rel) + " to " + r.display(to)
 }
 
 // backupDirNote is rsync's note, with --info=backup, on the --backup-dir

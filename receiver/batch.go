@@ -813,8 +813,14 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 			if names, err := sub.Names(); err == nil && len(names) > 0 && !r.opts.DryRun {
 				left = true
 			}
+			// Said in turn with the deletions' lines, as rsync does.
+			stays := func() {
+				if !r.opts.Quiet {
+					lines = append(lines, "cannot delete non-empty directory: "+rel)
+				}
+			}
 			if failed {
-				r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
+				stays()
 				dirty = true
 			}
 			switch {
@@ -827,7 +833,7 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 				return lines, false
 			case left:
 				sub.Close()
-				r.cfg.Report(wire.ProblemInfo, "cannot delete non-empty directory: "+rel)
+				stays()
 				return lines, false
 			}
 		}
@@ -837,15 +843,17 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 		r.skippedDeletes.Add(1)
 		return lines, false
 	}
+	// A backup is not backed up again (name~~): rsync deletes it, unless
+	// backups go to a --backup-dir. Its line comes before the deletion's
+	// (a dry run moves nothing but says so too).
+	backs := !st.IsDir() && r.backupOn() && (r.opts.BackupDir != "" || !strings.HasSuffix(name, r.opts.BackupSuffix))
 	if !r.opts.DryRun {
 		var err error
 		switch {
 		case st.IsDir():
 			err = dir.Rmdir(name)
-		case r.backupOn() && (r.opts.BackupDir != "" || !strings.HasSuffix(name, r.opts.BackupSuffix)):
-			// A backup is not backed up again (name~~): rsync deletes
-			// it, unless backups go to a --backup-dir.
-			if !r.backup(dir, name, rel) {
+		case backs:
+			if !r.moveToBackup(dir, name, rel) {
 				return lines, false
 			}
 		default:
@@ -859,6 +867,9 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 			r.problem(wire.ProblemGenerator, "delete_file: %s(%s) failed: %s", op, rel, fsops.ErrText(err))
 			return lines, false
 		}
+	}
+	if line := r.backupLine(rel); backs && line != "" {
+		lines = append(lines, line)
 	}
 	r.countDelete(st.IsDir())
 	if !showSelf {

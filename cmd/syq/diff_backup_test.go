@@ -59,6 +59,11 @@ var backupScenarios = []diffScenario{
 	// files are backed up into bak/bak, it stays non-empty).
 	{name: "b-delete-after-backup-dir-inside", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ai", "--delete-after", "--backup-dir=bk", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
 	{name: "b-delete-delay-backup-dir-inside", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ai", "--delete-delay", "--backup-dir=bk", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
+	// -vv's "backed up" line of each deleted file (a dry run says them
+	// too), and a directory that stays (sorted: directories are deleted
+	// in parallel).
+	{name: "b-backup-delete-vv", fx: fxBasic, pre: preExtras, args: dtArgs("-avv", "-b", "--delete", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
+	{name: "b-backup-dir-delete-vv-n", fx: fxBasic, pre: preExtras, args: dtArgs("-avv", "-n", "--backup-dir=bk", "--delete", "src/", "dst/"), stdout: true, sorted: true, dstSame: true},
 	{name: "b-backup-itemize", fx: fxBasic, pre: preBackupDst, args: dtArgs("-abi", "--delete", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoDirTimes},
 	// A stale backup (old~) is deleted, not backed up as old~~.
 	{name: "b-backup-of-backup", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ab", "--delete", "--filter=R *~", "src/", "dst/"), cmp: dtNoDirTimes},
