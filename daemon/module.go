@@ -5,9 +5,9 @@ package daemon
 // transfer runs under.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -62,7 +62,6 @@ func (s *session) serveModule(m *Module) int {
 			return s.refuse("auth failed on module " + name)
 		}
 		authUser = user
-		os.Setenv("RSYNC_USER_NAME", user)
 		switch grant {
 		case 'r':
 			readOnly = true
@@ -126,12 +125,73 @@ func (s *session) serveModule(m *Module) int {
 	numeric := m.Bool3("numeric ids")
 	numericIDs := numeric == 1 || numeric < 0 && chroot == 1
 
+	// The module's hooks run as the daemon's user, outside the module's
+	// confinement, with rsync's environment; RSYNC_NO_XFER_EXEC in the
+	// daemon's environment turns them all off, as in rsync.
+	os.Setenv("RSYNC_MODULE_PATH", filepath.Join(root, inner))
+	os.Setenv("RSYNC_USER_NAME", authUser)
+	noHooks := os.Getenv("RSYNC_NO_XFER_EXEC") != ""
+	hookCmd := func(param string) (string, error) {
+		if noHooks {
+			return "", nil
+		}
+		return m.Exec(param)
+	}
+	// The commands are expanded as rsync's daemon expands them, before
+	// the request is in the environment (only the hooks see it).
+	earlyCmd, earlyErr := hookCmd("early exec")
+	preCmd, preErr := hookCmd("pre-xfer exec")
+	postCmd, postErr := hookCmd("post-xfer exec")
+	if earlyCmd != "" || preCmd != "" || postCmd != "" {
+		os.Setenv("RSYNC_PID", strconv.Itoa(os.Getpid()))
+	}
+	code := wire.ExitStartClient
+	if postCmd != "" && postErr == nil {
+		// Started first, as rsync forks it first: it runs whatever
+		// becomes of the rest (a failed early exec too), and waits for
+		// the exit status on its input.
+		post := exec.Command("sh", "-c", `read RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; export RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; `+postCmd)
+		post.Stdout, post.Stderr = nil, nil
+		postIn, err := post.StdinPipe()
+		if err == nil {
+			err = post.Start()
+		}
+		if err != nil {
+			s.logf(fmt.Sprintf("post-xfer exec: %v", err))
+		} else {
+			defer func() {
+				fmt.Fprintf(postIn, "%d %d\n", code, code<<8)
+				postIn.Close()
+				done := make(chan struct{})
+				go func() { post.Wait(); close(done) }()
+				select {
+				case <-done:
+				case <-time.After(time.Hour):
+					post.Process.Kill()
+				}
+			}()
+		}
+	}
+	if earlyErr != nil {
+		s.logf(earlyErr.Error())
+		return s.refuse("early exec failed")
+	}
+	if earlyCmd != "" {
+		if err := runEarlyExec(earlyCmd, s.earlyInput); err != nil {
+			s.logf(fmt.Sprintf("early exec failed: %v", err))
+			return s.refuse("early exec failed")
+		}
+	}
+	s.earlyInput = nil
+
 	if err := s.say(wire.DaemonOK); err != nil {
-		return wire.ExitSocketIO
+		code = wire.ExitSocketIO
+		return code
 	}
 	args, err := wire.ReadDaemonArgs(s.r)
 	if err != nil {
-		return wire.ExitStreamIO
+		code = wire.ExitStreamIO
+		return code
 	}
 	if s.conn != nil {
 		s.conn.SetDeadline(time.Time{})
@@ -143,17 +203,6 @@ func (s *session) serveModule(m *Module) int {
 	} else {
 		s.logf(fmt.Sprintf("rsync on %s from %s (%s)", request, s.host, s.addr))
 	}
-
-	// The module's hooks run as the daemon's user, outside the module's
-	// confinement, with rsync's environment.
-	os.Setenv("RSYNC_MODULE_PATH", filepath.Join(root, inner))
-	os.Setenv("RSYNC_PID", strconv.Itoa(os.Getpid()))
-	var post *exec.Cmd
-	var postIn io.WriteCloser
-	// The commands are expanded as rsync's daemon expands them, before
-	// the request is in the environment (only the hooks see it).
-	preCmd, preErr := m.Exec("pre-xfer exec")
-	postCmd, postErr := m.Exec("post-xfer exec")
 	os.Setenv("RSYNC_REQUEST", request)
 	for i, a := range append([]string{"rsyncd"}, args...) {
 		os.Setenv("RSYNC_ARG"+strconv.Itoa(i), a)
@@ -162,20 +211,7 @@ func (s *session) serveModule(m *Module) int {
 		if err != nil && refused == nil {
 			s.logf(err.Error())
 			refused = &wire.FatalError{Code: wire.ExitUnsupported, Err: err}
-			preCmd, postCmd = "", ""
-		}
-	}
-	if cmdline := postCmd; cmdline != "" {
-		// Started now, while the daemon can still reach it; it waits for
-		// the exit status on its input.
-		post = exec.Command("sh", "-c", `read RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; export RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; `+cmdline)
-		post.Stdout, post.Stderr = nil, nil
-		if postIn, err = post.StdinPipe(); err == nil {
-			err = post.Start()
-		}
-		if err != nil {
-			s.logf(fmt.Sprintf("post-xfer exec: %v", err))
-			post = nil
+			preCmd = ""
 		}
 	}
 	if cmdline := preCmd; cmdline != "" && refused == nil {
@@ -195,23 +231,29 @@ func (s *session) serveModule(m *Module) int {
 			refused = &wire.FatalError{Code: wire.ExitUnsupported, Plain: true, Err: errors.New(msg)}
 		}
 	}
-	code := s.transfer(&moduleRun{
+	code = s.transfer(&moduleRun{
 		m: m, root: root, inner: inner, chroot: chroot == 1, uid: uid, gid: gid, groups: groups,
 		rules: daemonRules, munge: munge == 1, numericIDs: numericIDs, readOnly: readOnly,
 		refused: refused, user: authUser,
 	})
-	if post != nil {
-		fmt.Fprintf(postIn, "%d %d\n", code, code<<8)
-		postIn.Close()
-		done := make(chan struct{})
-		go func() { post.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(time.Hour):
-			post.Process.Kill()
-		}
-	}
 	return code
+}
+
+// runEarlyExec runs a module's "early exec" command with the client's
+// early input as its standard input and RSYNC_REQUEST "(NONE)" (nothing
+// of the request is known yet); what it prints is not shown to anyone.
+func runEarlyExec(cmdline string, input []byte) error {
+	cmd := exec.Command("sh", "-c", cmdline)
+	cmd.Env = append(os.Environ(), "RSYNC_REQUEST=(NONE)")
+	cmd.Stdin = bytes.NewReader(input)
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("returned failure (%d)", fsops.WaitStatus(ee.ProcessState))
+		}
+		return err
+	}
+	return nil
 }
 
 // moduleRun is what serveModule decided about a module's transfer.
@@ -235,7 +277,16 @@ func (s *session) transfer(run *moduleRun) int {
 	daemonRules, readOnly, refused := run.rules, run.readOnly, run.refused
 	tempDir := m.String("temp dir")
 	// Confinement: chroot (as root), or every path resolved beneath
-	// the module's root; then the module's user.
+	// the module's root; then the module's user. "insecure links = yes"
+	// is the administrator's opt-out: the module's directory becomes
+	// the working directory and every symlink is followed, wherever it
+	// leads (only a chroot still confines), as rsync did before its
+	// confinement; the client's paths still lose their "..".
+	insecure := m.Bool("insecure links")
+	confine := s.srv.sys().SetBeneath
+	if insecure {
+		confine = s.srv.sys().Chdir
+	}
 	base := root
 	if run.chroot {
 		if err := s.srv.sys().Chroot(root); err != nil {
@@ -247,12 +298,12 @@ func (s *session) transfer(run *moduleRun) int {
 		// own directory too: a symlink may not lead to the rest of the
 		// root.
 		if inner != "" {
-			if err := s.srv.sys().SetBeneath(base); err != nil {
+			if err := confine(base); err != nil {
 				s.logf(err.Error())
 				return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chdir failed")})
 			}
 		}
-	} else if err := s.srv.sys().SetBeneath(base); err != nil {
+	} else if err := confine(base); err != nil {
 		s.logf(err.Error())
 		return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chdir failed")})
 	}
@@ -361,7 +412,9 @@ func (s *session) transfer(run *moduleRun) int {
 		if tempDir != "" {
 			opts.TempDir = tempDir
 		}
-		opts.InsecureLinks = false
+		// Only the module decides: a client's --insecure-links never
+		// reaches here (it is always refused).
+		opts.InsecureLinks = insecure
 		opts.MungeLinks = run.munge
 		opts.NumericIDs = opts.NumericIDs || run.numericIDs
 		if m.Bool("ignore errors") {

@@ -107,6 +107,7 @@ type System interface {
 	Geteuid() int
 	Chroot(dir string) error
 	SetBeneath(dir string) error
+	Chdir(dir string) error
 	SetIDs(uid, gid int, groups []int) error
 	ClaimSlot(path string, max int) (release func(), ok bool, err error)
 }
@@ -117,6 +118,7 @@ type osSystem struct{}
 func (osSystem) Geteuid() int                            { return fsops.Geteuid() }
 func (osSystem) Chroot(dir string) error                 { return fsops.Chroot(dir) }
 func (osSystem) SetBeneath(dir string) error             { return fsops.SetBeneath(dir) }
+func (osSystem) Chdir(dir string) error                  { return fsops.Chdir(dir) }
 func (osSystem) SetIDs(uid, gid int, groups []int) error { return fsops.SetIDs(uid, gid, groups) }
 func (osSystem) ClaimSlot(path string, max int) (func(), bool, error) {
 	return fsops.ClaimSlot(path, max)
@@ -255,6 +257,9 @@ type session struct {
 	addr   string
 	host   string
 	stderr io.Writer
+	// earlyInput is what the client sent with --early-input, the
+	// module's "early exec" standard input.
+	earlyInput []byte
 }
 
 func (s *session) logf(line string) { s.srv.logf(line) }
@@ -295,6 +300,18 @@ func (s *session) serve() int {
 	name, err := wire.ReadDaemonLine(s.r)
 	if err != nil {
 		return wire.ExitStartClient
+	}
+	if data, ok, err := wire.ReadDaemonEarlyInput(s.r, name); ok {
+		if err == wire.ErrEarlyInputLength {
+			return s.refuse(err.Error())
+		}
+		if err != nil {
+			return wire.ExitStartClient
+		}
+		s.earlyInput = data
+		if name, err = wire.ReadDaemonLine(s.r); err != nil {
+			return wire.ExitStartClient
+		}
 	}
 	if name == "#list" {
 		name = ""

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -91,6 +92,51 @@ func ReadDaemonLine(r *bufio.Reader) (string, error) {
 		b = append(b, c)
 	}
 }
+
+// DaemonEarlyInput starts the line by which a client sends its
+// --early-input file ("#early_input=N" and then N bytes) before it
+// names the module; MaxEarlyInput bounds N, as rsync's line buffer
+// does on both ends.
+const (
+	DaemonEarlyInput = "#early_input="
+	MaxEarlyInput    = 5120
+)
+
+// WriteDaemonEarlyInput sends data as the client's early input; nothing
+// is sent for an empty file, as rsync sends nothing.
+func WriteDaemonEarlyInput(w io.Writer, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	if len(data) > MaxEarlyInput {
+		return fmt.Errorf("early input of %d bytes is more than %d", len(data), MaxEarlyInput)
+	}
+	_, err := w.Write(append([]byte(fmt.Sprintf("%s%d\n", DaemonEarlyInput, len(data))), data...))
+	return err
+}
+
+// ReadDaemonEarlyInput reads the bytes an early-input line announces;
+// line is the line already read. ok is false when the line is not one;
+// an error is a length out of bounds or a connection that ends early.
+func ReadDaemonEarlyInput(r *bufio.Reader, line string) (data []byte, ok bool, err error) {
+	rest, ok := strings.CutPrefix(line, DaemonEarlyInput)
+	if !ok {
+		return nil, false, nil
+	}
+	n, convErr := strconv.Atoi(rest)
+	if convErr != nil || n <= 0 || n > MaxEarlyInput {
+		return nil, true, ErrEarlyInputLength
+	}
+	data = make([]byte, n)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, true, err
+	}
+	return data, true, nil
+}
+
+// ErrEarlyInputLength is an early-input line with a length out of
+// bounds; rsync's daemon answers it with this very text after @ERROR.
+var ErrEarlyInputLength = errors.New("invalid early_input length")
 
 // WriteDaemonArgs sends the client's arguments.
 func WriteDaemonArgs(w io.Writer, args []string) error {

@@ -230,6 +230,9 @@ func startDaemon(ctx context.Context, inv *Invocation, paths []string, stdout, s
 	if !inv.NoMotd {
 		c.Out = stdout
 	}
+	if inv.EarlyInput != "" {
+		c.EarlyInput = func() ([]byte, error) { return readEarlyInput(inv.EarlyInput) }
+	}
 	if done, err := c.Open(conn, r); done || err != nil {
 		return nil, done, err
 	}
@@ -261,6 +264,26 @@ func authUser(inv *Invocation) (user, password string, err error) {
 		return user, os.Getenv("RSYNC_PASSWORD"), nil
 	}
 	return "", "", daemon.Errorf(wire.ExitStartClient, "syq: the daemon asks for a password: give it with --password-file or RSYNC_PASSWORD (syq does not prompt for one)")
+}
+
+// readEarlyInput reads --early-input's file, up to the bytes a daemon
+// takes; as with --password-file, a symlink on its path that neither
+// root nor this user owns is not followed (it could hand another
+// user's file to the daemon).
+func readEarlyInput(path string) ([]byte, error) {
+	f, err := fsops.OpenOwned(path)
+	if err != nil {
+		return nil, daemon.Errorf(wire.ExitStartClient, "syq: failed to open %s: %s", path, fsops.ErrText(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, wire.MaxEarlyInput+1))
+	if err != nil {
+		return nil, daemon.Errorf(wire.ExitStartClient, "syq: failed to read %s: %s", path, fsops.ErrText(err))
+	}
+	if len(data) > wire.MaxEarlyInput {
+		return nil, daemon.Errorf(wire.ExitStartClient, "%s is > %d bytes.", path, wire.MaxEarlyInput)
+	}
+	return data, nil
 }
 
 // readPasswordFile reads the first line of --password-file ("-":

@@ -139,6 +139,7 @@ type Invocation struct {
 	Port         int    // --port: the daemon's TCP port (0: 873, or the URL's)
 	Address      string // --address: the local address to connect from
 	PasswordFile string // --password-file
+	EarlyInput   string // --early-input: a file sent to a daemon's "early exec"
 	NoMotd       bool   // --no-motd
 	ConTimeout   int    // --contimeout, seconds (0: none)
 	// hits are the options as given, which a daemon client sends the
@@ -560,7 +561,7 @@ func buildCLIOptions() []cliOpt {
 	// --blocking-io changes nothing.
 	add(optNoop("blocking-io"), optNoop("no-blocking-io"))
 	add(optText("remote-option", 'M', func(c *Invocation, s string) { c.RemoteOptions = append(c.RemoteOptions, s) }))
-	add(optText("password-file", 0, func(c *Invocation, s string) { c.PasswordFile = s }), optTodo("early-input", 0, cliStrArg))
+	add(optText("password-file", 0, func(c *Invocation, s string) { c.PasswordFile = s }), optText("early-input", 0, func(c *Invocation, s string) { c.EarlyInput = s }))
 	add(optText("bwlimit", 0, func(c *Invocation, s string) { c.bwlimit = s }))
 	add(optFlag("no-bwlimit", 0, func(c *Invocation) { c.bwlimit = "" }))
 	add(optNum("timeout", 0, func(c *Invocation, n int) { c.Opts.TimeoutSec = max(n, 0) }))
