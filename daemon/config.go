@@ -89,7 +89,7 @@ var params = func() map[string]*param {
 		{label: "log file"},
 		{label: "log format", def: DefaultLogFormat},
 		{label: "name"},
-		{label: "name converter", todo: true},
+		{label: "name converter"},
 		{label: "outgoing chmod"},
 		{label: "post-xfer exec"},
 		{label: "pre-xfer exec"},

@@ -123,7 +123,8 @@ func (s *session) serveModule(m *Module) int {
 		}
 	}
 	numeric := m.Bool3("numeric ids")
-	numericIDs := numeric == 1 || numeric < 0 && chroot == 1
+	// A chrooted module maps no names unless a name converter can.
+	numericIDs := numeric == 1 || numeric < 0 && chroot == 1 && m.String("name converter") == ""
 
 	// The module's hooks run as the daemon's user, outside the module's
 	// confinement, with rsync's environment; RSYNC_NO_XFER_EXEC in the
@@ -231,10 +232,24 @@ func (s *session) serveModule(m *Module) int {
 			refused = &wire.FatalError{Code: wire.ExitUnsupported, Plain: true, Err: errors.New(msg)}
 		}
 	}
+	// The name converter starts now, outside the confinement, with the
+	// request in its environment; it answers for the whole transfer.
+	var names *nameConverter
+	if cvtCmd, err := hookCmd("name converter"); err != nil && refused == nil {
+		s.logf(err.Error())
+		refused = &wire.FatalError{Code: wire.ExitUnsupported, Err: err}
+	} else if cvtCmd != "" && refused == nil {
+		if names, err = startNameConverter(cvtCmd, s.logf); err != nil {
+			s.logf(err.Error())
+			refused = &wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("name-converter exec preparation failed")}
+		} else {
+			defer names.Close()
+		}
+	}
 	code = s.transfer(&moduleRun{
 		m: m, root: root, inner: inner, chroot: chroot == 1, uid: uid, gid: gid, groups: groups,
 		rules: daemonRules, munge: munge == 1, numericIDs: numericIDs, readOnly: readOnly,
-		refused: refused, user: authUser,
+		refused: refused, user: authUser, names: names,
 	})
 	return code
 }
@@ -267,8 +282,9 @@ type moduleRun struct {
 	munge       bool         // munge symlinks
 	numericIDs  bool
 	readOnly    bool
-	refused     error  // an option the module refuses, reported once the client can hear it
-	user        string // the authenticated user ("" for none)
+	refused     error          // an option the module refuses, reported once the client can hear it
+	user        string         // the authenticated user ("" for none)
+	names       *nameConverter // the module's name converter (nil: the host's database)
 }
 
 // transfer confines the process to the module and serves the transfer.
@@ -318,6 +334,9 @@ func (s *session) transfer(run *moduleRun) int {
 		Rules:     daemonRules,
 		Root:      base,
 		ReadRules: fsops.ReadFile, // beneath the module (fsops.SetBeneath)
+	}
+	if run.names != nil {
+		policy.Names = run.names
 	}
 	quoted := regexp.MustCompile(`"` + regexp.QuoteMeta(strings.TrimSuffix(base, "/")) + `(/[^"]*)?"`)
 	policy.Display = func(msg string) string {

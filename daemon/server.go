@@ -77,6 +77,9 @@ type Policy struct {
 	// shown relative to it, as rsync's daemon shows them, never where
 	// the module lives on the server.
 	Display func(msg string) string
+	// Names, if set, names owners and groups instead of the host's
+	// database (a module's "name converter").
+	Names wire.IDNamer
 	// LiteralPaths: the sender's operands are used as they are (an
 	// rsync-shaped command line's, which the remote shell or a wrapper
 	// such as rrsync already expanded), not expanded again.

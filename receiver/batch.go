@@ -171,7 +171,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		r.batchDone(fb.Seq)
 		return
 	}
-	fb.Entries = r.mapIDs(fb.Entries) // idmap.go
+	fb.Entries = r.mapIDs(fb) // idmap.go
 	if r.opts.MungeLinks && r.opts.Links {
 		// --munge-links: every link made here leads below MungePrefix
 		// (output shows the sender's target: shownLink). A local sender

@@ -126,10 +126,28 @@ func (r *Receiver) newIDMapper() error {
 
 // mapIDs returns the batch's entries with their owners and groups
 // mapped; the sender's slice is left as it is (locally it is shared).
-func (r *Receiver) mapIDs(entries []wire.Entry) []wire.Entry {
+// An id the maps do not cover and the sender named becomes the id its
+// name has here (rsync's mapping by name), unless --numeric-ids; a name
+// unknown here keeps the sender's id.
+func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
+	entries := fb.Entries
 	m := r.idMap
-	if m == nil || len(entries) == 0 {
+	byName := r.cfg.Names != nil && len(fb.Names) > 0 && !r.opts.NumericIDs
+	if m == nil && !byName || len(entries) == 0 {
 		return entries
+	}
+	var names [2]map[uint32]string
+	if byName {
+		for _, n := range fb.Names {
+			k := 0
+			if n.Group {
+				k = 1
+			}
+			if names[k] == nil {
+				names[k] = map[uint32]string{}
+			}
+			names[k][n.ID] = n.Name
+		}
 	}
 	out := slices.Clone(entries)
 	for i := range out {
@@ -137,14 +155,47 @@ func (r *Receiver) mapIDs(entries []wire.Entry) []wire.Entry {
 		if e.Mode == 0 {
 			continue // a --delete-missing-args name
 		}
-		if len(m.users) > 0 {
+		switch {
+		case m != nil && len(m.users) > 0:
 			e.Uid = m.mapID(e.Uid, false)
+		case names[0] != nil:
+			e.Uid = r.localID(e.Uid, names[0], false)
 		}
-		if len(m.groups) > 0 {
+		switch {
+		case m != nil && len(m.groups) > 0:
 			e.Gid = m.mapID(e.Gid, true)
+		case names[1] != nil:
+			e.Gid = r.localID(e.Gid, names[1], true)
 		}
 	}
 	return out
+}
+
+// localID is the id here of the sender's id, by the name the sender
+// gave it (each name is looked up once).
+func (r *Receiver) localID(id uint32, names map[uint32]string, group bool) uint32 {
+	name, ok := names[id]
+	if !ok {
+		return id
+	}
+	k := 0
+	if group {
+		k = 1
+	}
+	r.namedMu.Lock()
+	defer r.namedMu.Unlock()
+	if r.named[k] == nil {
+		r.named[k] = map[string]uint32{}
+	}
+	if local, ok := r.named[k][name]; ok {
+		return local
+	}
+	local, ok := r.cfg.Names.ID(name, group)
+	if !ok {
+		local = id
+	}
+	r.named[k][name] = local
+	return local
 }
 
 func (m *idMapper) mapID(id uint32, group bool) uint32 {
