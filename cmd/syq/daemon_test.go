@@ -70,7 +70,7 @@ munge symlinks = no
 	list = no
 [todo]
 	path = %[2]s/pub
-	name converter = /bin/cat
+	ignore nonreadable = yes
 %s`, ids, dir, extra)
 	write("rsyncd.conf", conf, 0o644)
 	bin := filepath.Join(dir, "bin")
@@ -192,7 +192,7 @@ func TestDaemonConnectProg(t *testing.T) {
 		t.Errorf("unknown module: %d %s", r.code, r.stderr)
 	}
 	r = f.syq(t, nil, "-a", "localhost::todo/", dst("x")+"/")
-	if r.code != 5 || !strings.Contains(r.stderr, "name converter") {
+	if r.code != 5 || !strings.Contains(r.stderr, "ignore nonreadable") {
 		t.Errorf("a module with a parameter syq does not implement: %d %s", r.code, r.stderr)
 	}
 
@@ -348,11 +348,11 @@ func TestDaemonDiff(t *testing.T) {
 		t.Skip("no real rsync installed")
 	}
 	f := newDaemonFixture(t, "")
-	// Real rsync runs the "todo" module's name converter, syq refuses it;
-	// the rest of the configuration means the same to both.
+	// Real rsync serves the "todo" module, syq refuses it; the rest of
+	// the configuration means the same to both.
 	conf, _ := os.ReadFile(f.conf)
 	rconf := filepath.Join(f.dir, "real.conf")
-	os.WriteFile(rconf, bytes.Replace(conf, []byte("name converter = /bin/cat"), nil, 1), 0o644)
+	os.WriteFile(rconf, bytes.Replace(conf, []byte("ignore nonreadable = yes"), nil, 1), 0o644)
 	real := func(env []string, args ...string) daemonRun {
 		env = append(env, "RSYNC_CONNECT_PROG="+rsync+" --config="+rconf+" --daemon")
 		return f.run(t, env, rsync, args...)
