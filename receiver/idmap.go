@@ -8,10 +8,10 @@ package receiver
 // A map is a comma-separated list of FROM:TO; the first FROM that
 // matches wins. FROM is an id, a range of ids (10-20), or a name, which
 // may hold wildcards (*, ?, [...]); TO is a name or an id on the
-// receiver. syq carries ids, not names, across the wire, so a FROM name
-// is matched against the name of the id here (the machines are assumed
-// to share their ids, as everywhere else in syq); "*" matches any id,
-// named or not.
+// receiver. A FROM name is matched against the name the sender gave
+// the id (its batch's Names), else the id's name here (within one
+// process, or an id the sender did not name); "*" matches any id, named
+// or not.
 
 import (
 	"fmt"
@@ -157,13 +157,13 @@ func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
 		}
 		switch {
 		case m != nil && len(m.users) > 0:
-			e.Uid = m.mapID(e.Uid, false)
+			e.Uid = m.mapNamed(e.Uid, false, names[0])
 		case names[0] != nil:
 			e.Uid = r.localID(e.Uid, names[0], false)
 		}
 		switch {
 		case m != nil && len(m.groups) > 0:
-			e.Gid = m.mapID(e.Gid, true)
+			e.Gid = m.mapNamed(e.Gid, true, names[1])
 		case names[1] != nil:
 			e.Gid = r.localID(e.Gid, names[1], true)
 		}
@@ -198,7 +198,12 @@ func (r *Receiver) localID(id uint32, names map[uint32]string, group bool) uint3
 	return local
 }
 
-func (m *idMapper) mapID(id uint32, group bool) uint32 {
+// mapID maps an id no sender named (an ACL's, a local copy's).
+func (m *idMapper) mapID(id uint32, group bool) uint32 { return m.mapNamed(id, group, nil) }
+
+// mapNamed maps an id, matching FROM names against the name the sender
+// gave it in senderNames, else its name here.
+func (m *idMapper) mapNamed(id uint32, group bool, senderNames map[uint32]string) uint32 {
 	k := 0
 	rules := m.users
 	if group {
@@ -217,7 +222,10 @@ func (m *idMapper) mapID(id uint32, group bool) uint32 {
 			}
 		} else {
 			if !named && !m.numeric { // --numeric-ids: rsync sends no names
-				name, named = fsops.IDName(id, group), true
+				name, named = senderNames[id], true
+				if name == "" {
+					name = fsops.IDName(id, group)
+				}
 			}
 			if rule.wild && !filter.Wildmatch(rule.name, name) || !rule.wild && rule.name != name {
 				continue

@@ -231,6 +231,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --address=ADDRESS   the local address to connect to a daemon from
      --password-file=FILE  a daemon module's password (else $RSYNC_PASSWORD)
      --no-motd           do not show a daemon's message of the day
+     --early-input=FILE  send FILE (at most 5120 bytes) to a daemon module's
+                         "early exec" program
      --daemon            serve rsyncd.conf's modules (--config=FILE, default
                          /etc/rsyncd.conf; --no-detach, --port, --address,
                          --log-file, --dparam=NAME=VALUE)
