@@ -248,7 +248,8 @@ func statIDs(t *testing.T, p string) [2]int {
 func TestDaemonInsecureLinks(t *testing.T) {
 	f := newDaemonFixture(t, "")
 	conf, _ := os.ReadFile(f.conf)
-	os.WriteFile(f.conf, append(conf, []byte(fmt.Sprintf("[ins]\n\tpath = %s/pub\n\tinsecure links = yes\n", f.dir))...), 0o644)
+	os.WriteFile(f.conf, append(conf, []byte(fmt.Sprintf("[ins]\n\tpath = %[1]s/pub\n\tinsecure links = yes\n"+
+		"[upins]\n\tpath = %[1]s/up\n\tread only = no\n\tinsecure links = yes\n", f.dir))...), 0o644)
 	for i, opt := range []string{"-k", "-L", "--copy-unsafe-links"} {
 		for _, mod := range []string{"pub", "ins"} {
 			dst := filepath.Join(f.dir, fmt.Sprintf("%s%d", mod, i))
@@ -264,6 +265,23 @@ func TestDaemonInsecureLinks(t *testing.T) {
 				t.Errorf("%s from a confined module served a file from outside: %v", opt, tree)
 			}
 		}
+	}
+	// A push through the module's symlink: written outside only when
+	// the module opts out, as rsync's receiver does.
+	src := filepath.Join(f.dir, "pushsrc")
+	os.Mkdir(src, 0o755)
+	os.WriteFile(filepath.Join(src, "pushed"), []byte("pushed\n"), 0o644)
+	if r := f.syq(t, nil, "-r", src+"/", "localhost::up/escdir/"); r.code != 3 {
+		t.Errorf("push through a confined module's link: exit %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "outside/pushed")); err == nil {
+		t.Error("a confined module wrote outside through its link")
+	}
+	if r := f.syq(t, nil, "-r", src+"/", "localhost::upins/escdir/"); r.code != 0 {
+		t.Errorf("push through an insecure module's link: exit %d %s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "outside/pushed")); string(b) != "pushed\n" {
+		t.Errorf("push through an insecure module's link: %q", b)
 	}
 	// The client cannot ask for it.
 	if r := f.syq(t, nil, "-r", "--insecure-links", "-k", "localhost::pub/", filepath.Join(f.dir, "asked")+"/"); r.code == 0 {
