@@ -143,7 +143,7 @@ func (s *session) serveModule(m *Module) int {
 	earlyCmd, earlyErr := hookCmd("early exec")
 	preCmd, preErr := hookCmd("pre-xfer exec")
 	postCmd, postErr := hookCmd("post-xfer exec")
-	if earlyCmd != "" || preCmd != "" || postCmd != "" {
+	if !noHooks && (earlyCmd != "" || preCmd != "" || postCmd != "" || m.String("name converter") != "") {
 		os.Setenv("RSYNC_PID", strconv.Itoa(os.Getpid()))
 	}
 	code := wire.ExitStartClient
