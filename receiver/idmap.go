@@ -83,7 +83,7 @@ type idMapper struct {
 	users, groups []idRule
 	numeric       bool
 	mu            sync.Mutex
-	done          [2]map[uint32]uint32
+	done          [2]map[uint32]mapped
 }
 
 // newIDMapper parses the maps and resolves their TO names here; an
@@ -92,7 +92,7 @@ func (r *Receiver) newIDMapper() error {
 	if r.opts.UserMap == "" && r.opts.GroupMap == "" {
 		return nil
 	}
-	m := &idMapper{numeric: r.opts.NumericIDs, done: [2]map[uint32]uint32{{}, {}}}
+	m := &idMapper{numeric: r.opts.NumericIDs, done: [2]map[uint32]mapped{{}, {}}}
 	for i, spec := range []string{r.opts.UserMap, r.opts.GroupMap} {
 		if spec == "" {
 			continue
@@ -155,17 +155,18 @@ func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
 		if e.Mode == 0 {
 			continue // a --delete-missing-args name
 		}
-		switch {
-		case m != nil && len(m.users) > 0:
-			e.Uid = m.mapNamed(e.Uid, false, names[0])
-		case names[0] != nil:
-			e.Uid = r.localID(e.Uid, names[0], false)
-		}
-		switch {
-		case m != nil && len(m.groups) > 0:
-			e.Gid = m.mapNamed(e.Gid, true, names[1])
-		case names[1] != nil:
-			e.Gid = r.localID(e.Gid, names[1], true)
+		// A map's rule wins; an id no rule takes goes by its name.
+		for k, id := range []*uint32{&e.Uid, &e.Gid} {
+			group := k == 1
+			if m != nil && len(m.rules(group)) > 0 {
+				if res := m.mapNamed(*id, group, names[k]); res.matched {
+					*id = res.to
+					continue
+				}
+			}
+			if names[k] != nil {
+				*id = r.localID(*id, names[k], group)
+			}
 		}
 	}
 	return out
@@ -175,7 +176,7 @@ func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
 // gave it (each name is looked up once).
 func (r *Receiver) localID(id uint32, names map[uint32]string, group bool) uint32 {
 	name, ok := names[id]
-	if !ok {
+	if !ok || id == 0 { // root stays root, as in rsync
 		return id
 	}
 	k := 0
@@ -198,12 +199,25 @@ func (r *Receiver) localID(id uint32, names map[uint32]string, group bool) uint3
 	return local
 }
 
+// mapped is what a map made of an id: matched says a rule took it.
+type mapped struct {
+	to      uint32
+	matched bool
+}
+
+func (m *idMapper) rules(group bool) []idRule {
+	if group {
+		return m.groups
+	}
+	return m.users
+}
+
 // mapID maps an id no sender named (an ACL's, a local copy's).
-func (m *idMapper) mapID(id uint32, group bool) uint32 { return m.mapNamed(id, group, nil) }
+func (m *idMapper) mapID(id uint32, group bool) uint32 { return m.mapNamed(id, group, nil).to }
 
 // mapNamed maps an id, matching FROM names against the name the sender
 // gave it in senderNames, else its name here.
-func (m *idMapper) mapNamed(id uint32, group bool, senderNames map[uint32]string) uint32 {
+func (m *idMapper) mapNamed(id uint32, group bool, senderNames map[uint32]string) mapped {
 	k := 0
 	rules := m.users
 	if group {
@@ -211,10 +225,10 @@ func (m *idMapper) mapNamed(id uint32, group bool, senderNames map[uint32]string
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if to, ok := m.done[k][id]; ok {
-		return to
+	if res, ok := m.done[k][id]; ok {
+		return res
 	}
-	to, name, named := id, "", false
+	res, name, named := mapped{to: id}, "", false
 	for _, rule := range rules {
 		if !rule.byName {
 			if id < rule.lo || id > rule.hi {
@@ -231,11 +245,11 @@ func (m *idMapper) mapNamed(id uint32, group bool, senderNames map[uint32]string
 				continue
 			}
 		}
-		to = rule.toID
+		res = mapped{to: rule.toID, matched: true}
 		break
 	}
-	m.done[k][id] = to
-	return to
+	m.done[k][id] = res
+	return res
 }
 
 // mayChgrp says whether a file may be given group gid: as root always,
