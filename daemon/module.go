@@ -338,6 +338,7 @@ func (s *session) transfer(run *moduleRun) int {
 	if run.names != nil {
 		policy.Names = run.names
 	}
+	policy.SanitizeLinks = !run.chroot || inner != ""
 	quoted := regexp.MustCompile(`"` + regexp.QuoteMeta(strings.TrimSuffix(base, "/")) + `(/[^"]*)?"`)
 	policy.Display = func(msg string) string {
 		return quoted.ReplaceAllStringFunc(msg, func(q string) string {

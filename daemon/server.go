@@ -77,6 +77,10 @@ type Policy struct {
 	// shown relative to it, as rsync's daemon shows them, never where
 	// the module lives on the server.
 	Display func(msg string) string
+	// SanitizeLinks: the symlinks received are cleaned so they cannot
+	// lead out of the module (a module without chroot, or inside one
+	// with "/./"), as rsync's daemon does when it does not munge them.
+	SanitizeLinks bool
 	// Names, if set, names owners and groups instead of the host's
 	// database (a module's "name converter").
 	Names wire.IDNamer

@@ -288,3 +288,88 @@ func TestDaemonInsecureLinks(t *testing.T) {
 		t.Errorf("a client's --insecure-links was accepted: %s", r.stderr)
 	}
 }
+
+// TestDaemonSanitizeLinksDiff pushes symlinks into a module without
+// chroot that does not munge them, with rsync and with syq on both
+// ends: the daemon cleans each target so it stays in the module (a
+// leading '/' goes, ".." cannot climb above the link's own depth), and
+// the client's -i lines show what it sent.
+func TestDaemonSanitizeLinksDiff(t *testing.T) {
+	rsync, err := exec.LookPath("rsync")
+	if err != nil {
+		t.Skip("no real rsync installed")
+	}
+	trees := map[string]map[string]string{}
+	outs := map[string]string{}
+	for _, tool := range []string{"rsync", "syq"} {
+		out := t.TempDir()
+		os.MkdirAll(filepath.Join(out, "MOD"), 0o755)
+		src := filepath.Join(out, "src")
+		os.MkdirAll(filepath.Join(src, "sub"), 0o755)
+		for l, target := range map[string]string{"l1": "../outside", "l2": "/etc/passwd", "l3": "a/b/..", "sub/l4": "../../x", "sub/l5": "../y", "sub/l6": "in/place"} {
+			os.Symlink(target, filepath.Join(src, l))
+		}
+		ids := ""
+		if os.Geteuid() == 0 {
+			ids = "\tuid = 0\n\tgid = 0\n"
+		}
+		f := newDaemonFixture(t, fmt.Sprintf("[links]\n\tpath = %s/MOD\n\tread only = no\n\tmunge symlinks = no\n%s", out, ids))
+		var r daemonRun
+		if tool == "syq" {
+			r = f.syq(t, nil, "-ril", src+"/", "localhost::links/")
+		} else {
+			r = f.run(t, []string{"RSYNC_CONNECT_PROG=" + rsync + " --config=" + f.conf + " --daemon"}, rsync, "-ril", src+"/", "localhost::links/")
+		}
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d %s", tool, r.code, r.stderr)
+		}
+		trees[tool], outs[tool] = readTree(t, filepath.Join(out, "MOD")), r.stdout
+	}
+	if fmt.Sprint(trees["syq"]) != fmt.Sprint(trees["rsync"]) {
+		t.Errorf("module tree %v\nrsync's %v", trees["syq"], trees["rsync"])
+	}
+	if trees["syq"]["l1"] != "-> outside" {
+		t.Errorf("../outside was kept as %q", trees["syq"]["l1"])
+	}
+	if outs["syq"] != outs["rsync"] {
+		t.Errorf("-i lines\n%s\nrsync's\n%s", outs["syq"], outs["rsync"])
+	}
+}
+
+// TestInsecureLinksKeepDirLinks: with --insecure-links, -K follows a
+// destination symlink to a directory wherever it leads, as rsync does;
+// without it the link may not take the copy out of the destination.
+func TestInsecureLinksKeepDirLinks(t *testing.T) {
+	for _, tool := range []string{"rsync", "syq"} {
+		for _, insecure := range []bool{false, true} {
+			dir := t.TempDir()
+			for _, d := range []string{"src/evil", "dst", "outside"} {
+				os.MkdirAll(filepath.Join(dir, d), 0o755)
+			}
+			os.WriteFile(filepath.Join(dir, "src/evil/pwned"), []byte("p\n"), 0o644)
+			os.Symlink("../outside", filepath.Join(dir, "dst/evil"))
+			args := []string{"-rK", filepath.Join(dir, "src") + "/", filepath.Join(dir, "dst") + "/"}
+			if insecure {
+				args = append([]string{"--insecure-links"}, args...)
+			}
+			prog := testBinary(t)
+			if tool == "rsync" {
+				var err error
+				if prog, err = exec.LookPath("rsync"); err != nil {
+					t.Skip("no real rsync installed")
+				}
+			} else {
+				args = append([]string{"rsync"}, args...)
+			}
+			cmd := exec.Command(prog, args...)
+			out, _ := cmd.CombinedOutput()
+			_, err := os.Stat(filepath.Join(dir, "outside/pwned"))
+			if wrote := err == nil; wrote != insecure {
+				t.Errorf("%s insecure=%v: wrote through the link: %v (%s)", tool, insecure, wrote, out)
+			}
+			if code := cmd.ProcessState.ExitCode(); insecure && code != 0 || !insecure && code != 23 {
+				t.Errorf("%s insecure=%v: exit %d (%s)", tool, insecure, code, out)
+			}
+		}
+	}
+}

@@ -255,6 +255,7 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *da
 			DirWorkers: plan.DirWorkers, Writers: plan.Writers,
 			Out: out, Report: report, Debug: setup.Debug, Pushed: true, Filter: rules, Log: logTo,
 			Refuse: refuse, Names: helperNames(policy),
+			SanitizeLinks: policy != nil && policy.SanitizeLinks,
 		}, conn)
 	}
 	// The last word: the error that stopped this side, if any. The
