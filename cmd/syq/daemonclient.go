@@ -124,15 +124,32 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		}
 		return conn, cmd, nil
 	}
-	if os.Getenv("RSYNC_PROXY") != "" {
-		return nil, nil, &wire.FatalError{Code: wire.ExitSyntax, Err: errors.New("RSYNC_PROXY (a daemon connection through an HTTP proxy) is not supported by syq")}
-	}
 	port := end.Port
 	if port == 0 {
 		port = inv.Port
 	}
 	if port == 0 {
 		port = daemon.DefaultPort
+	}
+	dialHost, dialPort := end.Host, strconv.Itoa(port)
+	var proxyUser, proxyPass string
+	proxied := os.Getenv("RSYNC_PROXY") != ""
+	if proxied {
+		// RSYNC_PROXY=[USER:PASS@]HOST:PORT: an HTTP proxy that opens
+		// a tunnel to the daemon (CONNECT).
+		spec := os.Getenv("RSYNC_PROXY")
+		if at := strings.LastIndexByte(spec, '@'); at >= 0 {
+			cred := spec[:at]
+			spec = spec[at+1:]
+			var ok bool
+			if proxyUser, proxyPass, ok = strings.Cut(cred, ":"); !ok {
+				return nil, nil, daemon.Errorf(wire.ExitSocketIO, "invalid proxy specification: should be USER:PASS@HOST:PORT")
+			}
+		}
+		var ok bool
+		if dialHost, dialPort, ok = strings.Cut(spec, ":"); !ok {
+			return nil, nil, daemon.Errorf(wire.ExitSocketIO, "invalid proxy specification: should be HOST:PORT")
+		}
 	}
 	d := net.Dialer{}
 	if inv.ConTimeout > 0 {
@@ -145,14 +162,29 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		}
 		d.LocalAddr = &net.TCPAddr{IP: ip}
 	}
-	addr := net.JoinHostPort(end.Host, strconv.Itoa(port))
+	addr := net.JoinHostPort(dialHost, dialPort)
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, nil, daemon.Errorf(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", end.Host)
+			return nil, nil, daemon.Errorf(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", dialHost)
 		}
-		return nil, nil, daemon.Errorf(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", end.Host, addr, fsops.NetErrText(err))
+		return nil, nil, daemon.Errorf(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", dialHost, addr, fsops.NetErrText(err))
+	}
+	if proxied {
+		// The proxy's answer is bounded in time as the daemon's
+		// greeting is: --contimeout, else a minute.
+		limit := time.Minute
+		if inv.ConTimeout > 0 {
+			limit = time.Duration(inv.ConTimeout) * time.Second
+		}
+		conn.SetDeadline(time.Now().Add(limit))
+		err := wire.ProxyConnect(conn, end.Host, port, proxyUser, proxyPass)
+		conn.SetDeadline(time.Time{})
+		if err != nil {
+			conn.Close()
+			return nil, nil, daemon.Errorf(wire.ExitSocketIO, "%s", err)
+		}
 	}
 	return conn, nil, nil
 }
