@@ -125,9 +125,9 @@ func TestProxyConnect(t *testing.T) {
 		t.Errorf("the tunnel's first bytes were taken: %q left", rest)
 	}
 	for answer, want := range map[string]string{
-		"HTTP/1.0 407 Auth\r\n\r\n":       "bad response from proxy -- HTTP/1.0 407 Auth",
-		"SSH-2.0-x\r\n":                   "bad response from proxy -- SSH-2.0-x",
-		"HTTP/1.0 200 OK\r\n":             "failed to read from proxy",
+		"HTTP/1.0 407 Auth\r\n\r\n":      "bad response from proxy -- HTTP/1.0 407 Auth",
+		"SSH-2.0-x\r\n":                  "bad response from proxy -- SSH-2.0-x",
+		"HTTP/1.0 200 OK\r\n":            "failed to read from proxy",
 		strings.Repeat("x", 2000) + "\n": "proxy response line too long",
 	} {
 		err := ProxyConnect(&rw{Reader: strings.NewReader(answer)}, "h", 1, "", "")
