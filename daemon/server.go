@@ -15,6 +15,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"syq/filter"
@@ -167,6 +168,13 @@ func (s *Server) ServeShell(r io.Reader, w io.Writer, stderr io.Writer) int {
 func (s *Server) ServeConn(conn net.Conn) int {
 	addr, host := peerOf(conn)
 	s.logf(fmt.Sprintf("connect from %s (%s)", host, addr))
+	if opts := s.Config.Global("socket options"); opts != "" {
+		if sc, ok := conn.(syscall.Conn); ok {
+			for _, p := range fsops.SetSocketOptions(sc, opts) {
+				s.logf(p)
+			}
+		}
+	}
 	ss := &session{srv: s, cfg: s.Config, r: bufio.NewReaderSize(conn, 256<<10), w: conn, conn: conn, addr: addr, host: host, stderr: io.Discard}
 	return ss.serve()
 }

@@ -330,7 +330,10 @@ func TestDaemonTCP(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(f.dir, "tcp/b.txt")); r.code != 0 || string(b) != "beta\n" {
 		t.Errorf("pull over TCP: %d %s %q", r.code, r.stderr, b)
 	}
-	r = f.run(t, nil, f.rsyncBin, "-a", "--port", fmt.Sprint(port), filepath.Join(f.dir, "pub/sub")+"/", "127.0.0.1::up/tcp/")
+	r = f.run(t, nil, f.rsyncBin, "-a", "--port", fmt.Sprint(port), "--sockopts=SO_KEEPALIVE,SO_SNDBUF=65536,BOGUS", filepath.Join(f.dir, "pub/sub")+"/", "127.0.0.1::up/tcp/")
+	if !strings.Contains(r.stderr, "Unknown socket option BOGUS") {
+		t.Errorf("--sockopts with an unknown name: %q", r.stderr)
+	}
 	if b, _ := os.ReadFile(filepath.Join(f.dir, "up/tcp/b.txt")); r.code != 0 || string(b) != "beta\n" {
 		t.Errorf("push over TCP (--port): %d %s %q", r.code, r.stderr, b)
 	}

@@ -41,7 +41,7 @@ var clientOnlyOptions = map[string]bool{
 	"info": true, "debug": true, "stderr": true, "msgs2stderr": true, "no-msgs2stderr": true,
 	"outbuf": true, "8-bit-output": true, "human-readable": true, "no-human-readable": true, "no-h": true,
 	"remote-option": true, "blocking-io": true, "no-blocking-io": true, "early-input": true,
-	"ipv4": true, "ipv6": true, "stats": true, "quiet": true, "out-format": true, "log-format": true,
+	"ipv4": true, "ipv6": true, "sockopts": true, "stats": true, "quiet": true, "out-format": true, "log-format": true,
 	"list-only": true, "secluded-args": true, "protect-args": true, "no-secluded-args": true,
 	"no-protect-args": true, "no-s": true, "old-args": true, "no-old-args": true,
 }
@@ -170,6 +170,11 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 			return nil, nil, daemon.Errorf(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", dialHost)
 		}
 		return nil, nil, daemon.Errorf(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", dialHost, addr, fsops.NetErrText(err))
+	}
+	if inv.SockOpts != "" {
+		for _, p := range fsops.SetSocketOptions(conn.(*net.TCPConn), inv.SockOpts) {
+			fmt.Fprintln(stderr, p)
+		}
 	}
 	if proxied {
 		// The proxy's answer is bounded in time as the daemon's

@@ -142,6 +142,7 @@ type Invocation struct {
 	EarlyInput   string // --early-input: a file sent to a daemon's "early exec"
 	NoMotd       bool   // --no-motd
 	ConTimeout   int    // --contimeout, seconds (0: none)
+	SockOpts     string // --sockopts: socket options of a daemon's TCP connection
 	// hits are the options as given, which a daemon client sends the
 	// daemon for its "refuse options".
 	hits []cliHit
@@ -556,7 +557,7 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("secluded-args", 's', func(*Invocation) {}), optFlag("protect-args", 0, func(*Invocation) {}))
 	add(optNoop("no-secluded-args"), optNoop("no-protect-args"), optNoop("no-s"))
 	add(optTodo("trust-sender", 0, cliNoArg))
-	add(optText("address", 0, func(c *Invocation, s string) { c.Address = s }), optNum("port", 0, func(c *Invocation, n int) { c.Port = n }), optTodo("sockopts", 0, cliStrArg))
+	add(optText("address", 0, func(c *Invocation, s string) { c.Address = s }), optNum("port", 0, func(c *Invocation, n int) { c.Port = n }), optText("sockopts", 0, func(c *Invocation, s string) { c.SockOpts = s }))
 	// syq never talks to the remote shell in non-blocking mode, so
 	// --blocking-io changes nothing.
 	add(optNoop("blocking-io"), optNoop("no-blocking-io"))
