@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,5 +170,44 @@ done`, dir)
 	}
 	if len(logged) == 0 {
 		t.Error("the converter's end was not logged")
+	}
+}
+
+// TestServeHandshakeTimeout: the global "timeout" bounds the wait for
+// a client that stalls before naming a module, and the module's the
+// wait for its arguments; the daemon logs the timeout.
+func TestServeHandshakeTimeout(t *testing.T) {
+	d, _ := hookDaemon(t, `timeout = 1
+[slow]
+	path = %[1]s
+	timeout = 1
+`)
+	stalled := func(c interface{ Read([]byte) (int, error) }) bool {
+		// The daemon ends the connection long before the client's
+		// own 5-second deadline (serve) would.
+		_, err := io.ReadAll(c)
+		return err == nil
+	}
+	c, code := d.serve(t)
+	r := bufio.NewReader(c)
+	readLine(t, r)                                 // the greeting
+	io.WriteString(c, "@RSYNCD: 32.0 sha256 syq1") // no newline: stalled
+	if !stalled(r) {
+		t.Fatal("a client stalled in its greeting was not disconnected")
+	}
+	if n := exitOf(t, c, code); n != wire.ExitTimeout {
+		t.Errorf("exit %d, want %d", n, wire.ExitTimeout)
+	}
+	c, r, line, code := d.open(t, "slow", "")
+	if line != wire.DaemonOK {
+		t.Fatalf("slow: %q", line)
+	}
+	io.WriteString(c, "-r\x00") // the arguments never end
+	if !stalled(r) {
+		t.Fatal("a client stalled in its arguments was not disconnected")
+	}
+	exitOf(t, c, code)
+	if !d.logged("daemon handshake timeout") {
+		t.Errorf("log %q", d.log)
 	}
 }

@@ -55,6 +55,8 @@ func (s *session) serveModule(m *Module) int {
 	}
 	readOnly := m.Bool("read only")
 	authUser := ""
+	// The module's own timeout now bounds the wait for its password.
+	s.armHandshake(m.Int("timeout"))
 	if m.NeedsAuth() {
 		user, grant, reason := s.authenticate(m)
 		if reason != "" {
@@ -69,6 +71,7 @@ func (s *session) serveModule(m *Module) int {
 			readOnly = false
 		}
 	}
+	s.disarmHandshake()
 	if p := m.Unimplemented(); p != "" {
 		s.logf(fmt.Sprintf("module %s: parameter %q is not supported by syq", name, p))
 		return s.refuse(fmt.Sprintf("module %s sets \"%s\", which syq's daemon does not support", name, p))
@@ -185,6 +188,9 @@ func (s *session) serveModule(m *Module) int {
 	}
 	s.earlyInput = nil
 
+	// One bound for the whole of the client's arguments, so that a
+	// trickle cannot hold a "max connections" slot.
+	s.armHandshake(m.Int("timeout"))
 	if err := s.say(wire.DaemonOK); err != nil {
 		code = wire.ExitSocketIO
 		return code
@@ -192,11 +198,12 @@ func (s *session) serveModule(m *Module) int {
 	args, err := wire.ReadDaemonArgs(s.r)
 	if err != nil {
 		code = wire.ExitStreamIO
+		if s.readFailed(err) == wire.ExitTimeout {
+			code = wire.ExitTimeout
+		}
 		return code
 	}
-	if s.conn != nil {
-		s.conn.SetDeadline(time.Time{})
-	}
+	s.disarmHandshake()
 	refused := s.srv.refusedOption(m, args)
 	request := strings.Join(requestPaths(args), " ")
 	if authUser != "" {

@@ -287,13 +287,47 @@ func (s *session) refuse(msg string) int {
 	return wire.ExitStartClient
 }
 
-// handshakeTimeout bounds the conversation before the transfer.
-const handshakeTimeout = 60 * time.Second
+// maxHandshake bounds each stretch of the conversation before the
+// transfer in which the daemon waits for the client; a "timeout" (the
+// global one before the module is named, the module's after) may only
+// shorten it, as in rsync.
+const maxHandshake = 60
+
+// armHandshake starts a stretch bounded by timeout seconds (0 or more
+// than maxHandshake: maxHandshake); a connection over a remote shell
+// has no deadline (it holds no listener's slot).
+func (s *session) armHandshake(timeout int) {
+	if s.conn == nil {
+		return
+	}
+	if timeout <= 0 || timeout > maxHandshake {
+		timeout = maxHandshake
+	}
+	s.conn.SetDeadline(time.Now().Add(time.Duration(timeout) * time.Second))
+}
+
+// disarmHandshake ends a stretch: the daemon's own work (hooks, the
+// transfer) is not the client's to hurry.
+func (s *session) disarmHandshake() {
+	if s.conn != nil {
+		s.conn.SetDeadline(time.Time{})
+	}
+}
+
+// readFailed logs why the client's words did not arrive when it was the
+// handshake's deadline, and returns rsync's exit code for it.
+func (s *session) readFailed(err error) int {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		s.logf(fmt.Sprintf("daemon handshake timeout from %s (%s)", s.host, s.addr))
+		return wire.ExitTimeout
+	}
+	return wire.ExitStartClient
+}
 
 func (s *session) serve() int {
-	if s.conn != nil {
-		s.conn.SetDeadline(time.Now().Add(handshakeTimeout))
-	}
+	timeout, _ := strconv.Atoi(strings.TrimSpace(s.cfg.Global("timeout")))
+	s.armHandshake(timeout)
 	if err := s.say(wire.DaemonGreeting()); err != nil {
 		return wire.ExitSocketIO
 	}
@@ -306,7 +340,7 @@ func (s *session) serve() int {
 	}
 	line, err := wire.ReadDaemonLine(s.r)
 	if err != nil {
-		return wire.ExitStartClient
+		return s.readFailed(err)
 	}
 	isSyq, err := wire.ParseDaemonGreeting(line)
 	if err != nil {
@@ -314,18 +348,18 @@ func (s *session) serve() int {
 	}
 	name, err := wire.ReadDaemonLine(s.r)
 	if err != nil {
-		return wire.ExitStartClient
+		return s.readFailed(err)
 	}
 	if data, ok, err := wire.ReadDaemonEarlyInput(s.r, name); ok {
 		if err == wire.ErrEarlyInputLength {
 			return s.refuse(err.Error())
 		}
 		if err != nil {
-			return wire.ExitStartClient
+			return s.readFailed(err)
 		}
 		s.earlyInput = data
 		if name, err = wire.ReadDaemonLine(s.r); err != nil {
-			return wire.ExitStartClient
+			return s.readFailed(err)
 		}
 	}
 	if name == "#list" {
