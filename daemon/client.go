@@ -27,6 +27,10 @@ type Client struct {
 	Args   []string // the options and paths, sent once the module is open
 	// Auth gives the user and password when the daemon asks for them.
 	Auth func() (user, password string, err error)
+	// EarlyInput, if set, gives what --early-input sends before the
+	// module is named (the module's "early exec" reads it); it is
+	// called once the daemon has greeted, as rsync reads the file then.
+	EarlyInput func() ([]byte, error)
 	// Out receives the daemon's other lines: its message of the day,
 	// the module list (nil: not shown).
 	Out io.Writer
@@ -50,6 +54,15 @@ func (c *Client) Open(conn io.Writer, r *bufio.Reader) (done bool, err error) {
 	}
 	if c.Module != "" && !isSyq {
 		return false, Errorf(wire.ExitStartClient, "syq: %s is an rsync daemon, not syq: syq transfers only with a syq daemon (it can list an rsync daemon's modules)", c.Host)
+	}
+	if c.EarlyInput != nil {
+		data, err := c.EarlyInput()
+		if err != nil {
+			return false, err
+		}
+		if err := wire.WriteDaemonEarlyInput(conn, data); err != nil {
+			return false, Errorf(wire.ExitSocketIO, "syq: writing to the daemon: %s", fsops.NetErrText(err))
+		}
 	}
 	if err := wire.WriteDaemonLine(conn, c.Module); err != nil {
 		return false, Errorf(wire.ExitSocketIO, "syq: writing to the daemon: %s", fsops.NetErrText(err))

@@ -67,4 +67,21 @@ func TestClientOpen(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Code != wire.ExitStartClient || fe.Err.Error() != "@ERROR: Unknown module 'nosuch'" {
 		t.Errorf("unknown module: %v", err)
 	}
+
+	// Early input reaches the server before the module is named (the
+	// module list does not use it); a file that cannot be read stops
+	// the client before it names the module.
+	early := func() ([]byte, error) { return []byte("EARLY"), nil }
+	out.Reset()
+	if done, err, _ = open(&Client{Host: "h", EarlyInput: early, Out: &out}); !done || err != nil || !strings.Contains(out.String(), "pub") {
+		t.Errorf("list with early input: done %v, %v, %q", done, err, out.String())
+	}
+	unreadable := errors.New("cannot read it")
+	if _, err, _ = open(&Client{Host: "h", Module: "pub", EarlyInput: func() ([]byte, error) { return nil, unreadable }}); err != unreadable {
+		t.Errorf("unreadable early input: %v", err)
+	}
+	// Only priv's transfer above was requested.
+	if n := strings.Count(strings.Join(d.log, "\n"), "rsync on "); n != 1 {
+		t.Errorf("%d requests logged, want 1 (none after the early input failed): %q", n, d.log)
+	}
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -240,5 +241,60 @@ func TestExpandShell(t *testing.T) {
 		if _, err := expandShell("hook %RSYNC_REQUEST%"); err == nil {
 			t.Errorf("%q was put into a hook", bad)
 		}
+	}
+}
+
+// TestAccessForward: a host name of a list matches the addresses it
+// resolves to; one that does not resolve denies in a deny list (rsync's
+// fail-closed fix) and allows nothing in an allow list; "forward lookup
+// = no" resolves nothing.
+func TestAccessForward(t *testing.T) {
+	old := LookupHost
+	defer func() { LookupHost = old }()
+	asked := 0
+	LookupHost = func(name string) ([]string, error) {
+		asked++
+		if name == "gw.test" {
+			return []string{"10.9.9.9"}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	c, _ := ParseText(`[allow]
+path=/x
+hosts allow = gw.test
+[allowdead]
+path=/x
+hosts allow = dead.test
+[deny]
+path=/x
+hosts deny = dead.test
+[denygw]
+path=/x
+hosts deny = gw.test 10.* *.pattern
+[noforward]
+path=/x
+hosts deny = dead.test
+forward lookup = no
+`)
+	for _, tc := range []struct {
+		mod, addr string
+		want      bool
+	}{
+		{"allow", "10.9.9.9", true}, {"allow", "10.9.9.8", false},
+		{"allowdead", "10.9.9.9", false},
+		{"deny", "10.9.9.9", false}, {"deny", "127.0.0.1", false},
+		{"denygw", "10.9.9.9", false}, {"denygw", "192.0.2.1", true},
+		{"noforward", "10.9.9.9", true},
+	} {
+		if got := c.Module(tc.mod).Access(tc.addr, tc.addr); got != tc.want {
+			t.Errorf("%s from %s: %v, want %v", tc.mod, tc.addr, got, tc.want)
+		}
+	}
+	// Addresses, masks and patterns are never resolved: "10.*" and
+	// "*.pattern" in denygw cost no lookup.
+	asked = 0
+	c.Module("denygw").Access("192.0.2.1", "192.0.2.1")
+	if asked != 1 {
+		t.Errorf("%d lookups for one name among an address pattern and a name pattern", asked)
 	}
 }

@@ -5,9 +5,9 @@ package daemon
 // transfer runs under.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -55,6 +55,8 @@ func (s *session) serveModule(m *Module) int {
 	}
 	readOnly := m.Bool("read only")
 	authUser := ""
+	// The module's own timeout now bounds the wait for its password.
+	s.armHandshake(m.Int("timeout"))
 	if m.NeedsAuth() {
 		user, grant, reason := s.authenticate(m)
 		if reason != "" {
@@ -62,7 +64,6 @@ func (s *session) serveModule(m *Module) int {
 			return s.refuse("auth failed on module " + name)
 		}
 		authUser = user
-		os.Setenv("RSYNC_USER_NAME", user)
 		switch grant {
 		case 'r':
 			readOnly = true
@@ -70,6 +71,7 @@ func (s *session) serveModule(m *Module) int {
 			readOnly = false
 		}
 	}
+	s.disarmHandshake()
 	if p := m.Unimplemented(); p != "" {
 		s.logf(fmt.Sprintf("module %s: parameter %q is not supported by syq", name, p))
 		return s.refuse(fmt.Sprintf("module %s sets \"%s\", which syq's daemon does not support", name, p))
@@ -124,18 +126,84 @@ func (s *session) serveModule(m *Module) int {
 		}
 	}
 	numeric := m.Bool3("numeric ids")
-	numericIDs := numeric == 1 || numeric < 0 && chroot == 1
+	// A chrooted module maps no names unless a name converter can.
+	numericIDs := numeric == 1 || numeric < 0 && chroot == 1 && m.String("name converter") == ""
 
+	// The module's hooks run as the daemon's user, outside the module's
+	// confinement, with rsync's environment; RSYNC_NO_XFER_EXEC in the
+	// daemon's environment turns them all off, as in rsync.
+	os.Setenv("RSYNC_MODULE_PATH", filepath.Join(root, inner))
+	os.Setenv("RSYNC_USER_NAME", authUser)
+	noHooks := os.Getenv("RSYNC_NO_XFER_EXEC") != ""
+	hookCmd := func(param string) (string, error) {
+		if noHooks {
+			return "", nil
+		}
+		return m.Exec(param)
+	}
+	// The commands are expanded as rsync's daemon expands them, before
+	// the request is in the environment (only the hooks see it).
+	earlyCmd, earlyErr := hookCmd("early exec")
+	preCmd, preErr := hookCmd("pre-xfer exec")
+	postCmd, postErr := hookCmd("post-xfer exec")
+	if !noHooks && (earlyCmd != "" || preCmd != "" || postCmd != "" || m.String("name converter") != "") {
+		os.Setenv("RSYNC_PID", strconv.Itoa(os.Getpid()))
+	}
+	code := wire.ExitStartClient
+	if postCmd != "" && postErr == nil {
+		// Started first, as rsync forks it first: it runs whatever
+		// becomes of the rest (a failed early exec too), and waits for
+		// the exit status on its input.
+		post := exec.Command("sh", "-c", `read RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; export RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; `+postCmd)
+		post.Stdout, post.Stderr = nil, nil
+		postIn, err := post.StdinPipe()
+		if err == nil {
+			err = post.Start()
+		}
+		if err != nil {
+			s.logf(fmt.Sprintf("post-xfer exec: %v", err))
+		} else {
+			defer func() {
+				fmt.Fprintf(postIn, "%d %d\n", code, code<<8)
+				postIn.Close()
+				done := make(chan struct{})
+				go func() { post.Wait(); close(done) }()
+				select {
+				case <-done:
+				case <-time.After(time.Hour):
+					post.Process.Kill()
+				}
+			}()
+		}
+	}
+	if earlyErr != nil {
+		s.logf(earlyErr.Error())
+		return s.refuse("early exec failed")
+	}
+	if earlyCmd != "" {
+		if err := runEarlyExec(earlyCmd, s.earlyInput); err != nil {
+			s.logf(fmt.Sprintf("early exec failed: %v", err))
+			return s.refuse("early exec failed")
+		}
+	}
+	s.earlyInput = nil
+
+	// One bound for the whole of the client's arguments, so that a
+	// trickle cannot hold a "max connections" slot.
+	s.armHandshake(m.Int("timeout"))
 	if err := s.say(wire.DaemonOK); err != nil {
-		return wire.ExitSocketIO
+		code = wire.ExitSocketIO
+		return code
 	}
 	args, err := wire.ReadDaemonArgs(s.r)
 	if err != nil {
-		return wire.ExitStreamIO
+		code = wire.ExitStreamIO
+		if s.readFailed(err) == wire.ExitTimeout {
+			code = wire.ExitTimeout
+		}
+		return code
 	}
-	if s.conn != nil {
-		s.conn.SetDeadline(time.Time{})
-	}
+	s.disarmHandshake()
 	refused := s.srv.refusedOption(m, args)
 	request := strings.Join(requestPaths(args), " ")
 	if authUser != "" {
@@ -143,17 +211,6 @@ func (s *session) serveModule(m *Module) int {
 	} else {
 		s.logf(fmt.Sprintf("rsync on %s from %s (%s)", request, s.host, s.addr))
 	}
-
-	// The module's hooks run as the daemon's user, outside the module's
-	// confinement, with rsync's environment.
-	os.Setenv("RSYNC_MODULE_PATH", filepath.Join(root, inner))
-	os.Setenv("RSYNC_PID", strconv.Itoa(os.Getpid()))
-	var post *exec.Cmd
-	var postIn io.WriteCloser
-	// The commands are expanded as rsync's daemon expands them, before
-	// the request is in the environment (only the hooks see it).
-	preCmd, preErr := m.Exec("pre-xfer exec")
-	postCmd, postErr := m.Exec("post-xfer exec")
 	os.Setenv("RSYNC_REQUEST", request)
 	for i, a := range append([]string{"rsyncd"}, args...) {
 		os.Setenv("RSYNC_ARG"+strconv.Itoa(i), a)
@@ -162,20 +219,7 @@ func (s *session) serveModule(m *Module) int {
 		if err != nil && refused == nil {
 			s.logf(err.Error())
 			refused = &wire.FatalError{Code: wire.ExitUnsupported, Err: err}
-			preCmd, postCmd = "", ""
-		}
-	}
-	if cmdline := postCmd; cmdline != "" {
-		// Started now, while the daemon can still reach it; it waits for
-		// the exit status on its input.
-		post = exec.Command("sh", "-c", `read RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; export RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; `+cmdline)
-		post.Stdout, post.Stderr = nil, nil
-		if postIn, err = post.StdinPipe(); err == nil {
-			err = post.Start()
-		}
-		if err != nil {
-			s.logf(fmt.Sprintf("post-xfer exec: %v", err))
-			post = nil
+			preCmd = ""
 		}
 	}
 	if cmdline := preCmd; cmdline != "" && refused == nil {
@@ -195,23 +239,43 @@ func (s *session) serveModule(m *Module) int {
 			refused = &wire.FatalError{Code: wire.ExitUnsupported, Plain: true, Err: errors.New(msg)}
 		}
 	}
-	code := s.transfer(&moduleRun{
-		m: m, root: root, inner: inner, chroot: chroot == 1, uid: uid, gid: gid, groups: groups,
-		rules: daemonRules, munge: munge == 1, numericIDs: numericIDs, readOnly: readOnly,
-		refused: refused, user: authUser,
-	})
-	if post != nil {
-		fmt.Fprintf(postIn, "%d %d\n", code, code<<8)
-		postIn.Close()
-		done := make(chan struct{})
-		go func() { post.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(time.Hour):
-			post.Process.Kill()
+	// The name converter starts now, outside the confinement, with the
+	// request in its environment; it answers for the whole transfer.
+	var names *nameConverter
+	if cvtCmd, err := hookCmd("name converter"); err != nil && refused == nil {
+		s.logf(err.Error())
+		refused = &wire.FatalError{Code: wire.ExitUnsupported, Err: err}
+	} else if cvtCmd != "" && refused == nil {
+		if names, err = startNameConverter(cvtCmd, s.logf); err != nil {
+			s.logf(err.Error())
+			refused = &wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("name-converter exec preparation failed")}
+		} else {
+			defer names.Close()
 		}
 	}
+	code = s.transfer(&moduleRun{
+		m: m, root: root, inner: inner, chroot: chroot == 1, uid: uid, gid: gid, groups: groups,
+		rules: daemonRules, munge: munge == 1, numericIDs: numericIDs, readOnly: readOnly,
+		refused: refused, user: authUser, names: names,
+	})
 	return code
+}
+
+// runEarlyExec runs a module's "early exec" command with the client's
+// early input as its standard input and RSYNC_REQUEST "(NONE)" (nothing
+// of the request is known yet); what it prints is not shown to anyone.
+func runEarlyExec(cmdline string, input []byte) error {
+	cmd := exec.Command("sh", "-c", cmdline)
+	cmd.Env = append(os.Environ(), "RSYNC_REQUEST=(NONE)")
+	cmd.Stdin = bytes.NewReader(input)
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("returned failure (%d)", fsops.WaitStatus(ee.ProcessState))
+		}
+		return err
+	}
+	return nil
 }
 
 // moduleRun is what serveModule decided about a module's transfer.
@@ -225,8 +289,9 @@ type moduleRun struct {
 	munge       bool         // munge symlinks
 	numericIDs  bool
 	readOnly    bool
-	refused     error  // an option the module refuses, reported once the client can hear it
-	user        string // the authenticated user ("" for none)
+	refused     error          // an option the module refuses, reported once the client can hear it
+	user        string         // the authenticated user ("" for none)
+	names       *nameConverter // the module's name converter (nil: the host's database)
 }
 
 // transfer confines the process to the module and serves the transfer.
@@ -235,7 +300,16 @@ func (s *session) transfer(run *moduleRun) int {
 	daemonRules, readOnly, refused := run.rules, run.readOnly, run.refused
 	tempDir := m.String("temp dir")
 	// Confinement: chroot (as root), or every path resolved beneath
-	// the module's root; then the module's user.
+	// the module's root; then the module's user. "insecure links = yes"
+	// is the administrator's opt-out: the module's directory becomes
+	// the working directory and every symlink is followed, wherever it
+	// leads (only a chroot still confines), as rsync did before its
+	// confinement; the client's paths still lose their "..".
+	insecure := m.Bool("insecure links")
+	confine := s.srv.sys().SetBeneath
+	if insecure {
+		confine = s.srv.sys().Chdir
+	}
 	base := root
 	if run.chroot {
 		if err := s.srv.sys().Chroot(root); err != nil {
@@ -247,12 +321,12 @@ func (s *session) transfer(run *moduleRun) int {
 		// own directory too: a symlink may not lead to the rest of the
 		// root.
 		if inner != "" {
-			if err := s.srv.sys().SetBeneath(base); err != nil {
+			if err := confine(base); err != nil {
 				s.logf(err.Error())
 				return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chdir failed")})
 			}
 		}
-	} else if err := s.srv.sys().SetBeneath(base); err != nil {
+	} else if err := confine(base); err != nil {
 		s.logf(err.Error())
 		return s.failTransfer(&wire.FatalError{Code: wire.ExitStartClient, Err: errors.New("chdir failed")})
 	}
@@ -268,6 +342,10 @@ func (s *session) transfer(run *moduleRun) int {
 		Root:      base,
 		ReadRules: fsops.ReadFile, // beneath the module (fsops.SetBeneath)
 	}
+	if run.names != nil {
+		policy.Names = run.names
+	}
+	policy.SanitizeLinks = !run.chroot || inner != ""
 	quoted := regexp.MustCompile(`"` + regexp.QuoteMeta(strings.TrimSuffix(base, "/")) + `(/[^"]*)?"`)
 	policy.Display = func(msg string) string {
 		return quoted.ReplaceAllStringFunc(msg, func(q string) string {
@@ -361,7 +439,9 @@ func (s *session) transfer(run *moduleRun) int {
 		if tempDir != "" {
 			opts.TempDir = tempDir
 		}
-		opts.InsecureLinks = false
+		// Only the module decides: a client's --insecure-links never
+		// reaches here (it is always refused).
+		opts.InsecureLinks = insecure
 		opts.MungeLinks = run.munge
 		opts.NumericIDs = opts.NumericIDs || run.numericIDs
 		if m.Bool("ignore errors") {

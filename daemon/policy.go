@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"syq/filter"
 )
@@ -20,26 +22,63 @@ import (
 // list refuses; everyone else is allowed.
 func (m *Module) Access(addr, host string) bool {
 	allow, deny := m.String("hosts allow"), m.String("hosts deny")
+	forward := m.Bool("forward lookup")
 	if allow != "" {
-		if accessMatch(allow, addr, host) {
+		if accessMatch(allow, addr, host, forward, false) {
 			return true
 		}
 		if deny == "" {
 			return false
 		}
 	}
-	if deny != "" && accessMatch(deny, addr, host) {
+	if deny != "" && accessMatch(deny, addr, host, forward, true) {
 		return false
 	}
 	return true
 }
 
-func accessMatch(list, addr, host string) bool {
+// LookupHost resolves a host name of an access list to its addresses
+// (tests replace it).
+var LookupHost = func(name string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	return net.DefaultResolver.LookupHost(ctx, name)
+}
+
+// lookupTimeout bounds the resolution of one access-list name.
+const lookupTimeout = 10 * time.Second
+
+func accessMatch(list, addr, host string, forward, deny bool) bool {
 	for _, tok := range strings.FieldsFunc(strings.ToLower(list), func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
 		if host != "" && filter.Wildmatch(tok, strings.ToLower(host)) {
 			return true
 		}
 		if matchAddress(addr, tok) {
+			return true
+		}
+		if host != "" && forward && matchForward(addr, tok, deny) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchForward resolves a plain host name of the list (not an address,
+// a mask or a pattern) and matches the client's address against what
+// it resolves to, as rsync does. A name of a deny list that does not
+// resolve matches, so a denied host is not let in because the resolver
+// failed (rsync's fix of its fail-open); in an allow list it does not.
+func matchForward(addr, tok string, deny bool) bool {
+	if strings.Trim(tok, ".0123456789") == "" || strings.ContainsAny(tok, ":/*?[") {
+		return false
+	}
+	addrs, err := LookupHost(tok)
+	if err != nil {
+		return deny
+	}
+	ip := net.ParseIP(addr)
+	for _, a := range addrs {
+		if tip := net.ParseIP(a); tip != nil && ip != nil && tip.Equal(ip) {
 			return true
 		}
 	}

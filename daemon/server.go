@@ -15,6 +15,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"syq/filter"
@@ -77,6 +78,13 @@ type Policy struct {
 	// shown relative to it, as rsync's daemon shows them, never where
 	// the module lives on the server.
 	Display func(msg string) string
+	// SanitizeLinks: the symlinks received are cleaned so they cannot
+	// lead out of the module (a module without chroot, or inside one
+	// with "/./"), as rsync's daemon does when it does not munge them.
+	SanitizeLinks bool
+	// Names, if set, names owners and groups instead of the host's
+	// database (a module's "name converter").
+	Names wire.IDNamer
 	// LiteralPaths: the sender's operands are used as they are (an
 	// rsync-shaped command line's, which the remote shell or a wrapper
 	// such as rrsync already expanded), not expanded again.
@@ -107,6 +115,7 @@ type System interface {
 	Geteuid() int
 	Chroot(dir string) error
 	SetBeneath(dir string) error
+	Chdir(dir string) error
 	SetIDs(uid, gid int, groups []int) error
 	ClaimSlot(path string, max int) (release func(), ok bool, err error)
 }
@@ -117,6 +126,7 @@ type osSystem struct{}
 func (osSystem) Geteuid() int                            { return fsops.Geteuid() }
 func (osSystem) Chroot(dir string) error                 { return fsops.Chroot(dir) }
 func (osSystem) SetBeneath(dir string) error             { return fsops.SetBeneath(dir) }
+func (osSystem) Chdir(dir string) error                  { return fsops.Chdir(dir) }
 func (osSystem) SetIDs(uid, gid int, groups []int) error { return fsops.SetIDs(uid, gid, groups) }
 func (osSystem) ClaimSlot(path string, max int) (func(), bool, error) {
 	return fsops.ClaimSlot(path, max)
@@ -158,6 +168,13 @@ func (s *Server) ServeShell(r io.Reader, w io.Writer, stderr io.Writer) int {
 func (s *Server) ServeConn(conn net.Conn) int {
 	addr, host := peerOf(conn)
 	s.logf(fmt.Sprintf("connect from %s (%s)", host, addr))
+	if opts := s.Config.Global("socket options"); opts != "" {
+		if sc, ok := conn.(syscall.Conn); ok {
+			for _, p := range fsops.SetSocketOptions(sc, opts) {
+				s.logf(p)
+			}
+		}
+	}
 	ss := &session{srv: s, cfg: s.Config, r: bufio.NewReaderSize(conn, 256<<10), w: conn, conn: conn, addr: addr, host: host, stderr: io.Discard}
 	return ss.serve()
 }
@@ -255,6 +272,9 @@ type session struct {
 	addr   string
 	host   string
 	stderr io.Writer
+	// earlyInput is what the client sent with --early-input, the
+	// module's "early exec" standard input.
+	earlyInput []byte
 }
 
 func (s *session) logf(line string) { s.srv.logf(line) }
@@ -267,13 +287,47 @@ func (s *session) refuse(msg string) int {
 	return wire.ExitStartClient
 }
 
-// handshakeTimeout bounds the conversation before the transfer.
-const handshakeTimeout = 60 * time.Second
+// maxHandshake bounds each stretch of the conversation before the
+// transfer in which the daemon waits for the client; a "timeout" (the
+// global one before the module is named, the module's after) may only
+// shorten it, as in rsync.
+const maxHandshake = 60
+
+// armHandshake starts a stretch bounded by timeout seconds (0 or more
+// than maxHandshake: maxHandshake); a connection over a remote shell
+// has no deadline (it holds no listener's slot).
+func (s *session) armHandshake(timeout int) {
+	if s.conn == nil {
+		return
+	}
+	if timeout <= 0 || timeout > maxHandshake {
+		timeout = maxHandshake
+	}
+	s.conn.SetDeadline(time.Now().Add(time.Duration(timeout) * time.Second))
+}
+
+// disarmHandshake ends a stretch: the daemon's own work (hooks, the
+// transfer) is not the client's to hurry.
+func (s *session) disarmHandshake() {
+	if s.conn != nil {
+		s.conn.SetDeadline(time.Time{})
+	}
+}
+
+// readFailed logs why the client's words did not arrive when it was the
+// handshake's deadline, and returns rsync's exit code for it.
+func (s *session) readFailed(err error) int {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		s.logf(fmt.Sprintf("daemon handshake timeout from %s (%s)", s.host, s.addr))
+		return wire.ExitTimeout
+	}
+	return wire.ExitStartClient
+}
 
 func (s *session) serve() int {
-	if s.conn != nil {
-		s.conn.SetDeadline(time.Now().Add(handshakeTimeout))
-	}
+	timeout, _ := strconv.Atoi(strings.TrimSpace(s.cfg.Global("timeout")))
+	s.armHandshake(timeout)
 	if err := s.say(wire.DaemonGreeting()); err != nil {
 		return wire.ExitSocketIO
 	}
@@ -286,7 +340,7 @@ func (s *session) serve() int {
 	}
 	line, err := wire.ReadDaemonLine(s.r)
 	if err != nil {
-		return wire.ExitStartClient
+		return s.readFailed(err)
 	}
 	isSyq, err := wire.ParseDaemonGreeting(line)
 	if err != nil {
@@ -294,7 +348,19 @@ func (s *session) serve() int {
 	}
 	name, err := wire.ReadDaemonLine(s.r)
 	if err != nil {
-		return wire.ExitStartClient
+		return s.readFailed(err)
+	}
+	if data, ok, err := wire.ReadDaemonEarlyInput(s.r, name); ok {
+		if err == wire.ErrEarlyInputLength {
+			return s.refuse(err.Error())
+		}
+		if err != nil {
+			return s.readFailed(err)
+		}
+		s.earlyInput = data
+		if name, err = wire.ReadDaemonLine(s.r); err != nil {
+			return s.readFailed(err)
+		}
 	}
 	if name == "#list" {
 		name = ""

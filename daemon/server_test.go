@@ -24,6 +24,7 @@ import (
 type fakeSystem struct {
 	mu      sync.Mutex
 	beneath []string
+	chdirs  []string
 	slots   map[string]int
 }
 
@@ -34,6 +35,13 @@ func (f *fakeSystem) SetBeneath(dir string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.beneath = append(f.beneath, dir)
+	return nil
+}
+
+func (f *fakeSystem) Chdir(dir string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.chdirs = append(f.chdirs, dir)
 	return nil
 }
 

@@ -67,6 +67,16 @@ func Chroot(dir string) error {
 	return nil
 }
 
+// Chdir makes dir the working directory, following every symlink on
+// its way: a daemon module whose administrator turned its confinement
+// off ("insecure links = yes"), where SetBeneath would confine.
+func Chdir(dir string) error {
+	if err := unix.Chdir(dir); err != nil {
+		return &os.PathError{Op: "chdir", Path: dir, Err: err}
+	}
+	return nil
+}
+
 // SetIDs switches every thread of the process to gid (with groups as
 // its supplementary groups) and then uid, for good.
 func SetIDs(uid, gid int, groups []int) error {

@@ -184,13 +184,22 @@ var noOpenat2 atomic.Bool
 
 // OpenBeneath opens the directory rel (slash-separated, relative) below d
 // without following any symlink and without leaving d. With allowLinks,
-// symlinks that stay beneath d are followed (rsync's --keep-dirlinks).
+// symlinks that stay beneath d are followed (rsync's --keep-dirlinks);
+// under --insecure-links (SetInsecureLinks) they are followed wherever
+// they lead, as rsync's opt-out does.
 func (d *Dir) OpenBeneath(rel string, allowLinks bool) (*Dir, error) {
 	if rel == "" || rel == "." {
 		return d.Dup()
 	}
 	if err := CheckRelPath(rel); err != nil {
 		return nil, err
+	}
+	if allowLinks && insecureLinks.Load() {
+		fd, err := openRetry(d.fd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: d.Join(rel), Err: err}
+		}
+		return &Dir{fd: fd, path: d.Join(rel)}, nil
 	}
 	if !noOpenat2.Load() {
 		how := unix.OpenHow{

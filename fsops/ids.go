@@ -3,6 +3,7 @@ package fsops
 import (
 	"os/user"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -55,4 +56,58 @@ func Groups() []uint32 {
 		out = append(out, uint32(g))
 	}
 	return out
+}
+
+// HostNames names ids by this host's user and group database and
+// remembers every answer (a transfer asks about the same few ids over
+// and over). It is a wire.IDNamer.
+type HostNames struct {
+	mu    sync.Mutex
+	names [2]map[uint32]string
+	ids   [2]map[string]uint32
+}
+
+func kindOf(group bool) int {
+	if group {
+		return 1
+	}
+	return 0
+}
+
+// Name is the name of a user (or group) id here.
+func (h *HostNames) Name(id uint32, group bool) (string, bool) {
+	k := kindOf(group)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if name, ok := h.names[k][id]; ok {
+		return name, name != ""
+	}
+	name := IDName(id, group)
+	if h.names[k] == nil {
+		h.names[k] = map[uint32]string{}
+	}
+	h.names[k][id] = name
+	return name, name != ""
+}
+
+// ID is the id of a user (or group) name here; a name made of digits
+// is not taken as an id (rsync maps names, not numbers, this way).
+func (h *HostNames) ID(name string, group bool) (uint32, bool) {
+	if _, err := strconv.ParseUint(name, 10, 32); err == nil || name == "" {
+		return 0, false
+	}
+	k := kindOf(group)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if id, ok := h.ids[k][name]; ok {
+		return id, true
+	}
+	id, ok := LookupID(name, group)
+	if ok {
+		if h.ids[k] == nil {
+			h.ids[k] = map[string]uint32{}
+		}
+		h.ids[k][name] = id
+	}
+	return id, ok
 }

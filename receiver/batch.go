@@ -171,7 +171,23 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		r.batchDone(fb.Seq)
 		return
 	}
-	fb.Entries = r.mapIDs(fb.Entries) // idmap.go
+	fb.Entries = r.mapIDs(fb) // idmap.go
+	if r.cfg.SanitizeLinks && r.opts.Links && !r.opts.MungeLinks {
+		// A daemon module without chroot: every symlink made here is
+		// cleaned as rsync's sanitize_path cleans it, so it cannot lead
+		// out of the module (rsync does this unless it munges).
+		fb.Entries = slices.Clone(fb.Entries)
+		for i := range fb.Entries {
+			if e := &fb.Entries[i]; e.Type() == wire.TypeLnk && e.Link != "" {
+				if clean := SanitizeLink(e.Link, strings.Count(joinRel(fb.Dir, e.Name), "/")); clean != e.Link {
+					// Output shows what the sender listed, as rsync's
+					// lines come from its sender in a push.
+					r.sentLinks.Store(e, e.Link)
+					e.Link = clean
+				}
+			}
+		}
+	}
 	if r.opts.MungeLinks && r.opts.Links {
 		// --munge-links: every link made here leads below MungePrefix
 		// (output shows the sender's target: shownLink). A local sender
@@ -943,6 +959,42 @@ func (r *Receiver) destPath(rel string) string {
 		return absPath(r.rootPath)
 	}
 	return absPath(r.rootPath + "/" + rel)
+}
+
+// SanitizeLink is rsync's sanitize_path of a received symlink's target
+// in a daemon module without chroot: a leading '/' and "." components
+// go, and ".." removes the component before it; only the first depth
+// leading ".." stay (the link's own depth below the transfer's root),
+// so the target never climbs above that root. An empty result is ".".
+func SanitizeLink(target string, depth int) string {
+	var out []string
+	keep := 0      // the leading ".." kept
+	slash := false // the result ends in '/', as rsync's keeps it
+	comps := strings.Split(target, "/")
+	for i, c := range comps {
+		switch {
+		case c == "" || c == ".":
+		case c == ".." && len(out) > keep:
+			out = out[:len(out)-1]
+			slash = len(out) > 0
+		case c == ".." && depth <= 0:
+		default:
+			if c == ".." {
+				keep++
+				depth--
+			}
+			out = append(out, c)
+			slash = i < len(comps)-1
+		}
+	}
+	if len(out) == 0 {
+		return "."
+	}
+	s := strings.Join(out, "/")
+	if slash {
+		s += "/"
+	}
+	return s
 }
 
 func joinRel(dir, name string) string {

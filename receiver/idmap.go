@@ -8,10 +8,10 @@ package receiver
 // A map is a comma-separated list of FROM:TO; the first FROM that
 // matches wins. FROM is an id, a range of ids (10-20), or a name, which
 // may hold wildcards (*, ?, [...]); TO is a name or an id on the
-// receiver. syq carries ids, not names, across the wire, so a FROM name
-// is matched against the name of the id here (the machines are assumed
-// to share their ids, as everywhere else in syq); "*" matches any id,
-// named or not.
+// receiver. A FROM name is matched against the name the sender gave
+// the id (its batch's Names), else the id's name here (within one
+// process, or an id the sender did not name); "*" matches any id, named
+// or not.
 
 import (
 	"fmt"
@@ -83,7 +83,7 @@ type idMapper struct {
 	users, groups []idRule
 	numeric       bool
 	mu            sync.Mutex
-	done          [2]map[uint32]uint32
+	done          [2]map[uint32]mapped
 }
 
 // newIDMapper parses the maps and resolves their TO names here; an
@@ -92,7 +92,7 @@ func (r *Receiver) newIDMapper() error {
 	if r.opts.UserMap == "" && r.opts.GroupMap == "" {
 		return nil
 	}
-	m := &idMapper{numeric: r.opts.NumericIDs, done: [2]map[uint32]uint32{{}, {}}}
+	m := &idMapper{numeric: r.opts.NumericIDs, done: [2]map[uint32]mapped{{}, {}}}
 	for i, spec := range []string{r.opts.UserMap, r.opts.GroupMap} {
 		if spec == "" {
 			continue
@@ -126,10 +126,28 @@ func (r *Receiver) newIDMapper() error {
 
 // mapIDs returns the batch's entries with their owners and groups
 // mapped; the sender's slice is left as it is (locally it is shared).
-func (r *Receiver) mapIDs(entries []wire.Entry) []wire.Entry {
+// An id the maps do not cover and the sender named becomes the id its
+// name has here (rsync's mapping by name), unless --numeric-ids; a name
+// unknown here keeps the sender's id.
+func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
+	entries := fb.Entries
 	m := r.idMap
-	if m == nil || len(entries) == 0 {
+	byName := r.cfg.Names != nil && len(fb.Names) > 0 && !r.opts.NumericIDs
+	if m == nil && !byName || len(entries) == 0 {
 		return entries
+	}
+	var names [2]map[uint32]string
+	if byName {
+		for _, n := range fb.Names {
+			k := 0
+			if n.Group {
+				k = 1
+			}
+			if names[k] == nil {
+				names[k] = map[uint32]string{}
+			}
+			names[k][n.ID] = n.Name
+		}
 	}
 	out := slices.Clone(entries)
 	for i := range out {
@@ -137,17 +155,69 @@ func (r *Receiver) mapIDs(entries []wire.Entry) []wire.Entry {
 		if e.Mode == 0 {
 			continue // a --delete-missing-args name
 		}
-		if len(m.users) > 0 {
-			e.Uid = m.mapID(e.Uid, false)
-		}
-		if len(m.groups) > 0 {
-			e.Gid = m.mapID(e.Gid, true)
+		// A map's rule wins; an id no rule takes goes by its name.
+		for k, id := range []*uint32{&e.Uid, &e.Gid} {
+			group := k == 1
+			if m != nil && len(m.rules(group)) > 0 {
+				if res := m.mapNamed(*id, group, names[k]); res.matched {
+					*id = res.to
+					continue
+				}
+			}
+			if names[k] != nil {
+				*id = r.localID(*id, names[k], group)
+			}
 		}
 	}
 	return out
 }
 
-func (m *idMapper) mapID(id uint32, group bool) uint32 {
+// localID is the id here of the sender's id, by the name the sender
+// gave it (each name is looked up once).
+func (r *Receiver) localID(id uint32, names map[uint32]string, group bool) uint32 {
+	name, ok := names[id]
+	if !ok || id == 0 { // root stays root, as in rsync
+		return id
+	}
+	k := 0
+	if group {
+		k = 1
+	}
+	r.namedMu.Lock()
+	defer r.namedMu.Unlock()
+	if r.named[k] == nil {
+		r.named[k] = map[string]uint32{}
+	}
+	if local, ok := r.named[k][name]; ok {
+		return local
+	}
+	local, ok := r.cfg.Names.ID(name, group)
+	if !ok {
+		local = id
+	}
+	r.named[k][name] = local
+	return local
+}
+
+// mapped is what a map made of an id: matched says a rule took it.
+type mapped struct {
+	to      uint32
+	matched bool
+}
+
+func (m *idMapper) rules(group bool) []idRule {
+	if group {
+		return m.groups
+	}
+	return m.users
+}
+
+// mapID maps an id no sender named (an ACL's, a local copy's).
+func (m *idMapper) mapID(id uint32, group bool) uint32 { return m.mapNamed(id, group, nil).to }
+
+// mapNamed maps an id, matching FROM names against the name the sender
+// gave it in senderNames, else its name here.
+func (m *idMapper) mapNamed(id uint32, group bool, senderNames map[uint32]string) mapped {
 	k := 0
 	rules := m.users
 	if group {
@@ -155,10 +225,10 @@ func (m *idMapper) mapID(id uint32, group bool) uint32 {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if to, ok := m.done[k][id]; ok {
-		return to
+	if res, ok := m.done[k][id]; ok {
+		return res
 	}
-	to, name, named := id, "", false
+	res, name, named := mapped{to: id}, "", false
 	for _, rule := range rules {
 		if !rule.byName {
 			if id < rule.lo || id > rule.hi {
@@ -166,17 +236,20 @@ func (m *idMapper) mapID(id uint32, group bool) uint32 {
 			}
 		} else {
 			if !named && !m.numeric { // --numeric-ids: rsync sends no names
-				name, named = fsops.IDName(id, group), true
+				name, named = senderNames[id], true
+				if name == "" {
+					name = fsops.IDName(id, group)
+				}
 			}
 			if rule.wild && !filter.Wildmatch(rule.name, name) || !rule.wild && rule.name != name {
 				continue
 			}
 		}
-		to = rule.toID
+		res = mapped{to: rule.toID, matched: true}
 		break
 	}
-	m.done[k][id] = to
-	return to
+	m.done[k][id] = res
+	return res
 }
 
 // mayChgrp says whether a file may be given group gid: as root always,

@@ -145,9 +145,14 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 // shownLink is a symlink's target as output shows it. With
 // --munge-links the receiver made it munged, but rsync's lines come from
 // its sender (the client) except in a pull, and show what it listed.
+// A link cleaned for a daemon module (Config.SanitizeLinks) shows the
+// target the sender listed.
 func (r *Receiver) shownLink(e *wire.Entry) string {
 	if r.opts.MungeLinks && r.opts.Links && !r.cfg.Pulled {
 		return strings.TrimPrefix(e.Link, wire.MungePrefix)
+	}
+	if sent, ok := r.sentLinks.Load(e); ok {
+		return sent.(string)
 	}
 	return e.Link
 }

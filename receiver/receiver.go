@@ -57,6 +57,13 @@ type Config struct {
 	// receiving (rel below the destination): such an entry is
 	// reported and left alone, a directory with all it holds.
 	Refuse func(rel string, isDir bool) bool
+	// SanitizeLinks: a daemon module without chroot, where every symlink
+	// received is cleaned so it cannot lead out (SanitizeLink).
+	SanitizeLinks bool
+	// Names, if set, maps the names a sender gives its ids to ids here
+	// (rsync's mapping of owners and groups by name); nil keeps the
+	// sender's ids, as within one process.
+	Names wire.IDNamer
 }
 
 // Live is wire.Live: the receiver counts what it has written.
@@ -124,6 +131,13 @@ type Receiver struct {
 
 	stage stageState // -T, --partial-dir, --delay-updates (stage.go)
 	idMap *idMapper  // --usermap, --groupmap, --chown (idmap.go)
+	// named caches, per users (0) and groups (1), the id here of each
+	// name a sender gave (idmap.go).
+	namedMu sync.Mutex
+	named   [2]map[string]uint32
+	// sentLinks holds, per entry whose link target SanitizeLink
+	// changed, the target the sender listed (for output).
+	sentLinks sync.Map
 	// groups are ours, for a receiver that is not root (idmap.go).
 	groupsOnce sync.Once
 	groups     []uint32

@@ -42,6 +42,11 @@ type Config struct {
 	// Live, if set, counts what is listed and sent (a push's progress
 	// lines; locally the receiver counts).
 	Live *wire.Live
+	// Names, if set, names the owners (-o) and groups (-g) of the
+	// entries in each batch, as rsync's sender sends its uid and gid
+	// names (not under --numeric-ids; root is never named); the
+	// receiver maps the names to its own ids.
+	Names wire.IDNamer
 }
 
 // Sender is one sending half of a transfer.

@@ -209,9 +209,42 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 	// delete (rsync's io_error); the flag rides on every later batch.
 	s.listIOError = s.listIOError || j.ioError
 	b := &wire.FileBatch{Seq: *seq, Dir: j.rel, Entries: j.entries, Complete: j.complete, IOError: s.listIOError}
+	b.Names = s.idNames(j.entries)
 	*seq++
 	j.dirs, j.devs, j.entries, j.from = nil, nil, nil, nil
 	return s.send(b)
+}
+
+// idNames lists the names of the owners and groups entries carry
+// (Config.Names); an id without a name is left out, and the receiver
+// keeps it as it is.
+func (s *Sender) idNames(entries []wire.Entry) []wire.IDName {
+	o := s.cfg.Opts
+	if s.cfg.Names == nil || o.NumericIDs || !o.Owner && !o.Group {
+		return nil
+	}
+	var out []wire.IDName
+	seen := map[wire.IDName]bool{}
+	add := func(id uint32, group bool) {
+		k := wire.IDName{ID: id, Group: group}
+		if id == 0 || seen[k] {
+			return
+		}
+		seen[k] = true
+		if name, ok := s.cfg.Names.Name(id, group); ok && name != "" {
+			k.Name = name
+			out = append(out, k)
+		}
+	}
+	for i := range entries {
+		if o.Owner {
+			add(entries[i].Uid, false)
+		}
+		if o.Group {
+			add(entries[i].Gid, true)
+		}
+	}
+	return out
 }
 
 // topLevel is the batch of the operands themselves.

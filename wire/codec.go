@@ -202,13 +202,15 @@ const (
 const (
 	batchComplete = 1 << iota
 	batchIOError
-	batchMore // the batch continues in the next frame
+	batchMore  // the batch continues in the next frame
+	batchNames // the batch's id names follow its directory (first frame only)
 )
 
 // encodeBatch appends the frames of b to out; a batch whose body would
 // exceed batchSplit is split into several frames of the same Seq.
 func encodeBatch(out []byte, b *FileBatch) []byte {
 	entries := b.Entries
+	names := b.Names
 	for {
 		start := len(out)
 		out = append(out, frameBatch, 0, 0, 0, 0)
@@ -216,6 +218,21 @@ func encodeBatch(out []byte, b *FileBatch) []byte {
 		flagAt := len(out)
 		out = append(out, 0)
 		out = appendStr(out, b.Dir)
+		var flags byte
+		if len(names) > 0 {
+			flags |= batchNames
+			out = binary.AppendUvarint(out, uint64(len(names)))
+			for _, n := range names {
+				kind := byte(0)
+				if n.Group {
+					kind = 1
+				}
+				out = append(out, kind)
+				out = binary.AppendUvarint(out, uint64(n.ID))
+				out = appendStr(out, n.Name)
+			}
+			names = nil
+		}
 		// The count is unknown until the frame is full: reserve a fixed
 		// five-byte varint.
 		countAt := len(out)
@@ -228,7 +245,6 @@ func encodeBatch(out []byte, b *FileBatch) []byte {
 			n++
 		}
 		entries = entries[n:]
-		var flags byte
 		if b.Complete {
 			flags |= batchComplete
 		}
@@ -246,6 +262,10 @@ func encodeBatch(out []byte, b *FileBatch) []byte {
 		}
 	}
 }
+
+// maxIDName bounds a user or group name on the wire (rsync's are at
+// most 255 bytes).
+const maxIDName = 255
 
 // putFixedUvarint5 writes v (< 2^35) as a five-byte varint.
 func putFixedUvarint5(b []byte, v uint64) {
@@ -349,10 +369,32 @@ func decodeBatchFrame(body []byte) (b *FileBatch, more bool, err error) {
 	b = &FileBatch{Seq: d.uvarint()}
 	flags := d.byte1()
 	b.Dir = d.str()
+	if flags&batchNames != 0 {
+		// A name takes at least four bytes: kind, id, length, one byte.
+		b.Names = make([]IDName, d.count(4))
+		for i := range b.Names {
+			n := &b.Names[i]
+			switch d.byte1() {
+			case 0:
+			case 1:
+				n.Group = true
+			default:
+				d.fail(errors.New("bad id name kind"))
+			}
+			n.ID = d.u32()
+			n.Name = d.str()
+			if d.err == nil && (n.Name == "" || len(n.Name) > maxIDName) {
+				d.fail(fmt.Errorf("bad id name of %d bytes", len(n.Name)))
+			}
+			if d.err != nil {
+				return nil, false, d.err
+			}
+		}
+	}
 	// An entry takes at least four bytes: flags, name length, size, one
 	// more field.
 	n := d.count(4)
-	if d.err == nil && flags&^(batchComplete|batchIOError|batchMore) != 0 {
+	if d.err == nil && flags&^(batchComplete|batchIOError|batchMore|batchNames) != 0 {
 		d.fail(fmt.Errorf("unknown batch flags %#x", flags))
 	}
 	b.Complete = flags&batchComplete != 0

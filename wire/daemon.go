@@ -9,9 +9,11 @@ package wire
 
 import (
 	"bufio"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -92,6 +94,51 @@ func ReadDaemonLine(r *bufio.Reader) (string, error) {
 	}
 }
 
+// DaemonEarlyInput starts the line by which a client sends its
+// --early-input file ("#early_input=N" and then N bytes) before it
+// names the module; MaxEarlyInput bounds N, as rsync's line buffer
+// does on both ends.
+const (
+	DaemonEarlyInput = "#early_input="
+	MaxEarlyInput    = 5120
+)
+
+// WriteDaemonEarlyInput sends data as the client's early input; nothing
+// is sent for an empty file, as rsync sends nothing.
+func WriteDaemonEarlyInput(w io.Writer, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	if len(data) > MaxEarlyInput {
+		return fmt.Errorf("early input of %d bytes is more than %d", len(data), MaxEarlyInput)
+	}
+	_, err := w.Write(append([]byte(fmt.Sprintf("%s%d\n", DaemonEarlyInput, len(data))), data...))
+	return err
+}
+
+// ReadDaemonEarlyInput reads the bytes an early-input line announces;
+// line is the line already read. ok is false when the line is not one;
+// an error is a length out of bounds or a connection that ends early.
+func ReadDaemonEarlyInput(r *bufio.Reader, line string) (data []byte, ok bool, err error) {
+	rest, ok := strings.CutPrefix(line, DaemonEarlyInput)
+	if !ok {
+		return nil, false, nil
+	}
+	n, convErr := strconv.Atoi(rest)
+	if convErr != nil || n <= 0 || n > MaxEarlyInput {
+		return nil, true, ErrEarlyInputLength
+	}
+	data = make([]byte, n)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, true, err
+	}
+	return data, true, nil
+}
+
+// ErrEarlyInputLength is an early-input line with a length out of
+// bounds; rsync's daemon answers it with this very text after @ERROR.
+var ErrEarlyInputLength = errors.New("invalid early_input length")
+
 // WriteDaemonArgs sends the client's arguments.
 func WriteDaemonArgs(w io.Writer, args []string) error {
 	var b strings.Builder
@@ -135,5 +182,68 @@ func ReadDaemonArgs(r *bufio.Reader) ([]string, error) {
 		}
 		args = append(args, string(cur))
 		cur = cur[:0]
+	}
+}
+
+// maxProxyLine bounds a line of an HTTP proxy's answer, as rsync's
+// buffer does.
+const maxProxyLine = 1024
+
+// ProxyConnect asks an HTTP proxy on conn (RSYNC_PROXY) for a tunnel to
+// host:port with "CONNECT host:port HTTP/1.0", with Basic credentials
+// when user is not "", and reads its answer: a 2xx status line, then
+// headers up to an empty line. It reads byte by byte so that nothing
+// after the answer is taken from the tunnel.
+func ProxyConnect(conn io.ReadWriter, host string, port int, user, pass string) error {
+	for _, c := range []byte(host) {
+		if c < 0x20 || c == 0x7f {
+			return errors.New("invalid control character in proxy CONNECT host")
+		}
+	}
+	req := fmt.Sprintf("CONNECT %s:%d HTTP/1.0", host, port)
+	if user != "" {
+		req += "\r\nProxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+	}
+	if len(req)+4 >= maxProxyLine {
+		return errors.New("proxy CONNECT request too long")
+	}
+	if _, err := io.WriteString(conn, req+"\r\n\r\n"); err != nil {
+		return fmt.Errorf("failed to write to proxy: %w", err)
+	}
+	readLine := func() (string, error) {
+		var line []byte
+		b := make([]byte, 1)
+		for {
+			if _, err := io.ReadFull(conn, b); err != nil {
+				return "", fmt.Errorf("failed to read from proxy: %w", err)
+			}
+			if b[0] == '\n' {
+				return strings.TrimSuffix(string(line), "\r"), nil
+			}
+			if len(line) >= maxProxyLine {
+				return "", errors.New("proxy response line too long")
+			}
+			line = append(line, b[0])
+		}
+	}
+	status, err := readLine()
+	if err != nil {
+		return err
+	}
+	rest, ok := strings.CutPrefix(status, "HTTP/")
+	if ok {
+		rest = strings.TrimLeft(strings.TrimLeft(rest, "0123456789."), " ")
+	}
+	if !ok || !strings.HasPrefix(rest, "2") {
+		return fmt.Errorf("bad response from proxy -- %s", status)
+	}
+	for {
+		line, err := readLine()
+		if err != nil {
+			return err
+		}
+		if line == "" {
+			return nil
+		}
 	}
 }

@@ -98,6 +98,28 @@ type FileBatch struct {
 	// directory or an earlier one); the receiver then deletes nothing
 	// unless --ignore-errors, as rsync does.
 	IOError bool
+	// Names are the sender's user and group names of the ids its
+	// entries carry (rsync's uid/gid name lists), for a receiver that
+	// maps them to its own ids by name; each batch names the ids it
+	// uses, so it needs no other batch. Empty under --numeric-ids and
+	// within one process.
+	Names []IDName
+}
+
+// IDName is the name a user (Group false) or group id has on the
+// sender.
+type IDName struct {
+	Group bool
+	ID    uint32
+	Name  string
+}
+
+// IDNamer turns ids into names and back, as a side knows them: the
+// host's user and group database, or a daemon module's "name
+// converter". ok is false for an id or name it does not know.
+type IDNamer interface {
+	Name(id uint32, group bool) (name string, ok bool)
+	ID(name string, group bool) (id uint32, ok bool)
 }
 
 // ListEnd follows the last FileBatch.

@@ -810,6 +810,7 @@ func (s *Stream) readFrames() error {
 					return s.protocolErr("batch %d has more than %d entries", b.Seq, maxBatchEntries)
 				}
 				pending.Entries = append(pending.Entries, b.Entries...)
+				pending.Names = append(pending.Names, b.Names...)
 				b = pending
 			}
 			if more {

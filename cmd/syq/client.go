@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"syq/filter"
+	"syq/fsops"
 	"syq/receiver"
 	"syq/remote"
 	"syq/sender"
@@ -375,7 +376,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		stats, runErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources, Walkers: tune.Walkers, ReadAhead: tune.ReadAhead,
 			Report: probs.report("sender"), Filter: inv.filters, Live: live,
-			Debugf: debugIf(debug),
+			Debugf: debugIf(debug), Names: &fsops.HostNames{},
 		}, st)
 		if bar != nil {
 			bar.end()
@@ -394,7 +395,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			Opts: batchOnlyOpts(opts), Dest: inv.Dest, Live: live,
 			DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 			Out: out, Report: probs.report("receiver"), Debug: debug, Pulled: true, Log: logf.items(),
-			Filter: inv.filters,
+			Filter: inv.filters, Names: &fsops.HostNames{},
 		}, st)
 		if bar != nil {
 			bar.end()

@@ -6,8 +6,10 @@ package main
 // ends where the outcome is rsync's to match.
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -70,7 +72,7 @@ munge symlinks = no
 	list = no
 [todo]
 	path = %[2]s/pub
-	name converter = /bin/cat
+	ignore nonreadable = yes
 %s`, ids, dir, extra)
 	write("rsyncd.conf", conf, 0o644)
 	bin := filepath.Join(dir, "bin")
@@ -192,7 +194,7 @@ func TestDaemonConnectProg(t *testing.T) {
 		t.Errorf("unknown module: %d %s", r.code, r.stderr)
 	}
 	r = f.syq(t, nil, "-a", "localhost::todo/", dst("x")+"/")
-	if r.code != 5 || !strings.Contains(r.stderr, "name converter") {
+	if r.code != 5 || !strings.Contains(r.stderr, "ignore nonreadable") {
 		t.Errorf("a module with a parameter syq does not implement: %d %s", r.code, r.stderr)
 	}
 
@@ -328,9 +330,32 @@ func TestDaemonTCP(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(f.dir, "tcp/b.txt")); r.code != 0 || string(b) != "beta\n" {
 		t.Errorf("pull over TCP: %d %s %q", r.code, r.stderr, b)
 	}
-	r = f.run(t, nil, f.rsyncBin, "-a", "--port", fmt.Sprint(port), filepath.Join(f.dir, "pub/sub")+"/", "127.0.0.1::up/tcp/")
+	r = f.run(t, nil, f.rsyncBin, "-a", "--port", fmt.Sprint(port), "--sockopts=SO_KEEPALIVE,SO_SNDBUF=65536,BOGUS", filepath.Join(f.dir, "pub/sub")+"/", "127.0.0.1::up/tcp/")
+	if !strings.Contains(r.stderr, "Unknown socket option BOGUS") {
+		t.Errorf("--sockopts with an unknown name: %q", r.stderr)
+	}
 	if b, _ := os.ReadFile(filepath.Join(f.dir, "up/tcp/b.txt")); r.code != 0 || string(b) != "beta\n" {
 		t.Errorf("push over TCP (--port): %d %s %q", r.code, r.stderr, b)
+	}
+	// Through an HTTP proxy (RSYNC_PROXY): the CONNECT names the
+	// daemon's host as the client has it, with Basic credentials when
+	// given; a refusal is rsync's "bad response from proxy".
+	proxy, seen := startConnectProxy(t, port)
+	r = f.run(t, []string{"RSYNC_PROXY=" + proxy}, f.rsyncBin, "-a", fmt.Sprintf("rsync://daemon.invalid:%d/pub/sub/", port), filepath.Join(f.dir, "proxied")+"/")
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "proxied/b.txt")); r.code != 0 || string(b) != "beta\n" {
+		t.Errorf("pull through a proxy: %d %s %q", r.code, r.stderr, b)
+	}
+	if got := <-seen; got != fmt.Sprintf("CONNECT daemon.invalid:%d HTTP/1.0|", port) {
+		t.Errorf("the proxy saw %q", got)
+	}
+	r = f.run(t, []string{"RSYNC_PROXY=joe:se:same@" + proxy}, f.rsyncBin, fmt.Sprintf("rsync://daemon.invalid:%d/", port))
+	if got := <-seen; r.code != 0 || got != fmt.Sprintf("CONNECT daemon.invalid:%d HTTP/1.0|Proxy-Authorization: Basic am9lOnNlOnNhbWU=|", port) {
+		t.Errorf("list through a proxy with credentials: %d %s, the proxy saw %q", r.code, r.stderr, got)
+	}
+	r = f.run(t, []string{"RSYNC_PROXY=" + proxy}, f.rsyncBin, "rsync://refuse.invalid/")
+	<-seen
+	if r.code != 10 || !strings.Contains(r.stderr, "bad response from proxy -- HTTP/1.0 503 Service Unavailable") {
+		t.Errorf("a proxy's refusal: %d %s", r.code, r.stderr)
 	}
 	// Nothing listens on port 1: rsync's socket error, exit 10.
 	r = f.run(t, nil, f.rsyncBin, "-a", "rsync://127.0.0.1:1/pub/", filepath.Join(f.dir, "none")+"/")
@@ -348,11 +373,11 @@ func TestDaemonDiff(t *testing.T) {
 		t.Skip("no real rsync installed")
 	}
 	f := newDaemonFixture(t, "")
-	// Real rsync runs the "todo" module's name converter, syq refuses it;
-	// the rest of the configuration means the same to both.
+	// Real rsync serves the "todo" module, syq refuses it; the rest of
+	// the configuration means the same to both.
 	conf, _ := os.ReadFile(f.conf)
 	rconf := filepath.Join(f.dir, "real.conf")
-	os.WriteFile(rconf, bytes.Replace(conf, []byte("name converter = /bin/cat"), nil, 1), 0o644)
+	os.WriteFile(rconf, bytes.Replace(conf, []byte("ignore nonreadable = yes"), nil, 1), 0o644)
 	real := func(env []string, args ...string) daemonRun {
 		env = append(env, "RSYNC_CONNECT_PROG="+rsync+" --config="+rconf+" --daemon")
 		return f.run(t, env, rsync, args...)
@@ -522,4 +547,56 @@ func TestDaemonChrootInner(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(outer, "inner/in/a.txt")); string(b) != "alpha\n" {
 		t.Errorf("pushed file: %q", b)
 	}
+}
+
+// startConnectProxy runs a small HTTP CONNECT proxy on loopback that
+// tunnels to the daemon on port (and refuses a host named
+// "refuse.invalid"); each request's lines (joined by '|') arrive on
+// the channel.
+func startConnectProxy(t *testing.T, port int) (string, <-chan string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	seen := make(chan string, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(30 * time.Second))
+				r := bufio.NewReader(c)
+				var lines []string
+				for {
+					l, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if l = strings.TrimRight(l, "\r\n"); l == "" {
+						break
+					}
+					lines = append(lines, l)
+				}
+				seen <- strings.Join(lines, "|") + "|"
+				if strings.Contains(lines[0], "refuse.invalid") {
+					io.WriteString(c, "HTTP/1.0 503 Service Unavailable\r\n\r\n")
+					return
+				}
+				up, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				io.WriteString(c, "HTTP/1.0 200 Connection established\r\nX-Note: tunnel\r\n\r\n")
+				go func() { io.Copy(up, r); up.(*net.TCPConn).CloseWrite() }()
+				io.Copy(c, up)
+			}()
+		}
+	}()
+	return ln.Addr().String(), seen
 }

@@ -41,7 +41,7 @@ var clientOnlyOptions = map[string]bool{
 	"info": true, "debug": true, "stderr": true, "msgs2stderr": true, "no-msgs2stderr": true,
 	"outbuf": true, "8-bit-output": true, "human-readable": true, "no-human-readable": true, "no-h": true,
 	"remote-option": true, "blocking-io": true, "no-blocking-io": true, "early-input": true,
-	"ipv4": true, "ipv6": true, "stats": true, "quiet": true, "out-format": true, "log-format": true,
+	"ipv4": true, "ipv6": true, "sockopts": true, "stats": true, "quiet": true, "out-format": true, "log-format": true,
 	"list-only": true, "secluded-args": true, "protect-args": true, "no-secluded-args": true,
 	"no-protect-args": true, "no-s": true, "old-args": true, "no-old-args": true,
 }
@@ -124,15 +124,32 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		}
 		return conn, cmd, nil
 	}
-	if os.Getenv("RSYNC_PROXY") != "" {
-		return nil, nil, &wire.FatalError{Code: wire.ExitSyntax, Err: errors.New("RSYNC_PROXY (a daemon connection through an HTTP proxy) is not supported by syq")}
-	}
 	port := end.Port
 	if port == 0 {
 		port = inv.Port
 	}
 	if port == 0 {
 		port = daemon.DefaultPort
+	}
+	dialHost, dialPort := end.Host, strconv.Itoa(port)
+	var proxyUser, proxyPass string
+	proxied := os.Getenv("RSYNC_PROXY") != ""
+	if proxied {
+		// RSYNC_PROXY=[USER:PASS@]HOST:PORT: an HTTP proxy that opens
+		// a tunnel to the daemon (CONNECT).
+		spec := os.Getenv("RSYNC_PROXY")
+		if at := strings.LastIndexByte(spec, '@'); at >= 0 {
+			cred := spec[:at]
+			spec = spec[at+1:]
+			var ok bool
+			if proxyUser, proxyPass, ok = strings.Cut(cred, ":"); !ok {
+				return nil, nil, daemon.Errorf(wire.ExitSocketIO, "invalid proxy specification: should be USER:PASS@HOST:PORT")
+			}
+		}
+		var ok bool
+		if dialHost, dialPort, ok = strings.Cut(spec, ":"); !ok {
+			return nil, nil, daemon.Errorf(wire.ExitSocketIO, "invalid proxy specification: should be HOST:PORT")
+		}
 	}
 	d := net.Dialer{}
 	if inv.ConTimeout > 0 {
@@ -145,14 +162,34 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		}
 		d.LocalAddr = &net.TCPAddr{IP: ip}
 	}
-	addr := net.JoinHostPort(end.Host, strconv.Itoa(port))
+	addr := net.JoinHostPort(dialHost, dialPort)
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, nil, daemon.Errorf(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", end.Host)
+			return nil, nil, daemon.Errorf(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", dialHost)
 		}
-		return nil, nil, daemon.Errorf(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", end.Host, addr, fsops.NetErrText(err))
+		return nil, nil, daemon.Errorf(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", dialHost, addr, fsops.NetErrText(err))
+	}
+	if inv.SockOpts != "" {
+		for _, p := range fsops.SetSocketOptions(conn.(*net.TCPConn), inv.SockOpts) {
+			fmt.Fprintln(stderr, p)
+		}
+	}
+	if proxied {
+		// The proxy's answer is bounded in time as the daemon's
+		// greeting is: --contimeout, else a minute.
+		limit := time.Minute
+		if inv.ConTimeout > 0 {
+			limit = time.Duration(inv.ConTimeout) * time.Second
+		}
+		conn.SetDeadline(time.Now().Add(limit))
+		err := wire.ProxyConnect(conn, end.Host, port, proxyUser, proxyPass)
+		conn.SetDeadline(time.Time{})
+		if err != nil {
+			conn.Close()
+			return nil, nil, daemon.Errorf(wire.ExitSocketIO, "%s", err)
+		}
 	}
 	return conn, nil, nil
 }
@@ -230,6 +267,9 @@ func startDaemon(ctx context.Context, inv *Invocation, paths []string, stdout, s
 	if !inv.NoMotd {
 		c.Out = stdout
 	}
+	if inv.EarlyInput != "" {
+		c.EarlyInput = func() ([]byte, error) { return readEarlyInput(inv.EarlyInput) }
+	}
 	if done, err := c.Open(conn, r); done || err != nil {
 		return nil, done, err
 	}
@@ -261,6 +301,26 @@ func authUser(inv *Invocation) (user, password string, err error) {
 		return user, os.Getenv("RSYNC_PASSWORD"), nil
 	}
 	return "", "", daemon.Errorf(wire.ExitStartClient, "syq: the daemon asks for a password: give it with --password-file or RSYNC_PASSWORD (syq does not prompt for one)")
+}
+
+// readEarlyInput reads --early-input's file, up to the bytes a daemon
+// takes; as with --password-file, a symlink on its path that neither
+// root nor this user owns is not followed (it could hand another
+// user's file to the daemon).
+func readEarlyInput(path string) ([]byte, error) {
+	f, err := fsops.OpenOwned(path)
+	if err != nil {
+		return nil, daemon.Errorf(wire.ExitStartClient, "syq: failed to open %s: %s", path, fsops.ErrText(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, wire.MaxEarlyInput+1))
+	if err != nil {
+		return nil, daemon.Errorf(wire.ExitStartClient, "syq: failed to read %s: %s", path, fsops.ErrText(err))
+	}
+	if len(data) > wire.MaxEarlyInput {
+		return nil, daemon.Errorf(wire.ExitStartClient, "%s is > %d bytes.", path, wire.MaxEarlyInput)
+	}
+	return data, nil
 }
 
 // readPasswordFile reads the first line of --password-file ("-":

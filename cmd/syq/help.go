@@ -229,8 +229,12 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --contimeout=SECONDS  how long to wait for a daemon's TCP connection
      --port=PORT         a daemon's TCP port (default 873)
      --address=ADDRESS   the local address to connect to a daemon from
+     --sockopts=OPTIONS  socket options of a daemon's TCP connection
+                         (SO_KEEPALIVE, SO_SNDBUF=N, TCP_NODELAY, ...)
      --password-file=FILE  a daemon module's password (else $RSYNC_PASSWORD)
      --no-motd           do not show a daemon's message of the day
+     --early-input=FILE  send FILE (at most 5120 bytes) to a daemon module's
+                         "early exec" program
      --daemon            serve rsyncd.conf's modules (--config=FILE, default
                          /etc/rsyncd.conf; --no-detach, --port, --address,
                          --log-file, --dparam=NAME=VALUE)

@@ -139,8 +139,10 @@ type Invocation struct {
 	Port         int    // --port: the daemon's TCP port (0: 873, or the URL's)
 	Address      string // --address: the local address to connect from
 	PasswordFile string // --password-file
+	EarlyInput   string // --early-input: a file sent to a daemon's "early exec"
 	NoMotd       bool   // --no-motd
 	ConTimeout   int    // --contimeout, seconds (0: none)
+	SockOpts     string // --sockopts: socket options of a daemon's TCP connection
 	// hits are the options as given, which a daemon client sends the
 	// daemon for its "refuse options".
 	hits []cliHit
@@ -555,12 +557,12 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("secluded-args", 's', func(*Invocation) {}), optFlag("protect-args", 0, func(*Invocation) {}))
 	add(optNoop("no-secluded-args"), optNoop("no-protect-args"), optNoop("no-s"))
 	add(optTodo("trust-sender", 0, cliNoArg))
-	add(optText("address", 0, func(c *Invocation, s string) { c.Address = s }), optNum("port", 0, func(c *Invocation, n int) { c.Port = n }), optTodo("sockopts", 0, cliStrArg))
+	add(optText("address", 0, func(c *Invocation, s string) { c.Address = s }), optNum("port", 0, func(c *Invocation, n int) { c.Port = n }), optText("sockopts", 0, func(c *Invocation, s string) { c.SockOpts = s }))
 	// syq never talks to the remote shell in non-blocking mode, so
 	// --blocking-io changes nothing.
 	add(optNoop("blocking-io"), optNoop("no-blocking-io"))
 	add(optText("remote-option", 'M', func(c *Invocation, s string) { c.RemoteOptions = append(c.RemoteOptions, s) }))
-	add(optText("password-file", 0, func(c *Invocation, s string) { c.PasswordFile = s }), optTodo("early-input", 0, cliStrArg))
+	add(optText("password-file", 0, func(c *Invocation, s string) { c.PasswordFile = s }), optText("early-input", 0, func(c *Invocation, s string) { c.EarlyInput = s }))
 	add(optText("bwlimit", 0, func(c *Invocation, s string) { c.bwlimit = s }))
 	add(optFlag("no-bwlimit", 0, func(c *Invocation) { c.bwlimit = "" }))
 	add(optNum("timeout", 0, func(c *Invocation, n int) { c.Opts.TimeoutSec = max(n, 0) }))

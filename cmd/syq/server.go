@@ -221,7 +221,7 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *da
 			}
 			ops = filesFromOperands(data, ops[0], opts.From0, opts.Relative)
 		}
-		_, runErr = sender.Run(ctx, sender.Config{Opts: opts, Operands: ops, Walkers: plan.Walkers, Report: report, Filter: rules}, st)
+		_, runErr = sender.Run(ctx, sender.Config{Opts: opts, Operands: ops, Walkers: plan.Walkers, Report: report, Filter: rules, Names: helperNames(policy)}, st)
 	case "receiver":
 		if len(setup.Args) != 1 {
 			return fail(&wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("a receiver needs one destination, got %d", len(setup.Args))})
@@ -254,7 +254,8 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *da
 			Opts: opts, Dest: setup.Args[0],
 			DirWorkers: plan.DirWorkers, Writers: plan.Writers,
 			Out: out, Report: report, Debug: setup.Debug, Pushed: true, Filter: rules, Log: logTo,
-			Refuse: refuse,
+			Refuse: refuse, Names: helperNames(policy),
+			SanitizeLinks: policy != nil && policy.SanitizeLinks,
 		}, conn)
 	}
 	// The last word: the error that stopped this side, if any. The
@@ -270,6 +271,15 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *da
 	st.Flush()
 	st.Close()
 	return code
+}
+
+// helperNames names owners and groups for the helper: by the host's
+// database, or by a daemon module's name converter.
+func helperNames(policy *daemon.Policy) wire.IDNamer {
+	if policy != nil && policy.Names != nil {
+		return policy.Names
+	}
+	return &fsops.HostNames{}
 }
 
 // offerRails offers the client rails and waits for its choice; none
