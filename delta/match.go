@@ -237,6 +237,7 @@ func (m *matcher) matched(i int64, n int) error {
 		return err
 	}
 	m.st.Matched += int64(n)
+	m.st.Matches++
 	m.pos += n
 	m.lit = m.pos
 	return nil
@@ -286,6 +287,7 @@ func (m *matcher) run() error {
 			// blocks costs no weak sums.
 			if next < int64(len(m.sig.Blocks)) && m.sig.blockLen(next) == wlen && m.allowed(next) &&
 				strongSum(m.buf[m.pos:m.pos+wlen]) == m.sig.Blocks[next].Strong {
+				m.st.HashHits++ // rsync finds it by its weak sum first
 				if err := m.matched(next, wlen); err != nil {
 					return err
 				}
@@ -356,16 +358,24 @@ func (m *matcher) find(weak uint32, wlen int, hint int64) (int64, bool) {
 		}
 		if !haveStrong {
 			strong, haveStrong = strongSum(m.buf[m.pos:m.pos+wlen]), true
+			m.st.HashHits++
 		}
-		return b.Strong == strong
+		if b.Strong != strong {
+			m.st.FalseAlarms++
+			return false
+		}
+		return true
 	}
 	if hint < int64(len(m.sig.Blocks)) && check(hint) {
 		return hint, true
 	}
+	same := int64(-1) // tried already, so not counted twice as a false alarm
 	if m.opt.Inplace {
 		// The block at the same offset costs the receiver no write.
-		if bl := int64(m.sig.BlockLen); offset%bl == 0 && offset/bl < int64(len(m.sig.Blocks)) && check(offset/bl) {
-			return offset / bl, true
+		if bl := int64(m.sig.BlockLen); offset%bl == 0 && offset/bl < int64(len(m.sig.Blocks)) {
+			if same = offset / bl; check(same) {
+				return same, true
+			}
 		}
 	}
 	tries := 0
@@ -373,7 +383,7 @@ func (m *matcher) find(weak uint32, wlen int, hint int64) (int64, bool) {
 		i := int64(j - 1)
 		tries++
 		m.visits++
-		if check(i) {
+		if i != hint && i != same && check(i) {
 			return i, true
 		}
 	}

@@ -54,6 +54,7 @@ type segment struct {
 	start, end int64 // the file bytes this segment's windows start in
 	buf        []byte
 	ops        []segOp
+	st         Stats // the segment matcher's: its search counts count
 	err        error
 	done       chan struct{}
 }
@@ -163,6 +164,7 @@ func matchSegment(sig *Signature, ix *index, r io.ReaderAt, size int64, s *segme
 		return err
 	}
 	s.ops = c.ops
+	s.st = m.st
 	return nil
 }
 
@@ -178,6 +180,8 @@ type joiner struct {
 }
 
 func (j *joiner) add(s *segment) error {
+	j.st.HashHits += s.st.HashHits
+	j.st.FalseAlarms += s.st.FalseAlarms
 	for _, op := range s.ops {
 		if op.lit != nil {
 			end := op.off + int64(len(op.lit))
@@ -237,6 +241,7 @@ func (j *joiner) copyRun(blk, cnt int64) error {
 	n := (cnt-1)*j.bl + j.blockLen(blk+cnt-1)
 	j.covered += n
 	j.st.Matched += n
+	j.st.Matches += cnt
 	return j.run.add(j.out, blk, cnt)
 }
 

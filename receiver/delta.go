@@ -20,16 +20,17 @@ import (
 	"syq/wire"
 )
 
+// deltaOn reports whether this run sends changed files as deltas at
+// all: not with -W (a local copy's default; an explicit --no-whole-file
+// turns deltas on there too, as in rsync), -n or -S.
+func (r *Receiver) deltaOn() bool {
+	o := r.opts
+	return !o.WholeFile && !o.DryRun && !o.Sparse
+}
+
 // addSig computes the signature of job's basis and records it as the
 // k-th of sigs (parallel to the Wants' indexes); without a usable basis
 // the file goes whole and sigs is unchanged.
-// deltaOn reports whether this run sends changed files as deltas at
-// all: only over a network connection, and not with -W, -n or -S.
-func (r *Receiver) deltaOn() bool {
-	o := r.opts
-	return !o.WholeFile && !o.DryRun && !o.Sparse && !r.conn.PassesFiles()
-}
-
 func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta.Signature {
 	// Sparse files are written by the whole-file copy, which leaves
 	// holes; the tree is the same either way. A basis in a --*-dest

@@ -82,6 +82,12 @@ func debugLevelFrom(inv *Invocation, name string, base int) int {
 	return level
 }
 
+// deltasumLevel is rsync's DELTASUM debug level in this run: -vv gives
+// level 1, each further -v one more (up to 4), --debug=DELTASUMn sets it.
+func deltasumLevel(inv *Invocation) int {
+	return debugLevelFrom(inv, "deltasum", min(max(inv.Opts.Verbose-1, 0), 4))
+}
+
 // connectionLine is the line rsync's client prints with --debug=CMD
 // (which -vv gives) before it runs the remote shell: the command's words,
 // those with characters outside a plain set in double quotes, and their
