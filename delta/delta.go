@@ -110,8 +110,13 @@ func isqrt(n int64) int64 {
 	return x
 }
 
-// Weak checksum: rsync's, two 16-bit running sums. s1 is the sum of the
-// bytes, s2 the sum of the prefix sums; both roll in O(1).
+// Weak checksum: rsync's two 16-bit running sums. s1 is the sum of the
+// bytes, s2 the sum of the prefix sums; both roll in O(1). syq sums the
+// bytes unsigned, rsync as signed chars (checksum.c's schar): the sums
+// agree on bytes below 0x80, so blocks built to collide under rsync's
+// from such bytes (its testsuite's chain decoys) collide here too, but
+// other data meets other chance collisions. The two never exchange weak
+// sums, so this changes no result, only which offsets cost a strong hash.
 func weakSum(p []byte) (s1, s2 uint32) {
 	// s2 is the sum of the running s1 after each byte; four bytes a step.
 	for len(p) >= 4 {

@@ -1,0 +1,246 @@
+package main
+
+// Local copies with --no-whole-file: rsync runs its delta algorithm
+// between its two local processes, and so does syq between its halves,
+// so --stats' "Literal data" and "Matched data" and -vv's match report
+// are rsync's numbers, not a whole-file copy's.
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// fxLocalDelta: files that an older destination has edited, shifted,
+// shorter and longer versions of, a new one and an unchanged one. Their
+// bytes are below 0x80, where syq's rolling checksum (over unsigned
+// bytes) and rsync's (over signed chars) agree, so the two meet the same
+// weak-checksum collisions and count the same false alarms.
+func fxLocalDelta(b *fixtureBuilder) {
+	for _, f := range []struct {
+		rel  string
+		size int
+		mt   int64
+	}{{"src/big", 3_000_000, 100}, {"src/log", 400_000, 100}, {"src/trunc", 300_000, 100}, {"src/small", 5000, 100}, {"src/new", 1000, 100}, {"src/same", 20_000, 50}} {
+		b.data(f.rel, rand7(b, f.size), fbMtAt(f.mt))
+	}
+	b.dir("src")
+}
+
+// rand7 is n random bytes below 0x80.
+func rand7(b *fixtureBuilder, n int) []byte {
+	p := b.randBytes(n)
+	for i := range p {
+		p[i] &= 0x7f
+	}
+	return p
+}
+
+// preLocalDelta: dst holds older versions of fxLocalDelta's files.
+func preLocalDelta(b *fixtureBuilder) {
+	read := func(rel string) []byte {
+		data, err := os.ReadFile(b.p(rel))
+		b.must(err)
+		return data
+	}
+	big := read("src/big")
+	old := append([]byte{}, big[:500_000]...)
+	old = append(old, rand7(b, 777)...)            // the new file lacks this
+	old = append(old, big[500_000:2_000_000]...)   // a piece the new file inserts follows
+	old = append(old, big[2_100_000:2_990_000]...) // and its tail is longer
+	for _, off := range []int{100_000, 1_234_567, 1_800_001} {
+		old[off] ^= 0x5a // scattered edits
+	}
+	b.data("dst/big", old, fbMtAt(10))
+	b.data("dst/log", read("src/log")[:350_000], fbMtAt(10)) // the new one appends
+	b.data("dst/trunc", append(read("src/trunc"), rand7(b, 50_000)...), fbMtAt(10))
+	small := read("src/small")
+	small[10] ^= 1
+	b.data("dst/small", small, fbMtAt(10))
+	b.data("dst/same", read("src/same"), fbMtAt(50))
+	b.dir("dst")
+}
+
+func init() {
+	s := func(name string, args ...string) diffScenario {
+		return diffScenario{name: name, fx: fxLocalDelta, pre: preLocalDelta, args: dtArgs(append(args, "src/", "dst/")...), stdout: true}
+	}
+	diffScenarios = append(diffScenarios,
+		s("local-delta-stats", "-a", "--no-whole-file", "--stats"),
+		s("local-delta-stats-block-size", "-a", "--no-W", "--block-size=1000", "--stats"),
+		s("local-delta-inplace-stats", "-a", "--no-whole-file", "--inplace", "--stats"),
+		s("local-delta-partial-stats", "-a", "--no-whole-file", "--partial", "--stats"),
+		s("local-delta-itemize", "-ai", "--no-whole-file"),
+		s("local-delta-verbose", "-av", "--no-whole-file"),
+		s("local-delta-out-format", "-a", "--no-whole-file", "--out-format=%n %l %c"),
+		// The whole-file default is unchanged: everything is literal.
+		s("local-whole-stats", "-a", "--stats"),
+		diffScenario{name: "local-delta-fuzzy-stats", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-a", "-y", "--no-whole-file", "--stats", "src/", "dst/"), stdout: true},
+	)
+}
+
+// matchReport is rsync's "total: matches=..." line, parsed.
+type matchReport struct{ matches, hashHits, falseAlarms, data int64 }
+
+var matchReportLine = regexp.MustCompile(`(?m)^total: matches=(\d+)  hash_hits=(\d+)  false_alarms=(\d+) data=(\d+)$`)
+
+// parseMatchReports returns every match report line in out.
+func parseMatchReports(t *testing.T, out string) []matchReport {
+	t.Helper()
+	var reps []matchReport
+	for _, m := range matchReportLine.FindAllStringSubmatch(out, -1) {
+		var n [4]int64
+		for i := range n {
+			v, err := strconv.ParseInt(m[i+1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n[i] = v
+		}
+		reps = append(reps, matchReport{n[0], n[1], n[2], n[3]})
+	}
+	return reps
+}
+
+// runBoth builds fxLocalDelta twice and runs rsync and syq with args
+// (operands appended) in one copy each; it returns their stdouts.
+func runBoth(t *testing.T, args ...string) (rsyncOut, syqOut string) {
+	t.Helper()
+	var outs [2]string
+	for i, bin := range []string{dtRefRsync, testBinary(t)} {
+		root := t.TempDir()
+		b := newFixtureBuilder(t, root, false)
+		fxLocalDelta(b)
+		preLocalDelta(b)
+		b.finish()
+		argv := append(append([]string{}, args...), "src/", "dst/")
+		if i == 1 {
+			argv = append([]string{"rsync"}, argv...)
+		}
+		code, stdout, stderr, timedOut, err := runDiffTool(bin, argv, root, false)
+		if err != nil || timedOut || code != 0 {
+			t.Fatalf("%s %q: exit %d, timed out %v, %v\n%s%s", bin, argv, code, timedOut, err, stdout, stderr)
+		}
+		sameTree(t, filepath.Join(root, "src"), filepath.Join(root, "dst"))
+		outs[i] = stdout
+	}
+	return outs[0], outs[1]
+}
+
+// TestLocalDeltaMatchReport: the match report of a local --no-whole-file
+// copy has rsync's format and rsync's figures where both count the same
+// thing (the blocks matched, the literal bytes, no false alarms on random
+// data); rsync counts a hash hit per occupied bucket of its hash table,
+// syq per offset where a weak checksum equals, so syq's is at most
+// rsync's and at least the matches.
+func TestLocalDeltaMatchReport(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want int // report lines
+	}{
+		{"vv", []string{"-avv", "--no-whole-file"}, 1},
+		{"debug-deltasum", []string{"-a", "--no-whole-file", "--debug=DELTASUM"}, 1},
+		{"block-size", []string{"-a", "--no-whole-file", "-B", "2048", "--debug=deltasum1"}, 1},
+		{"inplace", []string{"-a", "--no-whole-file", "--inplace", "--debug=deltasum"}, 1},
+		{"whole-file", []string{"-a", "--debug=deltasum"}, 1},
+		{"vv-deltasum0", []string{"-avv", "--no-whole-file", "--debug=deltasum0"}, 0},
+		{"v", []string{"-av", "--no-whole-file"}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ro, so := runBoth(t, c.args...)
+			rr, sr := parseMatchReports(t, ro), parseMatchReports(t, so)
+			if len(rr) != c.want {
+				t.Fatalf("HARNESS: rsync printed %d match reports, want %d:\n%s", len(rr), c.want, ro)
+			}
+			if len(sr) != c.want {
+				t.Fatalf("syq printed %d match reports, rsync %d:\n%s", len(sr), c.want, so)
+			}
+			if c.want == 0 {
+				return
+			}
+			r, s := rr[0], sr[0]
+			if s.matches != r.matches || s.data != r.data {
+				t.Errorf("match report: rsync %+v, syq %+v", r, s)
+			}
+			// In place rsync also keeps trying blocks behind the write
+			// offset that matched at their own offset (SUMFLG_SAME_OFFSET);
+			// syq tries none behind it, so it compares (and errs) less.
+			if s.falseAlarms != r.falseAlarms && (c.name != "inplace" || s.falseAlarms > r.falseAlarms) {
+				t.Errorf("false alarms: rsync %d, syq %d", r.falseAlarms, s.falseAlarms)
+			}
+			if s.hashHits < s.matches || s.hashHits > r.hashHits {
+				t.Errorf("hash hits: syq %d for %d matches, rsync %d", s.hashHits, s.matches, r.hashHits)
+			}
+			if c.name != "whole-file" && s.matches == 0 {
+				t.Errorf("no matches in a delta copy: %+v", s)
+			}
+		})
+	}
+}
+
+// TestLocalDeltaChainBounded is rsync's hashsearch-chain test against
+// syq: a basis of 8000 different blocks that all share one weak
+// checksum (a (+1,-2,+1) change to three bytes keeps rsync's rolling
+// sums, which syq's are) and a source of the constant byte whose every
+// window has that checksum but matches no block. Unbounded, every
+// offset would compare all 8000; the work is counted (false alarms per
+// hash hit), not timed, and the copy must still be exact.
+func TestLocalDeltaChainBounded(t *testing.T) {
+	const block, nblocks, run, c = 256, 8000, 3000, 100
+	decoy := make([]byte, block)
+	for i := range decoy {
+		decoy[i] = c
+	}
+	decoy[0], decoy[1], decoy[2] = c+1, c-2, c+1
+	for i, bin := range []string{dtRefRsync, testBinary(t)} {
+		dir := t.TempDir()
+		src, dst := filepath.Join(dir, "image.bin"), filepath.Join(dir, "dst", "image.bin")
+		os.MkdirAll(filepath.Dir(dst), 0o755)
+		basis := make([]byte, 0, block*nblocks)
+		for range nblocks {
+			basis = append(basis, decoy...)
+		}
+		if err := os.WriteFile(dst, basis, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		constant := make([]byte, run)
+		for j := range constant {
+			constant[j] = c
+		}
+		if err := os.WriteFile(src, constant, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		argv := []string{"-a", "--no-whole-file", "--block-size=256", "--debug=deltasum1", src, dst}
+		if i == 1 {
+			argv = append([]string{"rsync"}, argv...)
+		}
+		code, stdout, stderr, timedOut, err := runDiffTool(bin, argv, dir, false)
+		if err != nil || timedOut || code != 0 {
+			t.Fatalf("%s: exit %d, timed out %v, %v\n%s%s", bin, code, timedOut, err, stdout, stderr)
+		}
+		got, _ := os.ReadFile(dst)
+		if string(got) != string(constant) {
+			t.Fatalf("%s: the copy differs from the source", bin)
+		}
+		reps := parseMatchReports(t, stdout)
+		if len(reps) != 1 {
+			t.Fatalf("%s: %d match reports in:\n%s", bin, len(reps), stdout)
+		}
+		r := reps[0]
+		t.Logf("%s: %+v", bin, r)
+		if r.hashHits == 0 {
+			t.Fatalf("%s: the source never hit the decoys' chain: %+v", bin, r)
+		}
+		// rsync caps the walk at 1024 compares a hit, syq at maxChain
+		// (128); either is far below the chain's 8000.
+		if limit := int64(nblocks / 4); r.falseAlarms > limit*r.hashHits {
+			t.Errorf("%s: %d false alarms for %d hash hits: the chain walk is not bounded", bin, r.falseAlarms, r.hashHits)
+		}
+		if i == 1 && r.falseAlarms > 128*r.hashHits {
+			t.Errorf("syq: %d false alarms for %d hash hits, more than its cap of 128 a hit", r.falseAlarms, r.hashHits)
+		}
+	}
+}
