@@ -321,6 +321,12 @@ func TestHostileSignatureBounded(t *testing.T) {
 	if limit := int64(len(target)) * maxChain; m.visits > limit {
 		t.Fatalf("%d table entries visited for %d offsets", m.visits, len(target))
 	}
+	// The counts rsync's match report shows: a hash hit at every full
+	// window, each with at most maxChain failed strong compares.
+	st := m.st
+	if st.Matches != 0 || st.HashHits < int64(len(target))-8 || st.FalseAlarms < st.HashHits || st.FalseAlarms > maxChain*st.HashHits {
+		t.Fatalf("counts %+v for %d offsets against one chain of %d blocks", st, len(target), len(sig.Blocks))
+	}
 	var out bytes.Buffer
 	if _, err := Apply(&out, bytes.NewReader(nil), 8, 0, &ops, int64(len(target))); err != nil || !bytes.Equal(out.Bytes(), target) {
 		t.Fatalf("rebuilt wrongly: %v", err)

@@ -453,7 +453,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	code := probs.exitCode()
 	sent, received := st.Traffic()
 	if !listing {
-		printMatchReport(inv, stats, stdout)
+		printMatchReport(inv, stats, stdout, !end.Push)
 	}
 	printSummary(inv, stats, &traffic{sent, received}, elapsed, stdout)
 	if !listing {

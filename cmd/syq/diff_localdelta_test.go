@@ -107,15 +107,21 @@ func parseMatchReports(t *testing.T, out string) []matchReport {
 // runBoth builds fxLocalDelta twice and runs rsync and syq with args
 // (operands appended) in one copy each; it returns their stdouts.
 func runBoth(t *testing.T, args ...string) (rsyncOut, syqOut string) {
+	return runBothIn(t, func(string) []string { return append(append([]string{}, args...), "src/", "dst/") })
+}
+
+// runBothIn is runBoth with the arguments for a run in root.
+func runBothIn(t *testing.T, argsIn func(root string) []string) (rsyncOut, syqOut string) {
 	t.Helper()
 	var outs [2]string
 	for i, bin := range []string{dtRefRsync, testBinary(t)} {
 		root := t.TempDir()
+		os.Chmod(root, 0o755)
 		b := newFixtureBuilder(t, root, false)
 		fxLocalDelta(b)
 		preLocalDelta(b)
 		b.finish()
-		argv := append(append([]string{}, args...), "src/", "dst/")
+		argv := argsIn(root)
 		if i == 1 {
 			argv = append([]string{"rsync"}, argv...)
 		}
@@ -241,6 +247,51 @@ func TestLocalDeltaChainBounded(t *testing.T) {
 		}
 		if i == 1 && r.falseAlarms > 128*r.hashHits {
 			t.Errorf("syq: %d false alarms for %d hash hits, more than its cap of 128 a hit", r.falseAlarms, r.hashHits)
+		}
+	}
+}
+
+// TestDiffRemoteMatchReport: over ssh the match report is the sender's,
+// the local one's in a push and the remote one's in a pull (which syq's
+// remote sender passes on in its DataEnd); either way it reaches the
+// client's output with rsync's figures.
+func TestDiffRemoteMatchReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("remote differential suite skipped in -short mode")
+	}
+	rsh := diffRemoteShell(t)
+	for _, push := range []bool{true, false} {
+		for _, flags := range [][]string{{"-avv"}, {"-a", "--debug=deltasum"}} {
+			name := map[bool]string{true: "push", false: "pull"}[push] + flags[len(flags)-1]
+			t.Run(name, func(t *testing.T) {
+				ro, so := runBothIn(t, func(root string) []string {
+					src, dst := root+"/src/", root+"/dst/"
+					if push {
+						dst = "127.0.0.1:" + dst
+					} else {
+						src = "127.0.0.1:" + src
+					}
+					return append(append([]string{"-e", rsh}, flags...), src, dst)
+				})
+				rr, sr := parseMatchReports(t, ro), parseMatchReports(t, so)
+				want := 1
+				if !push && flags[0] == "-a" {
+					want = 0 // rsync's remote sender is not given --debug
+				}
+				if len(rr) != want {
+					t.Fatalf("HARNESS: rsync printed %d match reports:\n%s", len(rr), ro)
+				}
+				if len(sr) != want {
+					t.Fatalf("syq printed %d match reports, rsync %d:\n%s", len(sr), want, so)
+				}
+				if want == 0 {
+					return
+				}
+				r, s := rr[0], sr[0]
+				if s.matches != r.matches || s.data != r.data || s.falseAlarms != r.falseAlarms || s.matches == 0 {
+					t.Errorf("match report: rsync %+v, syq %+v", r, s)
+				}
+			})
 		}
 	}
 }

@@ -67,9 +67,15 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 // --debug=DELTASUM1 (which -vv gives): the sender's block-matching
 // counts (wire.Stats, from the sender or its DataEnd) and the literal
 // bytes it sent. A whole-file transfer matches nothing, as rsync's.
-func printMatchReport(inv *Invocation, st wire.Stats, w io.Writer) {
+// pulled: the sender was the remote side, whose level only the -v
+// count gives (rsync passes its server -v, not --debug).
+func printMatchReport(inv *Invocation, st wire.Stats, w io.Writer, pulled bool) {
 	opts := &inv.Opts
-	if opts.Quiet || opts.ListOnly || deltasumLevel(inv) < 1 {
+	level := deltasumLevel(inv)
+	if pulled {
+		level = opts.Verbose - 1
+	}
+	if opts.Quiet || opts.ListOnly || level < 1 {
 		return
 	}
 	data := st.TransferredSize - st.MatchedData - st.KeptData
