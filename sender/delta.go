@@ -54,7 +54,7 @@ func (s *Sender) sendMatched(ref *batchRef, seq uint64, i int32, sig *delta.Sign
 		s.readFailed(ref, i, err)
 		return send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true, Delta: true, Offset: w.Sent()})
 	}
-	s.countMatch(e.Name, st)
+	s.countMatch(st)
 	return w.Finish(h.Sum(nil))
 }
 

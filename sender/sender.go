@@ -315,6 +315,9 @@ func (b *batchRef) Open(i int32) (wire.Source, error) {
 	if sig := b.sigs[i]; sig != nil && ok {
 		return b.s.localDelta(b, i, sig, f), nil
 	}
+	if b.s.pumpQueue == nil {
+		b.s.countMatch(delta.Stats{}) // the receiver takes it whole
+	}
 	return src, nil // a file that changed length goes whole, as over a connection
 }
 
@@ -450,12 +453,17 @@ func (s *Sender) endData() {
 	})
 }
 
-// countMatch adds one delta's counts to the totals and, under
-// SYQ_DEBUG, shows them per file as rsync's --debug=deltasum2 does.
-func (s *Sender) countMatch(name string, st delta.Stats) {
+// countMatch adds one file's match counts to the totals and shows them
+// as rsync's sender does at --debug=DELTASUM2 (a file sent whole
+// matched nothing). rsync's other lines at that level trace its own
+// steps (hash table built, each match's offset) and are not shown.
+func (s *Sender) countMatch(st delta.Stats) {
 	s.matchMu.Lock()
 	s.matchTotal.Add(st)
 	s.matchMu.Unlock()
+	if s.cfg.Opts.DebugDeltasum >= 2 {
+		s.problem(wire.ProblemInfo, "false_alarms=%d hash_hits=%d matches=%d", st.FalseAlarms, st.HashHits, st.Matches)
+	}
 }
 
 func (s *Sender) matchTotals() delta.Stats {

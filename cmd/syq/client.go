@@ -522,6 +522,7 @@ func remoteOptions(inv *Invocation) (wire.Options, error) {
 	// Nor --debug: the remote side's debugging comes from -v alone
 	// (-vv's FILTER1).
 	base.DebugFilter = min(max(base.Verbose-1, 0), 2)
+	base.DebugDeltasum = min(max(base.Verbose-1, 0), 4)
 	return withRemoteOptions(inv, base)
 }
 

@@ -52,6 +52,7 @@ func checkDebug(inv *Invocation) error {
 			}
 		}
 	}
+	inv.Opts.DebugDeltasum = deltasumLevel(inv)
 	return nil
 }
 

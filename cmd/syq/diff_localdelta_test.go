@@ -6,10 +6,13 @@ package main
 // are rsync's numbers, not a whole-file copy's.
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -104,6 +107,19 @@ func parseMatchReports(t *testing.T, out string) []matchReport {
 	return reps
 }
 
+var perFileMatchLine = regexp.MustCompile(`(?m)^false_alarms=(\d+) hash_hits=\d+ matches=(\d+)$`)
+
+// perFileMatches is the sorted "matches/false alarms" of each per-file
+// match line (--debug=DELTASUM2) in out.
+func perFileMatches(out string) []string {
+	var l []string
+	for _, m := range perFileMatchLine.FindAllStringSubmatch(out, -1) {
+		l = append(l, m[2]+"/"+m[1])
+	}
+	sort.Strings(l)
+	return l
+}
+
 // runBoth builds fxLocalDelta twice and runs rsync and syq with args
 // (operands appended) in one copy each; it returns their stdouts.
 func runBoth(t *testing.T, args ...string) (rsyncOut, syqOut string) {
@@ -154,6 +170,8 @@ func TestLocalDeltaMatchReport(t *testing.T) {
 		{"whole-file", []string{"-a", "--debug=deltasum"}, 1},
 		{"vv-deltasum0", []string{"-avv", "--no-whole-file", "--debug=deltasum0"}, 0},
 		{"v", []string{"-av", "--no-whole-file"}, 0},
+		{"deltasum2", []string{"-a", "--no-whole-file", "--debug=deltasum2"}, 1},
+		{"vvv", []string{"-avvv", "--no-whole-file"}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ro, so := runBoth(t, c.args...)
@@ -166,6 +184,19 @@ func TestLocalDeltaMatchReport(t *testing.T) {
 			}
 			if c.want == 0 {
 				return
+			}
+			// At level 2 the sender shows each transferred file's counts
+			// (a whole one's are zeros); hash hits aside, they are rsync's.
+			rf, sf := perFileMatches(ro), perFileMatches(so)
+			if fmt.Sprint(rf) != fmt.Sprint(sf) {
+				t.Errorf("per-file match lines: rsync %v, syq %v", rf, sf)
+			}
+			if strings.Contains(c.name, "2") || c.name == "vvv" {
+				if len(rf) != 5 {
+					t.Errorf("HARNESS: rsync showed %d per-file match lines, want 5", len(rf))
+				}
+			} else if len(sf) != 0 {
+				t.Errorf("per-file match lines below level 2: %v", sf)
 			}
 			r, s := rr[0], sr[0]
 			if s.matches != r.matches || s.data != r.data {
@@ -261,7 +292,7 @@ func TestDiffRemoteMatchReport(t *testing.T) {
 	}
 	rsh := diffRemoteShell(t)
 	for _, push := range []bool{true, false} {
-		for _, flags := range [][]string{{"-avv"}, {"-a", "--debug=deltasum"}} {
+		for _, flags := range [][]string{{"-avv"}, {"-avvv"}, {"-a", "--debug=deltasum"}} {
 			name := map[bool]string{true: "push", false: "pull"}[push] + flags[len(flags)-1]
 			t.Run(name, func(t *testing.T) {
 				ro, so := runBothIn(t, func(root string) []string {
@@ -290,6 +321,9 @@ func TestDiffRemoteMatchReport(t *testing.T) {
 				r, s := rr[0], sr[0]
 				if s.matches != r.matches || s.data != r.data || s.falseAlarms != r.falseAlarms || s.matches == 0 {
 					t.Errorf("match report: rsync %+v, syq %+v", r, s)
+				}
+				if rf, sf := perFileMatches(ro), perFileMatches(so); fmt.Sprint(rf) != fmt.Sprint(sf) || (flags[0] == "-avvv") != (len(rf) == 5) {
+					t.Errorf("per-file match lines: rsync %v, syq %v", rf, sf)
 				}
 			})
 		}

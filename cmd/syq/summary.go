@@ -71,7 +71,7 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 // count gives (rsync passes its server -v, not --debug).
 func printMatchReport(inv *Invocation, st wire.Stats, w io.Writer, pulled bool) {
 	opts := &inv.Opts
-	level := deltasumLevel(inv)
+	level := opts.DebugDeltasum
 	if pulled {
 		level = opts.Verbose - 1
 	}
