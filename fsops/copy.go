@@ -395,6 +395,39 @@ func copyWriteNonZero(dst Writer, b []byte, off int64) (int64, error) {
 	return last, nil
 }
 
+// SparseWriter writes a new file at offsets leaving holes where whole
+// 4 KiB-aligned blocks are zeros (-S), as CopyStream does for a stream:
+// a delta's rebuild writes through it. Finish gives the file its length
+// (a file that ends in zeros ends in a hole).
+type SparseWriter struct {
+	dst Writer
+	end int64 // the end of the data written so far
+}
+
+// NewSparseWriter writes dst, an empty file, sparsely.
+func NewSparseWriter(dst Writer) *SparseWriter { return &SparseWriter{dst: dst} }
+
+// WriteAt writes the blocks of p at off that are not all zeros.
+func (w *SparseWriter) WriteAt(p []byte, off int64) (int, error) {
+	end, err := copyWriteNonZero(w.dst, p, off)
+	if err != nil {
+		return 0, fmt.Errorf("write %s: %w", w.dst.Name(), err)
+	}
+	w.end = max(w.end, end)
+	return len(p), nil
+}
+
+// Finish makes the file size bytes long.
+func (w *SparseWriter) Finish(size int64) error {
+	if w.end == size {
+		return nil
+	}
+	if err := Truncate(w.dst, size); err != nil {
+		return fmt.Errorf("truncate %s: %w", w.dst.Name(), err)
+	}
+	return nil
+}
+
 // Preallocate reserves size bytes of blocks for f (fallocate(2)), which
 // also sets its length. A filesystem without fallocate is no error: the
 // data is written all the same.

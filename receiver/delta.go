@@ -22,19 +22,22 @@ import (
 
 // deltaOn reports whether this run sends changed files as deltas at
 // all: not with -W (a local copy's default; an explicit --no-whole-file
-// turns deltas on there too, as in rsync), -n or -S.
+// turns deltas on there too, as in rsync) or -n. With -S the rebuild
+// leaves holes for zeros (fsops.SparseWriter), except in place, where
+// the basis is the file written and its old data would show through
+// them: -S --inplace files go whole, which the whole-file copy makes
+// sparse (the tree is rsync's; only the literal/matched counts differ).
 func (r *Receiver) deltaOn() bool {
 	o := r.opts
-	return !o.WholeFile && !o.DryRun && !o.Sparse
+	return !o.WholeFile && !o.DryRun && !(o.Sparse && o.Inplace)
 }
 
 // addSig computes the signature of job's basis and records it as the
 // k-th of sigs (parallel to the Wants' indexes); without a usable basis
 // the file goes whole and sigs is unchanged.
 func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta.Signature {
-	// Sparse files are written by the whole-file copy, which leaves
-	// holes; the tree is the same either way. A basis in a --*-dest
-	// directory is not used yet: those files go whole.
+	// A basis in a --*-dest directory is not used yet: those files go
+	// whole.
 	// --append writes only past the old end, from whole data.
 	if !r.deltaOn() || r.appends(job) || job.batch.dir == nil {
 		return sigs
@@ -142,7 +145,13 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 	ops := wire.NewDeltaReader(src, job.e.Size, fh.Size())
 	h := delta.NewAsyncHash(fh, job.e.Size)
 	defer h.Close()
-	out := io.NewOffsetWriter(dst, 0)
+	var at io.WriterAt = dst
+	var sparse *fsops.SparseWriter
+	if r.opts.Sparse {
+		sparse = fsops.NewSparseWriter(dst) // a new file: not in place (deltaOn)
+		at = sparse
+	}
+	out := io.NewOffsetWriter(at, 0)
 	w := &rebuild{out: out, bw: bufio.NewWriterSize(out, int(min(applyWrite, max(job.e.Size, 4096)))), h: h, dst: dst, basis: basis}
 	if r.opts.Inplace || r.opts.Sparse {
 		w.noClone = true // the basis is the file written; holes are -S's to make
@@ -151,6 +160,9 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 	st, err := delta.Apply(w, basis, job.blockLen, job.basisLen, ops, job.e.Size)
 	if err == nil {
 		err = w.bw.Flush()
+	}
+	if err == nil && sparse != nil {
+		err = sparse.Finish(job.e.Size)
 	}
 	if errors.Is(err, delta.ErrBadDelta) {
 		err = fmt.Errorf("protocol error from the sender: %s: %w", job.rel, err)

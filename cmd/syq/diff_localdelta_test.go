@@ -329,3 +329,26 @@ func TestDiffRemoteMatchReport(t *testing.T) {
 		}
 	}
 }
+
+// preSparseDelta: dst holds older versions of fxSparse's files, with
+// data where the new ones have zeros and zeros where they have data, so
+// a delta (which rsync also sends with -S) rebuilds them with holes.
+func preSparseDelta(b *fixtureBuilder) {
+	old := make([]byte, 2<<20)
+	copy(old[1<<20:], rand7(b, 8192))
+	b.data("dst/sparse", old, fbMtAt(-10))
+	zeros := make([]byte, 1<<20+5000)
+	copy(zeros[300_000:], rand7(b, 100_000))
+	b.data("dst/zeros", zeros, fbMtAt(-10))
+	b.dir("dst")
+}
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		diffScenario{name: "sparse-delta-stats", fx: fxSparse, pre: preSparseDelta, args: dtArgs("-aS", "--no-whole-file", "--stats", "src/", "dst/"), stdout: true, check: checkDtSparse},
+		diffScenario{name: "sparse-delta-itemize", fx: fxSparse, pre: preSparseDelta, args: dtArgs("-aiS", "--no-whole-file", "src/", "dst/"), stdout: true, check: checkDtSparse},
+		// In place the old data would show through holes: syq sends
+		// these whole (the tree is the same; the counts are not compared).
+		diffScenario{name: "sparse-delta-inplace", fx: fxSparse, pre: preSparseDelta, args: dtArgs("-aS", "--no-whole-file", "--inplace", "src/", "dst/")},
+	)
+}
