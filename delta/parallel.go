@@ -62,10 +62,12 @@ type segment struct {
 // MatchAt is Match for a file of size bytes read at offsets from r,
 // matched in segments by up to workers goroutines at once. sum, if not
 // nil, is given the file's bytes in order. The delta may differ from
-// Match's only where a segment boundary cuts a block.
+// Match's only where a segment boundary cuts a block. In place one
+// matcher goes through the file: which blocks behind the write offset
+// it may still use depends on what it matched before (sameSpot).
 func MatchAt(sig *Signature, r io.ReaderAt, size int64, out OpWriter, opt MatchOptions, workers int, sum io.Writer) (Stats, error) {
 	seg := segmentSize(sig.BlockLen)
-	if workers < 2 || size < 2*seg || len(sig.Blocks) == 0 {
+	if workers < 2 || size < 2*seg || len(sig.Blocks) == 0 || opt.Inplace {
 		var in io.Reader = io.NewSectionReader(r, 0, size)
 		if sum != nil {
 			in = io.TeeReader(in, sum)

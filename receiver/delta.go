@@ -23,13 +23,11 @@ import (
 // deltaOn reports whether this run sends changed files as deltas at
 // all: not with -W (a local copy's default; an explicit --no-whole-file
 // turns deltas on there too, as in rsync) or -n. With -S the rebuild
-// leaves holes for zeros (fsops.SparseWriter), except in place, where
-// the basis is the file written and its old data would show through
-// them: -S --inplace files go whole, which the whole-file copy makes
-// sparse (the tree is rsync's; only the literal/matched counts differ).
+// leaves holes for zeros (fsops.SparseWriter), in place by punching out
+// the old data.
 func (r *Receiver) deltaOn() bool {
 	o := r.opts
-	return !o.WholeFile && !o.DryRun && !(o.Sparse && o.Inplace)
+	return !o.WholeFile && !o.DryRun
 }
 
 // addSig computes the signature of job's basis and records it as the
@@ -148,7 +146,7 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 	var at io.WriterAt = dst
 	var sparse *fsops.SparseWriter
 	if r.opts.Sparse {
-		sparse = fsops.NewSparseWriter(dst) // a new file: not in place (deltaOn)
+		sparse = fsops.NewSparseWriter(dst, r.opts.Inplace)
 		at = sparse
 	}
 	out := io.NewOffsetWriter(at, 0)
