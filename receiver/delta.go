@@ -154,6 +154,9 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 	if r.opts.Inplace || r.opts.Sparse {
 		w.noClone = true // the basis is the file written; holes are -S's to make
 	}
+	// In place a run matched at its own offset is there already (not
+	// with -S, whose zeros are to be punched out).
+	w.inPlace = r.opts.Inplace && !r.opts.Sparse
 	began := time.Now()
 	st, err := delta.Apply(w, basis, job.blockLen, job.basisLen, ops, job.e.Size)
 	if err == nil {
@@ -194,7 +197,8 @@ type rebuild struct {
 	h          io.Writer
 	dst, basis *fsops.File
 	noClone    bool  // the file system cannot (or must not) share
-	cloned     int64 // bytes shared, for SYQ_DEBUG
+	inPlace    bool  // dst is the basis: a run at its own offset is kept, not written
+	cloned     int64 // bytes shared or kept, for SYQ_DEBUG
 	buf        []byte
 }
 
@@ -215,14 +219,34 @@ const cloneAlign = 4096
 // few bytes shifted them). The shared bytes are read from the basis, as
 // a copy would read them, for the whole-file hash: that check then
 // covers them as it covers what is written.
+//
+// In place (inPlace) it takes a run only where it would be written over
+// itself: it reads it for the hash and writes nothing, as rsync's
+// receiver seeks past such a match.
 func (w *rebuild) CloneBasis(off, n int64) (int64, error) {
-	if w.noClone {
+	if w.noClone && !w.inPlace {
 		return 0, nil
 	}
 	if err := w.bw.Flush(); err != nil {
 		return 0, err
 	}
 	pos, _ := w.out.Seek(0, io.SeekCurrent)
+	if w.inPlace {
+		if pos != off {
+			return 0, nil
+		}
+		if w.buf == nil {
+			w.buf = make([]byte, delta.MinClone)
+		}
+		if err := delta.CopyBasis(w.h, w.basis, off, n, w.buf); err != nil {
+			return 0, err
+		}
+		if _, err := w.out.Seek(n, io.SeekCurrent); err != nil {
+			return 0, err
+		}
+		w.cloned += n
+		return n, nil
+	}
 	head := (cloneAlign - off%cloneAlign) % cloneAlign
 	if (pos-off)%cloneAlign != 0 || n-head < cloneAlign {
 		return 0, nil
