@@ -66,6 +66,9 @@ func (s *Sender) localDelta(ref *batchRef, i int32, sig *delta.Signature, f *fso
 	return wire.LocalDelta(func(send func(*wire.FileData) error) error {
 		defer f.Close()
 		return s.sendMatched(ref, 0, i, sig, s.matchFile(e, sig, f), func(m wire.Message) error {
+			if ref.ctx != nil && ref.ctx.Err() != nil {
+				return ref.ctx.Err() // stopped (--stop-at, a signal): the rebuild fails, its temp file goes
+			}
 			return send(m.(*wire.FileData))
 		})
 	})

@@ -246,7 +246,7 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 			// The receiver now owns the batch's directory handles. Data
 			// goes out before the release, which may send DataEnd. A
 			// batch kept for a second Wants keeps them until then.
-			ref := &batchRef{s: s, rec: rec, keep: keep}
+			ref := &batchRef{s: s, rec: rec, keep: keep, ctx: ctx}
 			if hasSig(m.Sigs) {
 				ref.sigs = make(map[int32]*delta.Signature, len(m.Sigs))
 				for k, sig := range m.Sigs {
@@ -301,6 +301,9 @@ type batchRef struct {
 	// keep: a second Wants follows (the deltas that did not check
 	// out); its batchRef closes the directories.
 	keep bool
+	// ctx ends the deltas made for the receiver (localDelta) when the
+	// transfer stops (nil: never).
+	ctx  context.Context
 	once sync.Once
 }
 
