@@ -110,8 +110,13 @@ func isqrt(n int64) int64 {
 	return x
 }
 
-// Weak checksum: rsync's, two 16-bit running sums. s1 is the sum of the
-// bytes, s2 the sum of the prefix sums; both roll in O(1).
+// Weak checksum: rsync's two 16-bit running sums. s1 is the sum of the
+// bytes, s2 the sum of the prefix sums; both roll in O(1). syq sums the
+// bytes unsigned, rsync as signed chars (checksum.c's schar): the sums
+// agree on bytes below 0x80, so blocks built to collide under rsync's
+// from such bytes (its testsuite's chain decoys) collide here too, but
+// other data meets other chance collisions. The two never exchange weak
+// sums, so this changes no result, only which offsets cost a strong hash.
 func weakSum(p []byte) (s1, s2 uint32) {
 	// s2 is the sum of the running s1 after each byte; four bytes a step.
 	for len(p) >= 4 {
@@ -266,10 +271,29 @@ type OpReader interface {
 	Next() (Op, error)
 }
 
-// Stats count what a delta carries.
+// Stats count what a delta carries and what finding it took. The
+// counts are rsync's (match.c) in meaning: Matches counts the basis
+// blocks referenced (Apply counts them too), and the matcher's HashHits
+// the file offsets where some block's
+// weak checksum equalled the window's (or the block after the last match
+// was tried by its strong hash and matched), FalseAlarms the strong
+// comparisons that failed there. rsync counts a hash hit wherever its
+// 16-bit hash table bucket is occupied, so its HashHits can be higher.
 type Stats struct {
-	Literal int64 // bytes sent as they are
-	Matched int64 // bytes taken from the basis
+	Literal     int64 // bytes sent as they are
+	Matched     int64 // bytes taken from the basis
+	Matches     int64
+	HashHits    int64
+	FalseAlarms int64
+}
+
+// Add adds o's counts to st.
+func (st *Stats) Add(o Stats) {
+	st.Literal += o.Literal
+	st.Matched += o.Matched
+	st.Matches += o.Matches
+	st.HashHits += o.HashHits
+	st.FalseAlarms += o.FalseAlarms
 }
 
 // ErrBadDelta wraps every inconsistency Apply finds in a delta (a block
@@ -312,6 +336,7 @@ func Apply(w io.Writer, basis io.ReaderAt, blockLen int, basisLen int64, ops OpR
 		if op.Block < 0 || op.Count < 1 || op.Block >= nblocks || op.Count > nblocks-op.Block {
 			return st, fmt.Errorf("%w: blocks %d+%d outside a basis of %d blocks", ErrBadDelta, op.Block, op.Count, nblocks)
 		}
+		st.Matches += op.Count
 		off := op.Block * int64(blockLen)
 		end := min((op.Block+op.Count)*int64(blockLen), basisLen)
 		if end-off > size-done {

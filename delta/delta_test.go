@@ -84,8 +84,12 @@ func checkRebuild(t *testing.T, basis, target []byte, blockLen int, ops *opList,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ast != st {
+	// Only the matcher searches: the applier has no search counts.
+	if searched := (Stats{Literal: st.Literal, Matched: st.Matched, Matches: st.Matches}); ast != searched {
 		t.Fatalf("apply stats %+v, match stats %+v", ast, st)
+	}
+	if st.HashHits < st.Matches {
+		t.Fatalf("%d matches from %d hash hits", st.Matches, st.HashHits)
 	}
 	if !bytes.Equal(out.Bytes(), target) {
 		t.Fatalf("rebuilt file differs (basis %d, target %d, block %d, inplace %v)", len(basis), len(target), blockLen, opt.Inplace)
@@ -228,6 +232,72 @@ func TestInplaceSameOffset(t *testing.T) {
 	}
 }
 
+// TestInplaceSameSpotReused: in place, a block that matched at its own
+// offset is written over itself, so the file may use it again further
+// on (rsync's SUMFLG_SAME_OFFSET); one behind the offset that did not
+// may not. checkRebuild rebuilds over the basis itself.
+func TestInplaceSameSpotReused(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const bl = 700
+	basis := randBytes(r, 10*bl)
+	target := append(bytes.Clone(basis[:5*bl]), basis[:bl]...) // block 0 again, at block 5's place
+	target = append(target, basis[6*bl:]...)
+	st := roundTrip(t, basis, target, bl, MatchOptions{Inplace: true})
+	if st.Literal != 0 || st.Matches != 10 {
+		t.Fatalf("block 0 reused in place: %+v", st)
+	}
+	// Block 3 moved to the end: behind the write offset by then, and
+	// overwritten, so it goes literally.
+	target = append(bytes.Clone(basis[:3*bl]), basis[4*bl:]...)
+	target = append(target, basis[3*bl:4*bl]...)
+	st = roundTrip(t, basis, target, bl, MatchOptions{Inplace: true})
+	if st.Literal != bl {
+		t.Fatalf("a moved block in place: %+v", st)
+	}
+}
+
+// TestInplaceZerosRealign: in place, a run of zeros shifted off the
+// block grid by an insertion matches again on the grid (the bytes
+// before the next grid offset go literally), so the receiver finds it in
+// place, as rsync's matcher realigns zeros; without the realignment
+// every zero block after the shift would match one block earlier and
+// be written.
+func TestInplaceZerosRealign(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const bl = 700
+	basis := append(randBytes(r, 4*bl), make([]byte, 20*bl)...)
+	basis = append(basis, randBytes(r, 4*bl)...)
+	target := append(bytes.Clone(basis[:4*bl]), randBytes(r, 300)...) // an insertion shifts the zeros by 300
+	target = append(target, basis[4*bl:]...)
+	var ops opList
+	sig, err := Sign(bytes.NewReader(basis), int64(len(basis)), bl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Match(sig, bytes.NewReader(target), &ops, MatchOptions{Inplace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRebuild(t, basis, target, bl, &ops, st, MatchOptions{Inplace: true})
+	same := 0 // zero blocks referenced at their own offset
+	off := int64(0)
+	for _, op := range ops.ops {
+		if op.Literal != nil {
+			off += int64(len(op.Literal))
+			continue
+		}
+		for k := range op.Count {
+			if b := op.Block + k; b >= 4 && b < 24 && b*bl == off {
+				same++
+			}
+			off += bl
+		}
+	}
+	if same < 18 {
+		t.Fatalf("%d of 20 zero blocks matched in place (%+v)", same, st)
+	}
+}
+
 func TestBlockSize(t *testing.T) {
 	for _, c := range []struct {
 		length int64
@@ -316,6 +386,12 @@ func TestHostileSignatureBounded(t *testing.T) {
 	}
 	if limit := int64(len(target)) * maxChain; m.visits > limit {
 		t.Fatalf("%d table entries visited for %d offsets", m.visits, len(target))
+	}
+	// The counts rsync's match report shows: a hash hit at every full
+	// window, each with at most maxChain failed strong compares.
+	st := m.st
+	if st.Matches != 0 || st.HashHits < int64(len(target))-8 || st.FalseAlarms < st.HashHits || st.FalseAlarms > maxChain*st.HashHits {
+		t.Fatalf("counts %+v for %d offsets against one chain of %d blocks", st, len(target), len(sig.Blocks))
 	}
 	var out bytes.Buffer
 	if _, err := Apply(&out, bytes.NewReader(nil), 8, 0, &ops, int64(len(target))); err != nil || !bytes.Equal(out.Bytes(), target) {

@@ -151,6 +151,10 @@ type matcher struct {
 	eof     bool
 	pending blockRun // block references not yet sent
 	visits  int64    // hash table entries looked at (tests)
+	// sameSpot (Inplace): per block, set once it matched at its own
+	// offset. The receiver then writes it over itself, so it stays
+	// usable behind the write offset, as rsync's SUMFLG_SAME_OFFSET.
+	sameSpot []uint64
 }
 
 // fill reads until the window is complete or the file ends, moving the
@@ -236,7 +240,14 @@ func (m *matcher) matched(i int64, n int) error {
 	if err := m.pending.add(m.out, i, 1); err != nil {
 		return err
 	}
+	if m.opt.Inplace && i*int64(m.sig.BlockLen) == m.base+int64(m.pos) {
+		if m.sameSpot == nil {
+			m.sameSpot = make([]uint64, (len(m.sig.Blocks)+63)/64)
+		}
+		m.sameSpot[i/64] |= 1 << (i % 64)
+	}
 	m.st.Matched += int64(n)
+	m.st.Matches++
 	m.pos += n
 	m.lit = m.pos
 	return nil
@@ -286,6 +297,7 @@ func (m *matcher) run() error {
 			// blocks costs no weak sums.
 			if next < int64(len(m.sig.Blocks)) && m.sig.blockLen(next) == wlen && m.allowed(next) &&
 				strongSum(m.buf[m.pos:m.pos+wlen]) == m.sig.Blocks[next].Strong {
+				m.st.HashHits++ // rsync finds it by its weak sum first
 				if err := m.matched(next, wlen); err != nil {
 					return err
 				}
@@ -313,6 +325,12 @@ func (m *matcher) run() error {
 		// Only the basis's last block may be shorter than bl.
 		if wlen == bl || wlen == lastLen {
 			if i, ok := m.find(weakOf(s1, s2), wlen, next); ok {
+				if m.opt.Inplace && weakOf(s1, s2) == 0 && wlen == bl {
+					var err error
+					if i, err = m.realignZeros(i); err != nil {
+						return err
+					}
+				}
 				if err := m.matched(i, wlen); err != nil {
 					return err
 				}
@@ -356,16 +374,24 @@ func (m *matcher) find(weak uint32, wlen int, hint int64) (int64, bool) {
 		}
 		if !haveStrong {
 			strong, haveStrong = strongSum(m.buf[m.pos:m.pos+wlen]), true
+			m.st.HashHits++
 		}
-		return b.Strong == strong
+		if b.Strong != strong {
+			m.st.FalseAlarms++
+			return false
+		}
+		return true
 	}
 	if hint < int64(len(m.sig.Blocks)) && check(hint) {
 		return hint, true
 	}
+	same := int64(-1) // tried already, so not counted twice as a false alarm
 	if m.opt.Inplace {
 		// The block at the same offset costs the receiver no write.
-		if bl := int64(m.sig.BlockLen); offset%bl == 0 && offset/bl < int64(len(m.sig.Blocks)) && check(offset/bl) {
-			return offset / bl, true
+		if bl := int64(m.sig.BlockLen); offset%bl == 0 && offset/bl < int64(len(m.sig.Blocks)) {
+			if same = offset / bl; check(same) {
+				return same, true
+			}
 		}
 	}
 	tries := 0
@@ -373,15 +399,50 @@ func (m *matcher) find(weak uint32, wlen int, hint int64) (int64, bool) {
 		i := int64(j - 1)
 		tries++
 		m.visits++
-		if check(i) {
+		if i != hint && i != same && check(i) {
 			return i, true
 		}
 	}
 	return 0, false
 }
 
+// realignZeros: in place, a block of zeros i that matched off the
+// block grid moves to the next grid offset when the basis block there
+// is the same zeros and so is the new data there: the zeros between go
+// literally, and the receiver then finds the rest already in place (and
+// the block stays usable, sameSpot), as rsync's matcher realigns them.
+// It returns the block to match at the (maybe moved) window.
+func (m *matcher) realignZeros(i int64) (int64, error) {
+	bl := int64(m.sig.BlockLen)
+	off := m.base + int64(m.pos)
+	if off%bl == 0 {
+		return i, nil
+	}
+	k := off/bl + 1
+	if k >= int64(len(m.sig.Blocks)) || m.sig.blockLen(k) != int(bl) || m.sig.Blocks[k] != m.sig.Blocks[i] {
+		return i, nil
+	}
+	d := int(k*bl - off)
+	if m.end-m.pos < d+int(bl) && !m.eof {
+		if err := m.fill(d + int(bl)); err != nil {
+			return i, err
+		}
+	}
+	if m.end-m.pos < d+int(bl) || m.pos+d >= m.limit || m.pos+d-m.lit > MaxLiteral {
+		return i, nil
+	}
+	w := m.buf[m.pos+d : m.pos+d+int(bl)]
+	if weakOf(weakSum(w)) != 0 || strongSum(w) != m.sig.Blocks[k].Strong {
+		return i, nil
+	}
+	m.pos += d
+	return k, nil
+}
+
 // allowed reports whether block i may be used at the window's offset:
-// with Inplace, not once the receiver has overwritten it.
+// with Inplace, not once the receiver has overwritten it with other
+// data.
 func (m *matcher) allowed(i int64) bool {
-	return !m.opt.Inplace || i*int64(m.sig.BlockLen) >= m.base+int64(m.pos)
+	return !m.opt.Inplace || i*int64(m.sig.BlockLen) >= m.base+int64(m.pos) ||
+		m.sameSpot != nil && m.sameSpot[i/64]&(1<<(i%64)) != 0
 }

@@ -54,6 +54,7 @@ type segment struct {
 	start, end int64 // the file bytes this segment's windows start in
 	buf        []byte
 	ops        []segOp
+	st         Stats // the segment matcher's: its search counts count
 	err        error
 	done       chan struct{}
 }
@@ -61,10 +62,12 @@ type segment struct {
 // MatchAt is Match for a file of size bytes read at offsets from r,
 // matched in segments by up to workers goroutines at once. sum, if not
 // nil, is given the file's bytes in order. The delta may differ from
-// Match's only where a segment boundary cuts a block.
+// Match's only where a segment boundary cuts a block. In place one
+// matcher goes through the file: which blocks behind the write offset
+// it may still use depends on what it matched before (sameSpot).
 func MatchAt(sig *Signature, r io.ReaderAt, size int64, out OpWriter, opt MatchOptions, workers int, sum io.Writer) (Stats, error) {
 	seg := segmentSize(sig.BlockLen)
-	if workers < 2 || size < 2*seg || len(sig.Blocks) == 0 {
+	if workers < 2 || size < 2*seg || len(sig.Blocks) == 0 || opt.Inplace {
 		var in io.Reader = io.NewSectionReader(r, 0, size)
 		if sum != nil {
 			in = io.TeeReader(in, sum)
@@ -163,6 +166,7 @@ func matchSegment(sig *Signature, ix *index, r io.ReaderAt, size int64, s *segme
 		return err
 	}
 	s.ops = c.ops
+	s.st = m.st
 	return nil
 }
 
@@ -178,6 +182,8 @@ type joiner struct {
 }
 
 func (j *joiner) add(s *segment) error {
+	j.st.HashHits += s.st.HashHits
+	j.st.FalseAlarms += s.st.FalseAlarms
 	for _, op := range s.ops {
 		if op.lit != nil {
 			end := op.off + int64(len(op.lit))
@@ -237,6 +243,7 @@ func (j *joiner) copyRun(blk, cnt int64) error {
 	n := (cnt-1)*j.bl + j.blockLen(blk+cnt-1)
 	j.covered += n
 	j.st.Matched += n
+	j.st.Matches += cnt
 	return j.run.add(j.out, blk, cnt)
 }
 

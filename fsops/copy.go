@@ -395,6 +395,90 @@ func copyWriteNonZero(dst Writer, b []byte, off int64) (int64, error) {
 	return last, nil
 }
 
+// SparseWriter writes a file at offsets leaving holes where whole
+// 4 KiB-aligned blocks are zeros (-S), as CopyStream does for a stream:
+// a delta's rebuild writes through it. Finish gives the file its length
+// (a file that ends in zeros ends in a hole).
+type SparseWriter struct {
+	dst Writer
+	end int64 // the end of the data written so far
+	// inPlace: dst holds old data (--inplace), which zero blocks punch
+	// out rather than skip, as rsync's receiver does.
+	inPlace bool
+}
+
+// NewSparseWriter writes dst sparsely: an empty file, or with inPlace
+// one whose old data it writes over.
+func NewSparseWriter(dst Writer, inPlace bool) *SparseWriter {
+	return &SparseWriter{dst: dst, inPlace: inPlace}
+}
+
+// WriteAt writes the blocks of p at off that are not all zeros; in
+// place, the zero blocks become holes too.
+func (w *SparseWriter) WriteAt(p []byte, off int64) (int, error) {
+	var end int64
+	var err error
+	if w.inPlace {
+		end, err = w.writePunching(p, off)
+	} else {
+		end, err = copyWriteNonZero(w.dst, p, off)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("write %s: %w", w.dst.Name(), err)
+	}
+	w.end = max(w.end, end)
+	return len(p), nil
+}
+
+// writePunching writes p at off over old data: runs of zero blocks are
+// punched out (FALLOC_FL_PUNCH_HOLE, which reads back as zeros), the
+// rest written; a file system that cannot punch gets the zeros written.
+func (w *SparseWriter) writePunching(p []byte, off int64) (int64, error) {
+	for i := 0; i < len(p); {
+		zero := false
+		j := i
+		for j < len(p) {
+			end := min(j+sparseBlockSize-int((off+int64(j))%sparseBlockSize), len(p))
+			z := bytes.Equal(p[j:end], copyZeroBlock[:end-j])
+			if j == i {
+				zero = z
+			} else if z != zero {
+				break
+			}
+			j = end
+		}
+		if zero {
+			err := copyNoEINTR(func() error {
+				return unix.Fallocate(int(w.dst.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off+int64(i), int64(j-i))
+			})
+			runtime.KeepAlive(w.dst)
+			if err == nil {
+				i = j
+				continue
+			}
+			if err != unix.EOPNOTSUPP && err != unix.ENOSYS {
+				return 0, err
+			}
+		}
+		if _, err := w.dst.WriteAt(p[i:j], off+int64(i)); err != nil {
+			return 0, err
+		}
+		i = j
+	}
+	return off + int64(len(p)), nil
+}
+
+// Finish makes the file size bytes long.
+func (w *SparseWriter) Finish(size int64) error {
+	if w.end == size {
+		return nil
+	}
+	if err := Truncate(w.dst, size); err != nil {
+		return fmt.Errorf("truncate %s: %w", w.dst.Name(), err)
+	}
+	return nil
+}
+
 // Preallocate reserves size bytes of blocks for f (fallocate(2)), which
 // also sets its length. A filesystem without fallocate is no error: the
 // data is written all the same.

@@ -20,20 +20,22 @@ import (
 	"syq/wire"
 )
 
+// deltaOn reports whether this run sends changed files as deltas at
+// all: not with -W (a local copy's default; an explicit --no-whole-file
+// turns deltas on there too, as in rsync) or -n. With -S the rebuild
+// leaves holes for zeros (fsops.SparseWriter), in place by punching out
+// the old data.
+func (r *Receiver) deltaOn() bool {
+	o := r.opts
+	return !o.WholeFile && !o.DryRun
+}
+
 // addSig computes the signature of job's basis and records it as the
 // k-th of sigs (parallel to the Wants' indexes); without a usable basis
 // the file goes whole and sigs is unchanged.
-// deltaOn reports whether this run sends changed files as deltas at
-// all: only over a network connection, and not with -W, -n or -S.
-func (r *Receiver) deltaOn() bool {
-	o := r.opts
-	return !o.WholeFile && !o.DryRun && !o.Sparse && !r.conn.PassesFiles()
-}
-
 func (r *Receiver) addSig(sigs []*delta.Signature, job *fileJob, k int) []*delta.Signature {
-	// Sparse files are written by the whole-file copy, which leaves
-	// holes; the tree is the same either way. A basis in a --*-dest
-	// directory is not used yet: those files go whole.
+	// A basis in a --*-dest directory is not used yet: those files go
+	// whole.
 	// --append writes only past the old end, from whole data.
 	if !r.deltaOn() || r.appends(job) || job.batch.dir == nil {
 		return sigs
@@ -141,15 +143,27 @@ func (r *Receiver) applyDelta(dst *fsops.File, src wire.Source, job *fileJob) er
 	ops := wire.NewDeltaReader(src, job.e.Size, fh.Size())
 	h := delta.NewAsyncHash(fh, job.e.Size)
 	defer h.Close()
-	out := io.NewOffsetWriter(dst, 0)
+	var at io.WriterAt = dst
+	var sparse *fsops.SparseWriter
+	if r.opts.Sparse {
+		sparse = fsops.NewSparseWriter(dst, r.opts.Inplace)
+		at = sparse
+	}
+	out := io.NewOffsetWriter(at, 0)
 	w := &rebuild{out: out, bw: bufio.NewWriterSize(out, int(min(applyWrite, max(job.e.Size, 4096)))), h: h, dst: dst, basis: basis}
 	if r.opts.Inplace || r.opts.Sparse {
 		w.noClone = true // the basis is the file written; holes are -S's to make
 	}
+	// In place a run matched at its own offset is there already (not
+	// with -S, whose zeros are to be punched out).
+	w.inPlace = r.opts.Inplace && !r.opts.Sparse
 	began := time.Now()
 	st, err := delta.Apply(w, basis, job.blockLen, job.basisLen, ops, job.e.Size)
 	if err == nil {
 		err = w.bw.Flush()
+	}
+	if err == nil && sparse != nil {
+		err = sparse.Finish(job.e.Size)
 	}
 	if errors.Is(err, delta.ErrBadDelta) {
 		err = fmt.Errorf("protocol error from the sender: %s: %w", job.rel, err)
@@ -183,7 +197,8 @@ type rebuild struct {
 	h          io.Writer
 	dst, basis *fsops.File
 	noClone    bool  // the file system cannot (or must not) share
-	cloned     int64 // bytes shared, for SYQ_DEBUG
+	inPlace    bool  // dst is the basis: a run at its own offset is kept, not written
+	cloned     int64 // bytes shared or kept, for SYQ_DEBUG
 	buf        []byte
 }
 
@@ -204,14 +219,34 @@ const cloneAlign = 4096
 // few bytes shifted them). The shared bytes are read from the basis, as
 // a copy would read them, for the whole-file hash: that check then
 // covers them as it covers what is written.
+//
+// In place (inPlace) it takes a run only where it would be written over
+// itself: it reads it for the hash and writes nothing, as rsync's
+// receiver seeks past such a match.
 func (w *rebuild) CloneBasis(off, n int64) (int64, error) {
-	if w.noClone {
+	if w.noClone && !w.inPlace {
 		return 0, nil
 	}
 	if err := w.bw.Flush(); err != nil {
 		return 0, err
 	}
 	pos, _ := w.out.Seek(0, io.SeekCurrent)
+	if w.inPlace {
+		if pos != off {
+			return 0, nil
+		}
+		if w.buf == nil {
+			w.buf = make([]byte, delta.MinClone)
+		}
+		if err := delta.CopyBasis(w.h, w.basis, off, n, w.buf); err != nil {
+			return 0, err
+		}
+		if _, err := w.out.Seek(n, io.SeekCurrent); err != nil {
+			return 0, err
+		}
+		w.cloned += n
+		return n, nil
+	}
 	head := (cloneAlign - off%cloneAlign) % cloneAlign
 	if (pos-off)%cloneAlign != 0 || n-head < cloneAlign {
 		return 0, nil

@@ -41,10 +41,11 @@ func (c *alterOnSigs) Recv() (wire.Message, error) {
 }
 
 // deltaTransfer runs a sender and a receiver over a real Stream pair (as
-// over ssh, so deltas are used) from src to dst.
-func deltaTransfer(t *testing.T, src, dst string, opts *wire.Options, wrap func(wire.Conn) wire.Conn) (wire.Stats, []string) {
+// over ssh, so deltas are used) from src to dst; local joins them in
+// memory instead, as a local copy does (deltas with --no-whole-file).
+func deltaTransfer(t *testing.T, src, dst string, opts *wire.Options, wrap func(wire.Conn) wire.Conn, local bool) (wire.Stats, []string) {
 	t.Helper()
-	st, problems, rerr, serr := runDeltaTransfer(t, src, dst, opts, wrap)
+	st, problems, rerr, serr := runDeltaTransfer(t, src, dst, opts, wrap, local)
 	if rerr != nil {
 		t.Fatalf("receiver: %v", rerr)
 	}
@@ -54,13 +55,24 @@ func deltaTransfer(t *testing.T, src, dst string, opts *wire.Options, wrap func(
 	return st, problems
 }
 
-func runDeltaTransfer(t *testing.T, src, dst string, opts *wire.Options, wrap func(wire.Conn) wire.Conn) (st wire.Stats, problems []string, rerr, serr error) {
+func runDeltaTransfer(t *testing.T, src, dst string, opts *wire.Options, wrap func(wire.Conn) wire.Conn, local bool) (st wire.Stats, problems []string, rerr, serr error) {
 	t.Helper()
-	a, b := net.Pipe()
-	sa := wire.NewStream(bufio.NewReader(a), a, a, wire.StreamConfig{Peer: "receiver"})
-	sb := wire.NewStream(bufio.NewReader(b), b, b, wire.StreamConfig{Peer: "sender"})
+	var sa, sb wire.Conn
+	if local {
+		sa, sb = wire.Pipe(64)
+	} else {
+		a, b := net.Pipe()
+		sa = wire.NewStream(bufio.NewReader(a), a, a, wire.StreamConfig{Peer: "receiver"})
+		sb = wire.NewStream(bufio.NewReader(b), b, b, wire.StreamConfig{Peer: "sender"})
+	}
 	defer sa.Close()
 	defer sb.Close()
+	flush := func(c wire.Conn) error {
+		if f, ok := c.(interface{ Flush() error }); ok {
+			return f.Flush()
+		}
+		return nil
+	}
 	var mu sync.Mutex
 	report := func(class int, msg string) {
 		if class == wire.ProblemGeneral || class == wire.ProblemVanished {
@@ -75,13 +87,13 @@ func runDeltaTransfer(t *testing.T, src, dst string, opts *wire.Options, wrap fu
 	go func() {
 		_, err := sender.Run(ctx, sender.Config{Opts: opts, Operands: []string{src + "/"}, Report: report}, wrap(sa))
 		if err == nil {
-			err = sa.Flush()
+			err = flush(sa)
 		}
 		serrc <- err
 	}()
 	st, rerr = Run(ctx, Config{Opts: opts, Dest: dst, Report: report, Out: &bytes.Buffer{}}, sb)
 	if rerr == nil {
-		rerr = sb.Flush()
+		rerr = flush(sb)
 	} else {
 		sb.Close()
 	}
@@ -89,7 +101,16 @@ func runDeltaTransfer(t *testing.T, src, dst string, opts *wire.Options, wrap fu
 	return st, problems, rerr, serr
 }
 
+// TestDeltaRedoWhole: a delta that does not rebuild the sender's file
+// (its basis changed after it was signed) is asked for again whole, over
+// a Stream and between the halves of a local --no-whole-file copy.
 func TestDeltaRedoWhole(t *testing.T) {
+	for _, local := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stream", true: "local"}[local], func(t *testing.T) { testDeltaRedoWhole(t, local) })
+	}
+}
+
+func testDeltaRedoWhole(t *testing.T, local bool) {
 	src, dst := t.TempDir(), t.TempDir()
 	data := make([]byte, 3<<20)
 	r := rand.New(rand.NewPCG(1, 1))
@@ -119,7 +140,7 @@ func TestDeltaRedoWhole(t *testing.T) {
 		f.WriteAt(bytes.Repeat([]byte{'z'}, 1<<20), 0)
 		f.Close()
 	}}
-	st, problems := deltaTransfer(t, src, dst, opts, func(c wire.Conn) wire.Conn { conn.Conn = c; return conn })
+	st, problems := deltaTransfer(t, src, dst, opts, func(c wire.Conn) wire.Conn { conn.Conn = c; return conn }, local)
 	if len(problems) > 0 {
 		t.Fatalf("problems: %q", problems)
 	}
@@ -137,6 +158,10 @@ func TestDeltaRedoWhole(t *testing.T) {
 	if st.MatchedData < 90000 || st.MatchedData > 100000 {
 		t.Errorf("matched %d bytes", st.MatchedData)
 	}
+	// The sender's counts cover both deltas, the failed one too.
+	if st.Matches < 2 || st.HashHits < st.Matches {
+		t.Errorf("match counts %d/%d", st.Matches, st.HashHits)
+	}
 }
 
 func TestDeltaOverStream(t *testing.T) {
@@ -150,7 +175,7 @@ func TestDeltaOverStream(t *testing.T) {
 	os.WriteFile(filepath.Join(dst, "f"), append([]byte("head"), data[:len(data)-10]...), 0o644)
 	past := time.Unix(1e9, 0)
 	os.Chtimes(filepath.Join(dst, "f"), past, past)
-	st, problems := deltaTransfer(t, src, dst, &wire.Options{Recursive: true, Times: true}, func(c wire.Conn) wire.Conn { return c })
+	st, problems := deltaTransfer(t, src, dst, &wire.Options{Recursive: true, Times: true}, func(c wire.Conn) wire.Conn { return c }, false)
 	if len(problems) > 0 {
 		t.Fatalf("problems: %q", problems)
 	}
@@ -187,7 +212,7 @@ func TestDeltaBeyondBasisIsProtocolError(t *testing.T) {
 	os.WriteFile(filepath.Join(dst, "f"), data[:500000], 0o644)
 	past := time.Unix(1e9, 0)
 	os.Chtimes(filepath.Join(dst, "f"), past, past)
-	_, _, rerr, _ := runDeltaTransfer(t, src, dst, &wire.Options{Recursive: true, Times: true}, func(c wire.Conn) wire.Conn { return &badDeltaSender{Conn: c} })
+	_, _, rerr, _ := runDeltaTransfer(t, src, dst, &wire.Options{Recursive: true, Times: true}, func(c wire.Conn) wire.Conn { return &badDeltaSender{Conn: c} }, false)
 	var fe *wire.FatalError
 	if !errors.As(rerr, &fe) || fe.Code != wire.ExitStreamIO || !strings.Contains(rerr.Error(), "outside a basis") {
 		t.Fatalf("receiver ended with %v, want a protocol error (exit 12) about the basis", rerr)

@@ -128,3 +128,87 @@ func TestRebuildSharesBasis(t *testing.T) {
 		t.Errorf("the extent map shows %d bytes shared, the rebuild %d", shared, w.cloned)
 	}
 }
+
+// writeCounter counts the bytes written through it.
+type writeCounter struct {
+	*fsops.File
+	n int64
+}
+
+func (c *writeCounter) WriteAt(p []byte, off int64) (int, error) {
+	c.n += int64(len(p))
+	return c.File.WriteAt(p, off)
+}
+
+// In place a rebuild keeps the long runs matched at their own offset
+// (they are there already) and writes only the rest, as rsync's receiver
+// seeks past them; the file and its whole-file hash are the target's.
+func TestRebuildInPlaceKeepsSameSpot(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	rnd := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+	basis := rnd(4 << 20)
+	target := bytes.Clone(basis)
+	copy(target[1<<20:], rnd(4096))                                                // an edit in place
+	target = append(target[:3<<20:3<<20], append(rnd(1000), target[3<<20:]...)...) // the rest shifted
+	const blockLen = 4096
+	sig, err := delta.Sign(bytes.NewReader(basis), int64(len(basis)), blockLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops opQueue
+	if _, err := delta.Match(sig, bytes.NewReader(target), &ops, delta.MatchOptions{Inplace: true}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), basis, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := fsops.OpenDirPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	bf, err := d.OpenRead("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bf.Close()
+	f, err := d.OpenWrite("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	wc := &writeCounter{File: f}
+	h := xxh3.New128()
+	out := io.NewOffsetWriter(wc, 0)
+	w := &rebuild{out: out, bw: bufio.NewWriterSize(out, applyWrite), h: h, dst: f, basis: bf, noClone: true, inPlace: true}
+	st, err := delta.Apply(w, bf, blockLen, int64(len(basis)), &ops, int64(len(target)))
+	if err == nil {
+		err = w.bw.Flush()
+	}
+	if err == nil {
+		err = fsops.Truncate(f, int64(len(target)))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "f"))
+	if !bytes.Equal(got, target) {
+		t.Fatal("the file rebuilt in place differs from the target")
+	}
+	if h.Sum128() != xxh3.Hash128(target) {
+		t.Fatal("the whole-file hash is not the target's")
+	}
+	// The unchanged first 3 MiB (less the edit) stay where they are;
+	// what follows the shift is literal (in place nothing behind the
+	// write offset may be used), and so is the edit.
+	if w.cloned < 3<<20-2*4096-delta.MinClone || wc.n > int64(len(target))-w.cloned || wc.n < st.Literal {
+		t.Errorf("kept %d bytes, wrote %d (literal %d) of %d", w.cloned, wc.n, st.Literal, len(target))
+	}
+}

@@ -312,7 +312,7 @@ func (r *Receiver) run(ctx context.Context) error {
 		// rsync's generator says how it will send changed files.
 		// --append sends only what is missing, which rsync counts as
 		// delta transmission even locally.
-		if (r.opts.WholeFile || r.conn.PassesFiles()) && r.opts.Append == 0 {
+		if r.opts.WholeFile && r.opts.Append == 0 {
 			r.out.now("delta-transmission disabled for local transfer or --whole-file", true)
 		} else {
 			r.out.now("delta-transmission enabled", true)
@@ -425,6 +425,9 @@ loop:
 			if r.cfg.Debug {
 				r.cfg.Report(wire.ProblemDebug, "receiver: data end")
 			}
+			r.stats.add(func(s *wire.Stats) {
+				s.Matches, s.HashHits, s.FalseAlarms = m.Matches, m.HashHits, m.FalseAlarms
+			})
 			break loop
 		default:
 			loopErr = &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("protocol error: unexpected %T from sender", m)}

@@ -287,7 +287,9 @@ func (r *Receiver) writeInplace(ctx context.Context, job *fileJob, src wire.Sour
 		return &userError{fmt.Sprintf("open %q failed: %s", r.destPath(job.rel), fsops.ErrText(err))}
 	}
 	defer f.Close()
-	if r.opts.Sparse {
+	if r.opts.Sparse && !wire.IsDelta(src) {
+		// Whole data makes the file anew, holes and all; a delta
+		// builds on the old data, punching holes for its zeros.
 		if err := fsops.Truncate(f, 0); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"syq/delta"
+	"syq/fsops"
 	"syq/wire"
 )
 
@@ -17,18 +18,24 @@ import (
 // broken connection is returned.
 func (s *Sender) sendDelta(ref *batchRef, seq uint64, i int32, sig *delta.Signature, src io.ReaderAt) error {
 	e := &ref.rec.entries[i]
-	return s.sendMatched(ref, seq, i, sig, func(w delta.OpWriter, h io.Writer) (delta.Stats, error) {
-		return delta.MatchAt(sig, src, e.Size, w, delta.MatchOptions{Inplace: s.cfg.Opts.Inplace}, matchWorkers, h)
-	})
+	return s.sendMatched(ref, seq, i, sig, s.matchFile(e, sig, src), s.send)
 }
 
-// sendMatched sends entry i as the delta that match writes to w, feeding
-// the file's bytes to h, as sendDelta says.
-func (s *Sender) sendMatched(ref *batchRef, seq uint64, i int32, sig *delta.Signature, match func(w delta.OpWriter, h io.Writer) (delta.Stats, error)) error {
+// matchFile is the matching of sendDelta: the file of entry e, read at
+// offsets from src, against sig.
+func (s *Sender) matchFile(e *wire.Entry, sig *delta.Signature, src io.ReaderAt) func(w delta.OpWriter, h io.Writer) (delta.Stats, error) {
+	return func(w delta.OpWriter, h io.Writer) (delta.Stats, error) {
+		return delta.MatchAt(sig, src, e.Size, w, delta.MatchOptions{Inplace: s.cfg.Opts.Inplace}, matchWorkers, h)
+	}
+}
+
+// sendMatched sends entry i through send as the delta that match writes
+// to w, feeding the file's bytes to h, as sendDelta says.
+func (s *Sender) sendMatched(ref *batchRef, seq uint64, i int32, sig *delta.Signature, match func(w delta.OpWriter, h io.Writer) (delta.Stats, error), send func(wire.Message) error) error {
 	e := &ref.rec.entries[i]
 	var sendErr error
 	w := wire.NewDeltaWriter(seq, i, e.Size, sig.BlockLen, func(f *wire.FileData) error {
-		if err := s.send(f); err != nil {
+		if err := send(f); err != nil {
 			sendErr = err
 			return err
 		}
@@ -45,9 +52,26 @@ func (s *Sender) sendMatched(ref *batchRef, seq uint64, i int32, sig *delta.Sign
 	}
 	if err != nil {
 		s.readFailed(ref, i, err)
-		return s.send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true, Delta: true, Offset: w.Sent()})
+		return send(&wire.FileData{Seq: seq, Index: i, End: true, Failed: true, Delta: true, Offset: w.Sent()})
 	}
+	s.countMatch(st)
 	return w.Finish(h.Sum(nil))
+}
+
+// localDelta is the Source of entry i, open as f, in a local copy whose
+// receiver sent sig for it: the delta sendDelta would send, made as the
+// receiver reads it (wire.LocalDelta).
+func (s *Sender) localDelta(ref *batchRef, i int32, sig *delta.Signature, f *fsops.File) wire.Source {
+	e := &ref.rec.entries[i]
+	return wire.LocalDelta(func(send func(*wire.FileData) error) error {
+		defer f.Close()
+		return s.sendMatched(ref, 0, i, sig, s.matchFile(e, sig, f), func(m wire.Message) error {
+			if ref.ctx != nil && ref.ctx.Err() != nil {
+				return ref.ctx.Err() // stopped (--stop-at, a signal): the rebuild fails, its temp file goes
+			}
+			return send(m.(*wire.FileData))
+		})
+	})
 }
 
 // matchWorkers is how many segments of one big file are matched at
@@ -63,7 +87,7 @@ func (s *Sender) sendDeltaAhead(ref *batchRef, seq uint64, i int32, sig *delta.S
 	return s.sendMatched(ref, seq, i, sig, func(w delta.OpWriter, h io.Writer) (delta.Stats, error) {
 		h.Write(a.data)
 		return delta.MatchBytes(sig, a.data, w, delta.MatchOptions{Inplace: s.cfg.Opts.Inplace})
-	})
+	}, s.send)
 }
 
 // sigFor returns the receiver's signature for the k-th wanted file, if

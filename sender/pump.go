@@ -98,6 +98,9 @@ func (s *Sender) pumpBatch(ctx context.Context, ref *batchRef, job pumpJob) erro
 		}
 		a := ahead[k]
 		sig := job.sigFor(k)
+		if sig == nil {
+			s.countMatch(delta.Stats{}) // sent whole: nothing matched
+		}
 		if a == nil {
 			var err error
 			if sig != nil {

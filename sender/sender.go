@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"syq/delta"
 	"syq/filter"
 	"syq/fsops"
 	"syq/wire"
@@ -86,6 +87,9 @@ type Sender struct {
 	sendMu   sync.Mutex
 	walkDone bool // guarded by mu
 	endOnce  sync.Once
+
+	matchMu    sync.Mutex
+	matchTotal delta.Stats // every delta's, for rsync's match report (DataEnd)
 }
 
 // batchRecord keeps what the sender needs to answer wants for one batch.
@@ -189,6 +193,10 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		<-prefetchDone
 	}
 	s.releaseAll()
+	// The counts are the sender's: a receiver across a connection does
+	// not send them back.
+	t := s.matchTotals()
+	stats.Matches, stats.HashHits, stats.FalseAlarms = t.Matches, t.HashHits, t.FalseAlarms
 	if walkErr != nil {
 		return stats, walkErr
 	}
@@ -241,8 +249,17 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 				continue
 			}
 			// The receiver now owns the batch's directory handles. Data
-			// goes out before the release, which may send DataEnd.
-			ref := &batchRef{s: s, rec: rec}
+			// goes out before the release, which may send DataEnd. A
+			// batch kept for a second Wants keeps them until then.
+			ref := &batchRef{s: s, rec: rec, keep: keep, ctx: ctx}
+			if hasSig(m.Sigs) {
+				ref.sigs = make(map[int32]*delta.Signature, len(m.Sigs))
+				for k, sig := range m.Sigs {
+					if sig != nil && k < len(m.Indexes) {
+						ref.sigs[m.Indexes[k]] = sig
+					}
+				}
+			}
 			if s.prefetchQueue != nil {
 				ref.pre = newPrefetched()
 			}
@@ -255,6 +272,9 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 				case s.prefetchQueue <- prefetchJob{ref: ref, indexes: m.Indexes}:
 				default: // the prefetcher is far enough ahead already
 				}
+			}
+			if keep {
+				continue // released on the receiver's second Wants
 			}
 			s.release(m.Seq, false)
 			if ctx.Err() != nil {
@@ -277,13 +297,39 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 // batchRef is the SourceRef of one batch: the receiver opens the wanted
 // files through the batch's source directory handles.
 type batchRef struct {
-	s    *Sender
-	rec  *batchRecord
-	pre  *prefetched // files opened ahead of the writers, or nil
+	s   *Sender
+	rec *batchRecord
+	pre *prefetched // files opened ahead of the writers, or nil
+	// sigs: the receiver's signatures by entry; those files are opened
+	// as deltas against them (a local --no-whole-file copy).
+	sigs map[int32]*delta.Signature
+	// keep: a second Wants follows (the deltas that did not check
+	// out); its batchRef closes the directories.
+	keep bool
+	// ctx ends the deltas made for the receiver (localDelta) when the
+	// transfer stops (nil: never).
+	ctx  context.Context
 	once sync.Once
 }
 
+// Open opens entry i for the receiver: the file itself, or the delta
+// against the signature the receiver sent for it.
 func (b *batchRef) Open(i int32) (wire.Source, error) {
+	src, err := b.open(i)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := src.(*fsops.File)
+	if sig := b.sigs[i]; sig != nil && ok {
+		return b.s.localDelta(b, i, sig, f), nil
+	}
+	if b.s.pumpQueue == nil {
+		b.s.countMatch(delta.Stats{}) // the receiver takes it whole
+	}
+	return src, nil // a file that changed length goes whole, as over a connection
+}
+
+func (b *batchRef) open(i int32) (wire.Source, error) {
 	e := &b.rec.entries[i]
 	dir := b.rec.srcs[b.rec.from[i]]
 	o := b.s.cfg.Opts
@@ -361,6 +407,9 @@ func (b *batchRef) Release() {
 		if b.pre != nil {
 			b.pre.release(b.s)
 		}
+		if b.keep {
+			return
+		}
 		for _, d := range b.rec.srcs {
 			d.Close()
 		}
@@ -407,8 +456,28 @@ func (s *Sender) endData() {
 		if s.cfg.Debugf != nil {
 			s.cfg.Debugf("sender: every batch answered; data end")
 		}
-		s.send(&wire.DataEnd{})
+		t := s.matchTotals()
+		s.send(&wire.DataEnd{Matches: t.Matches, HashHits: t.HashHits, FalseAlarms: t.FalseAlarms})
 	})
+}
+
+// countMatch adds one file's match counts to the totals and shows them
+// as rsync's sender does at --debug=DELTASUM2 (a file sent whole
+// matched nothing). rsync's other lines at that level trace its own
+// steps (hash table built, each match's offset) and are not shown.
+func (s *Sender) countMatch(st delta.Stats) {
+	s.matchMu.Lock()
+	s.matchTotal.Add(st)
+	s.matchMu.Unlock()
+	if s.cfg.Opts.DebugDeltasum >= 2 {
+		s.problem(wire.ProblemInfo, "false_alarms=%d hash_hits=%d matches=%d", st.FalseAlarms, st.HashHits, st.Matches)
+	}
+}
+
+func (s *Sender) matchTotals() delta.Stats {
+	s.matchMu.Lock()
+	defer s.matchMu.Unlock()
+	return s.matchTotal
 }
 
 // send serialises Sends from the emitter and the readers.

@@ -34,7 +34,7 @@ const (
 	frameWants      = 12 // Wants
 	frameData       = 13 // Data: the files of one Wants follow as FileData
 	frameFileData   = 14 // FileData
-	frameDataEnd    = 15 // empty
+	frameDataEnd    = 15 // empty, or uvarints matches, hash hits, false alarms (an older peer ignores them)
 	frameDone       = 16 // Done
 	frameSynced     = 17 // Synced
 	frameSig        = 18 // part of a basis signature, before its Wants (delta.go)
@@ -846,7 +846,15 @@ func appendMessage(out []byte, m Message) ([]byte, error) {
 	case *Data:
 		return encodeSeq(out, frameData, m.Seq), nil
 	case *DataEnd:
-		return appendEmpty(out, frameDataEnd), nil
+		if *m == (DataEnd{}) {
+			return appendEmpty(out, frameDataEnd), nil
+		}
+		start := len(out)
+		out = append(out, frameDataEnd, 0, 0, 0, 0)
+		for _, n := range []int64{m.Matches, m.HashHits, m.FalseAlarms} {
+			out = binary.AppendUvarint(out, uint64(max(n, 0)))
+		}
+		return finishFrame(out, start), nil
 	case *Done:
 		return encodeDone(out, m), nil
 	case *Synced:
@@ -867,6 +875,18 @@ func appendMessage(out []byte, m Message) ([]byte, error) {
 type keepaliveMsg struct{}
 
 func (*keepaliveMsg) isMessage() {}
+
+// decodeDataEnd reads a DataEnd: an empty body (a sender that counts
+// nothing, or an older one) means no counts.
+func decodeDataEnd(body []byte) (*DataEnd, error) {
+	m := &DataEnd{}
+	if len(body) == 0 {
+		return m, nil
+	}
+	d := &decoder{b: body}
+	m.Matches, m.HashHits, m.FalseAlarms = d.nonNeg(), d.nonNeg(), d.nonNeg()
+	return m, d.end()
+}
 
 func decodeSynced(body []byte) (*Synced, error) {
 	d := &decoder{b: body}

@@ -383,3 +383,48 @@ func (d *DeltaReader) Sum() []byte { return d.sum }
 
 // Sent is how many bytes of the op stream went out so far.
 func (w *DeltaWriter) Sent() int64 { return w.off }
+
+// LocalDelta returns the Source of a delta made in this process, for a
+// connection that passes files (the two halves of a local copy): run
+// produces the delta as a sender produces it for a Stream, through send
+// (its FileData's Seq, Index and Offset are not needed here), and the
+// receiver reads the op stream as it would a Stream's, with IsDelta
+// true. A Failed FileData ends it with the error a Stream's failed file
+// gives; closing the Source stops run's next send. run runs on a
+// goroutine of its own and must return once send fails.
+func LocalDelta(run func(send func(*FileData) error) error) Source {
+	pr, pw := io.Pipe()
+	go func() {
+		ended := false
+		err := run(func(f *FileData) error {
+			if ended {
+				return errors.New("wire: local delta data after its end")
+			}
+			if f.Failed {
+				ended = true
+				pw.CloseWithError(errSenderFailed)
+				return nil
+			}
+			if _, err := pw.Write(f.Bytes); err != nil {
+				return err
+			}
+			if f.End {
+				ended = true
+				pw.Close()
+			}
+			return nil
+		})
+		if !ended {
+			if err == nil {
+				err = io.ErrUnexpectedEOF // run returned before its end
+			}
+			pw.CloseWithError(err)
+		}
+	}()
+	return localDelta{pr}
+}
+
+// localDelta is the receiving end of LocalDelta.
+type localDelta struct{ *io.PipeReader }
+
+func (localDelta) isDelta() bool { return true }

@@ -198,8 +198,11 @@ type Synced struct {
 }
 
 // DataEnd follows the last Data: the list has ended and every Wants has
-// been answered.
-type DataEnd struct{}
+// been answered. It carries the sender's delta search counts (rsync's
+// match report), which the receiving side adds to its Stats.
+type DataEnd struct {
+	Matches, HashHits, FalseAlarms int64
+}
 
 // Done ends the conversation in one direction.
 type Done struct {
@@ -229,6 +232,10 @@ type Stats struct {
 	// place and did not send: neither literal nor matched data, as
 	// rsync counts it.
 	KeptData int64
+	// The sender's delta search counts (delta.Stats), totalled: rsync's
+	// "total: matches=" line. Not carried by Done: the side that prints
+	// them has them from the sender or from DataEnd.
+	Matches, HashHits, FalseAlarms int64
 }
 
 func (*FileBatch) isMessage() {}

@@ -106,11 +106,14 @@ type Options struct {
 	// DebugFilter is --debug=FILTER's level (-vv gives 1): the rule
 	// that hid, showed or protected a name is shown.
 	DebugFilter int
-	BlockSize   int  // -B: the delta block length (0: chosen per file)
-	Inplace     bool // --inplace
-	Partial     bool // --partial
-	Sparse      bool // -S
-	Fsync       bool // --fsync
+	// DebugDeltasum is --debug=DELTASUM's level (-vv gives 1, -vvv 2):
+	// at 2 the sender shows each file's match counts.
+	DebugDeltasum int
+	BlockSize     int  // -B: the delta block length (0: chosen per file)
+	Inplace       bool // --inplace
+	Partial       bool // --partial
+	Sparse        bool // -S
+	Fsync         bool // --fsync
 	// Preallocate (--preallocate) reserves each new file's blocks before
 	// writing it.
 	Preallocate bool

@@ -882,7 +882,11 @@ func (s *Stream) readFrames() error {
 			if s.cur != nil {
 				return s.protocolErr("data ended inside batch %d", s.cur.seq)
 			}
-			m = &DataEnd{}
+			de, err := decodeDataEnd(body)
+			if err != nil {
+				return s.protocolErr("data end: %v", err)
+			}
+			m = de
 		case frameSynced:
 			sy, err := decodeSynced(body)
 			if err != nil {

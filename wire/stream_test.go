@@ -125,7 +125,7 @@ func TestDataFlow(t *testing.T) {
 			}
 			snd.Send(&FileData{Seq: 0, Index: 2, End: true})
 			snd.Send(&FileData{Seq: 0, Index: 3, End: true, Failed: true})
-			snd.Send(&DataEnd{})
+			snd.Send(&DataEnd{Matches: 3, HashHits: 300, FalseAlarms: 1 << 40}) // the sender's match counts
 			m, err = snd.Recv()
 			if err != nil {
 				return err
@@ -167,8 +167,8 @@ func TestDataFlow(t *testing.T) {
 		t.Fatal("an unwanted entry opened")
 	}
 	d.Ref.Release()
-	if _, ok := recvTimeout(t, rcv).(*DataEnd); !ok {
-		t.Fatal("expected DataEnd")
+	if de, ok := recvTimeout(t, rcv).(*DataEnd); !ok || *de != (DataEnd{Matches: 3, HashHits: 300, FalseAlarms: 1 << 40}) {
+		t.Fatalf("expected DataEnd with the match counts, got %+v", de)
 	}
 	rcv.Send(&Done{Stats: Stats{TransferredSize: int64(len(big)), Files: 4}})
 	if err := rcv.Flush(); err != nil {
@@ -384,5 +384,31 @@ func TestTimeoutPeerNeverReads(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("timed out after %v", d)
+	}
+}
+
+// TestDataEndCounts: a DataEnd without counts is the empty frame an
+// older sender sends (and an older receiver ignores the counts' body);
+// a malformed body is refused.
+func TestDataEndCounts(t *testing.T) {
+	empty, err := appendMessage(nil, &DataEnd{})
+	if err != nil || !bytes.Equal(empty, appendEmpty(nil, frameDataEnd)) {
+		t.Fatalf("a DataEnd without counts is % x, %v", empty, err)
+	}
+	if de, err := decodeDataEnd(nil); err != nil || *de != (DataEnd{}) {
+		t.Fatalf("empty body: %+v, %v", de, err)
+	}
+	full, err := appendMessage(nil, &DataEnd{Matches: 1, HashHits: 2, FalseAlarms: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := full[frameHeader:]
+	if de, err := decodeDataEnd(body); err != nil || *de != (DataEnd{Matches: 1, HashHits: 2, FalseAlarms: 3}) {
+		t.Fatalf("counts: %+v, %v", de, err)
+	}
+	for _, bad := range [][]byte{body[:2], append(bytes.Clone(body), 7), {0x80}} {
+		if _, err := decodeDataEnd(bad); err == nil {
+			t.Errorf("body % x accepted", bad)
+		}
 	}
 }

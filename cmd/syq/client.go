@@ -454,7 +454,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	code := probs.exitCode()
 	sent, received := st.Traffic()
 	if !listing {
-		printMatchReport(inv, stats, stdout)
+		printMatchReport(inv, stats, stdout, !end.Push)
 	}
 	printSummary(inv, stats, &traffic{sent, received}, elapsed, stdout)
 	if !listing {
@@ -523,6 +523,7 @@ func remoteOptions(inv *Invocation) (wire.Options, error) {
 	// Nor --debug: the remote side's debugging comes from -v alone
 	// (-vv's FILTER1).
 	base.DebugFilter = min(max(base.Verbose-1, 0), 2)
+	base.DebugDeltasum = min(max(base.Verbose-1, 0), 4)
 	return withRemoteOptions(inv, base)
 }
 

@@ -16,7 +16,8 @@ filter flist fuzzy genr hash hlink iconv io nstr own proto recv send time all no
 // with an optional level; "none" and level 0 silence) and refuses names
 // rsync does not know. Of rsync's debug output syq prints only FUZZY's,
 // the --fuzzy choices (scripts check them), FILTER's, the rule that hid,
-// showed or protected a name, NSTR's (nstrLines) and CMD's
+// showed or protected a name, DELTASUM's match counts (printMatchReport,
+// the sender's per-file lines), NSTR's (nstrLines) and CMD's
 // (connectionLine); the rest traces
 // rsync's internals, not a result, and SYQ_DEBUG=1 shows syq's own
 // decisions instead.
@@ -52,6 +53,7 @@ func checkDebug(inv *Invocation) error {
 			}
 		}
 	}
+	inv.Opts.DebugDeltasum = deltasumLevel(inv)
 	return nil
 }
 
@@ -80,6 +82,12 @@ func debugLevelFrom(inv *Invocation, name string, base int) int {
 		}
 	}
 	return level
+}
+
+// deltasumLevel is rsync's DELTASUM debug level in this run: -vv gives
+// level 1, each further -v one more (up to 4), --debug=DELTASUMn sets it.
+func deltasumLevel(inv *Invocation) int {
+	return debugLevelFrom(inv, "deltasum", min(max(inv.Opts.Verbose-1, 0), 4))
 }
 
 // connectionLine is the line rsync's client prints with --debug=CMD
@@ -154,7 +162,8 @@ const debugHelpText = `Use OPT or OPT1 for level 1 output, OPT2 for level 2, etc
 syq takes rsync's --debug names (ACL BACKUP BIND CHDIR CONNECT CMD DEL
 DELTASUM DUP EXIT FILTER FLIST FUZZY GENR HASH HLINK ICONV IO NSTR OWN PROTO
 RECV SEND TIME, ALL, NONE). Of rsync's debug output it prints only FUZZY's
-(the --fuzzy basis choices, levels 1-2), FILTER's (the rule that hid,
+(the --fuzzy basis choices, levels 1-2), DELTASUM's (the sender's match
+counts: the total at level 1, each file's at 2), FILTER's (the rule that hid,
 showed or protected a name), NSTR's (the checksum and compressor
 chosen) and CMD's (the remote-shell command, which -vv shows too); the
 rest traces rsync's own internals. SYQ_DEBUG=1 shows syq's decisions

@@ -382,7 +382,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		fmt.Fprintln(errOut, exitLine(fe.Code))
 		return fe.Code
 	}
-	printMatchReport(inv, stats, stdout)
+	printMatchReport(inv, stats, stdout, false)
 	printSummary(inv, stats, nil, elapsed, stdout)
 	logf.summary(inv, stats, nil, elapsed)
 	if code != 0 {

@@ -63,20 +63,26 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 	fmt.Fprintf(w, "total size is %s  speedup is %.2f%s\n", num(st.TotalSize), speedup, dryRunNote(opts))
 }
 
-// printMatchReport prints the line rsync's sender ends with under -vv:
-// its block-matching counts and the literal bytes it sent. syq does not
-// count blocks rsync's way; a whole-file transfer (every local copy)
-// matches none, as rsync's does.
-func printMatchReport(inv *Invocation, st wire.Stats, w io.Writer) {
+// printMatchReport prints the line rsync's sender ends with at
+// --debug=DELTASUM1 (which -vv gives): the sender's block-matching
+// counts (wire.Stats, from the sender or its DataEnd) and the literal
+// bytes it sent. A whole-file transfer matches nothing, as rsync's.
+// pulled: the sender was the remote side, whose level only the -v
+// count gives (rsync passes its server -v, not --debug).
+func printMatchReport(inv *Invocation, st wire.Stats, w io.Writer, pulled bool) {
 	opts := &inv.Opts
-	if opts.Quiet || opts.Verbose < 2 || opts.ListOnly {
+	level := opts.DebugDeltasum
+	if pulled {
+		level = opts.Verbose - 1
+	}
+	if opts.Quiet || opts.ListOnly || level < 1 {
 		return
 	}
 	data := st.TransferredSize - st.MatchedData - st.KeptData
 	if opts.DryRun {
 		data = 0 // nothing is sent
 	}
-	fmt.Fprintf(w, "total: matches=0  hash_hits=0  false_alarms=0 data=%d\n", data)
+	fmt.Fprintf(w, "total: matches=%d  hash_hits=%d  false_alarms=%d data=%d\n", st.Matches, st.HashHits, st.FalseAlarms, data)
 }
 
 // fileListBanner is the line rsync's client prints under -v (or
@@ -112,7 +118,9 @@ func summaryTraffic(st wire.Stats, t *traffic, dryRun bool) (sent, received int6
 	}
 	sent = st.Files * 32
 	if !dryRun {
-		sent += st.TransferredSize - st.KeptData
+		// A delta (local --no-whole-file) sends its literal data; what
+		// it matched stays on the receiving side.
+		sent += st.TransferredSize - st.KeptData - st.MatchedData
 	}
 	return sent, st.TransferredFiles*8 + 32
 }
