@@ -293,7 +293,10 @@ func TestRailsReceiverKills(t *testing.T) {
 // exit 12 on both sides, as a single broken connection does.
 func TestRailsControlDies(t *testing.T) {
 	rt := railStreams(t, 3, nil)
-	files := testFiles(8<<20, 1)
+	// Larger than all the receiver may buffer (bufMax: two windows a
+	// rail and two frames), so that the file cannot have arrived whole
+	// before rail 0 dies, however the scheduler runs the sender.
+	files := testFiles(2*4*railWindow+16<<20, 1)
 	done := runSender(rt, files)
 	recvTimeout(t, rt.rcv)
 	recvTimeout(t, rt.rcv)
