@@ -168,6 +168,10 @@ type Options struct {
 	Itemize          bool // -i
 	ItemizeUnchanged bool // -ii: itemize unchanged items too
 	Stats            bool // --stats
+	// HeapStats (--info=stats3): every syq process of the transfer
+	// reports its memory statistics at the end, the helper as a line of
+	// its standard output.
+	HeapStats bool
 	// OutFormat is --out-format: each line shown is this format
 	// expanded (with %i it shows what -i shows, otherwise what -v does).
 	OutFormat string

@@ -455,6 +455,11 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	if !listing {
 		printMatchReport(inv, stats, stdout)
 	}
+	role := roleReceiver
+	if end.Push {
+		role = roleSender
+	}
+	printHeapStats(inv, role, stdout)
 	printSummary(inv, stats, &traffic{sent, received}, elapsed, stdout)
 	if !listing {
 		if end.Push || code == 0 {

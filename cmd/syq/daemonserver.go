@@ -158,7 +158,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	srv := &daemon.Server{
 		Config:   cfg,
 		Version:  version,
-		Transfer: serveHelper,
+		Transfer: serveDaemonHelper,
 		Options:  daemonOptionTable,
 		ScanArgs: daemonScanArgs,
 	}

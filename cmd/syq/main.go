@@ -383,6 +383,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		return fe.Code
 	}
 	printMatchReport(inv, stats, stdout)
+	printHeapStats(inv, roleLocal, stdout)
 	printSummary(inv, stats, nil, elapsed, stdout)
 	logf.summary(inv, stats, nil, elapsed)
 	if code != 0 {

@@ -1225,10 +1225,11 @@ zip zst`)
 // --info takes comma-separated FLAG[LEVEL] words. syq implements
 // progress (0: none, 1: per file as --progress, 2: the whole transfer),
 // name, skip (level 1: why an entry was left alone), backup, del, stats
-// (1: -v's closing lines, 2: --stats) and help; any other flag or level
+// (1: -v's closing lines, 2: --stats, 3: each process's heap statistics
+// too) and help; any other flag or level
 // is refused by name. Levels above what a flag uses mean what its top
 // level means, as in rsync (which caps them at 4).
-var infoFlags = map[string]int{"progress": 2, "help": 0, "name": 4, "skip": 1, "backup": 4, "del": 4, "stats": 2}
+var infoFlags = map[string]int{"progress": 2, "help": 0, "name": 4, "skip": 1, "backup": 4, "del": 4, "stats": 4}
 
 func splitInfo(word string) (flag string, level int) {
 	i := len(word)
@@ -1323,10 +1324,11 @@ func settleInfo(c *Invocation) {
 	if c.statsLevel() >= 2 {
 		c.Opts.Stats = true
 	}
+	c.Opts.HeapStats = c.statsLevel() >= 3
 }
 
 // statsLevel is --info=stats's level: 1 prints -v's closing lines, 2
-// the --stats block too.
+// the --stats block too, 3 (and above) the heap statistics too.
 func (c *Invocation) statsLevel() int {
 	n := 0
 	if c.Opts.Verbose > 0 {
@@ -1346,7 +1348,7 @@ DEL        Mention deletions on the receiving side
 NAME       Mention 1) updated file/dir names, 2) unchanged names
 PROGRESS   Mention 1) per-file progress or 2) total transfer progress
 SKIP       Mention files skipped due to transfer overrides
-STATS      Mention statistics at end of run (levels 1-2)
+STATS      Mention statistics at end of run (levels 1-3)
 HELP       Output this help message
 
 Other rsync --info flags are not supported yet.

@@ -230,6 +230,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		return fe.Code
 	}
 	warnAltDests(&opts, st, probs.report("receiver"))
+	printHeapStats(inv, roleLocal, stdout)
 	printSummary(inv, st, nil, time.Since(start), stdout)
 	code := probs.exitCode()
 	if code != 0 {
