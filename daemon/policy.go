@@ -34,12 +34,17 @@ func (m *Module) Access(addr, host string) bool {
 	return true
 }
 
+// accessMatch says whether an entry of list names the client: its name
+// (matched case-insensitively, wildcards allowed) or its address.
 func accessMatch(list, addr, host string) bool {
-	for _, tok := range strings.FieldsFunc(strings.ToLower(list), func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
-		if host != "" && filter.Wildmatch(tok, strings.ToLower(host)) {
+	for _, tok := range strings.FieldsFunc(list, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
+		// A peer's name comes from DNS, in ASCII: an entry written as
+		// an internationalized name matches in its A-label form.
+		name, _ := HostToASCII(tok)
+		if host != "" && filter.Wildmatch(strings.ToLower(name), strings.ToLower(host)) {
 			return true
 		}
-		if matchAddress(addr, tok) {
+		if matchAddress(addr, strings.ToLower(tok)) {
 			return true
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,12 @@ import (
 func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	opts := &inv.Opts
 	end := inv.Remote
+	if strings.HasPrefix(end.Host, "-") && (!end.Daemon || inv.Rsh != "") {
+		// The remote shell would take it for an option.
+		fmt.Fprintln(stderr, "Invalid remote host: hostnames may not start with '-'.")
+		fmt.Fprintln(stderr, exitLine(wire.ExitSyntax))
+		return wire.ExitSyntax
+	}
 	if end.Daemon {
 		inv.NoRails = true // the daemon's connection carries everything
 	}

@@ -92,7 +92,7 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		if path == "" {
 			path = "rsync"
 		}
-		argv = append(argv, end.Host, path+" --server --daemon .")
+		argv = append(argv, daemonHostName(end.Host), path+" --server --daemon .")
 		cmd = exec.Command(argv[0], argv[1:]...)
 	} else if prog := os.Getenv("RSYNC_CONNECT_PROG"); prog != "" {
 		if strings.Contains(prog, "%") {
@@ -145,16 +145,48 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		}
 		d.LocalAddr = &net.TCPAddr{IP: ip}
 	}
-	addr := net.JoinHostPort(end.Host, strconv.Itoa(port))
+	host := daemonHostName(end.Host)
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, nil, daemon.Errorf(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", end.Host)
+			return nil, nil, daemon.Errorf(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", host)
 		}
-		return nil, nil, daemon.Errorf(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", end.Host, addr, fsops.NetErrText(err))
+		return nil, nil, daemon.Errorf(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", host, addr, fsops.NetErrText(err))
 	}
 	return conn, nil, nil
+}
+
+// daemonHostName is the daemon's host as it is resolved or handed to
+// the remote shell: a name with non-ASCII labels in IDNA A-labels
+// (daemon.HostToASCII), as rsync gives it, when the command line is
+// UTF-8 (the locale's character set; rsync converts from the locale's
+// and in the C locale leaves the name alone). RSYNC_CONNECT_PROG gets
+// the name as typed, and so does the remote shell of a HOST:PATH
+// transfer, whose name is the user's ssh's (an ssh_config Host
+// pattern may match it).
+func daemonHostName(host string) string {
+	if !localeUTF8() {
+		return host
+	}
+	a, _ := daemon.HostToASCII(host)
+	return a
+}
+
+// localeUTF8 says whether the locale the environment selects for
+// characters (LC_ALL, else LC_CTYPE, else LANG) is a UTF-8 one.
+func localeUTF8() bool {
+	loc := ""
+	for _, v := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if loc = os.Getenv(v); loc != "" {
+			break
+		}
+	}
+	_, codeset, _ := strings.Cut(loc, ".")
+	codeset, _, _ = strings.Cut(codeset, "@")
+	codeset = strings.ToLower(strings.ReplaceAll(codeset, "-", ""))
+	return codeset == "utf8"
 }
 
 // connectHostSafe is rsync's check of a host put into

@@ -510,7 +510,7 @@ func exitText(code int) string {
 	case wire.ExitStartClient:
 		return "error starting client-server protocol"
 	case wire.ExitSocketIO:
-		return "error in socket I/O"
+		return "error in socket IO"
 	case wire.ExitFileIO:
 		return "error in file IO"
 	case wire.ExitStreamIO:
