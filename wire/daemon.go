@@ -42,7 +42,18 @@ const (
 
 // DaemonGreeting is the first line either end sends.
 func DaemonGreeting() string {
-	return DaemonPrefix + DaemonProtocol + " " + DaemonDigest + " " + DaemonMark
+	return DaemonGreetingAt(0)
+}
+
+// DaemonGreetingAt is the greeting of an end held to an older rsync
+// protocol (--protocol=N; 0: the current one), which rsync's greeting
+// names.
+func DaemonGreetingAt(protocol int) string {
+	version := DaemonProtocol
+	if protocol > 0 {
+		version = fmt.Sprintf("%d.0", protocol)
+	}
+	return DaemonPrefix + version + " " + DaemonDigest + " " + DaemonMark
 }
 
 // ParseDaemonGreeting checks a greeting line; syq is false when the

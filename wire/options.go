@@ -93,6 +93,11 @@ type Options struct {
 	// WholeSecondTimes: mtimes travel in whole seconds, as in rsync's
 	// protocols before 31 (--protocol=29 or 30).
 	WholeSecondTimes bool
+	// SenderLinkTimesT: -i shows a symlink's time letter as 'T' ("not
+	// kept"), as rsync's sending client does before protocol 30 (it
+	// shows the lines and does not learn that the receiver sets
+	// symlink times); the symlink's time is kept all the same.
+	SenderLinkTimesT bool
 	MaxSize          *int64 // --max-size: larger files are skipped (nil: no limit)
 	MinSize          *int64 // --min-size: smaller files are skipped (nil: no limit)
 

@@ -945,9 +945,6 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := checkAcceptedValues(inv); err != nil {
 		return nil, err
 	}
-	// What an older protocol changes that a user sees: mtimes in whole
-	// seconds before 31.
-	inv.Opts.WholeSecondTimes = inv.protocol != 0 && inv.protocol < 31
 	if err := checkDebug(inv); err != nil {
 		return nil, err
 	}
@@ -1075,6 +1072,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		return inv, nil
 	}
 	if err := assignOperands(inv, operands); err != nil {
+		return nil, err
+	}
+	if err := settleProtocol(inv); err != nil {
 		return nil, err
 	}
 	if inv.Opts.ListOnly && inv.given.dirs == 0 {
@@ -1296,6 +1296,57 @@ func applyInfo(c *Invocation, value string) {
 			c.info[flag] = min(level, 4)
 		}
 	}
+}
+
+// protocolVersion is the rsync protocol a run is held to, where it
+// shows: --protocol, or an older one that an --rsync-path command gives
+// the remote program ("rsync --protocol=29"); 0 is the current one.
+func (inv *Invocation) protocolVersion() int {
+	p := inv.protocol
+	if inv.Remote != nil && !inv.Remote.Daemon || inv.Remote != nil && inv.Rsh != "" {
+		if rp := rsyncPathProtocol(inv.RsyncPath); rp != 0 && (p == 0 || rp < p) {
+			p = rp
+		}
+	}
+	return p
+}
+
+// settleProtocol applies what an older rsync protocol changes that a
+// user sees. Before 31: mtimes in whole seconds, and --stats without
+// its deletions line (printSummary). Before 30: no incremental
+// recursion (-v's "building file list ... done"), --delete deletes
+// before the transfer, --append verifies as --append-verify, the client
+// that sends shows -i's time letter of a symlink as 'T', and ACLs and
+// extended attributes cannot cross a connection.
+func settleProtocol(inv *Invocation) error {
+	p := inv.protocolVersion()
+	if p == 0 {
+		return nil
+	}
+	o := &inv.Opts
+	o.WholeSecondTimes = p < 31
+	if p >= 30 {
+		return nil
+	}
+	if inv.Remote != nil && !inv.Opts.ListOnly {
+		for _, x := range []struct {
+			on   bool
+			name string
+		}{{o.ACLs, "--acls"}, {o.Xattrs > 0, "--xattrs"}} {
+			if x.on {
+				return &UsageError{Code: wire.ExitProtocol, NoPrefix: true, Msg: fmt.Sprintf("%s requires protocol 30 or higher (negotiated %d).", x.name, p)}
+			}
+		}
+	}
+	inv.noIncRecurse = true
+	if o.Delete && inv.deleteWhens == 0 && !o.DeleteLate {
+		o.DeleteBefore, inv.deleteEarlyLate = true, true
+	}
+	if o.Append == 1 {
+		o.Append = 2
+	}
+	o.SenderLinkTimesT = inv.Remote == nil || inv.Remote.Push
+	return nil
 }
 
 // infoLevel is flag's level: the one --info gave, or what -v gives.
