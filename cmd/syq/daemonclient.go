@@ -44,6 +44,8 @@ var clientOnlyOptions = map[string]bool{
 	"ipv4": true, "ipv6": true, "stats": true, "quiet": true, "out-format": true, "log-format": true,
 	"list-only": true, "secluded-args": true, "protect-args": true, "no-secluded-args": true,
 	"no-protect-args": true, "no-s": true, "old-args": true, "no-old-args": true,
+	// The protocol is agreed in the greetings, not sent as an option.
+	"protocol": true,
 }
 
 // daemonArgs are the options sent to the daemon: the command line's,

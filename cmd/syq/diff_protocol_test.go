@@ -26,6 +26,12 @@ var protocolScenarios = []diffScenario{
 	{name: "protocol-30-itemize-links", fx: fxBasic, pre: preOldLink, args: dtArgs("-iplrtc", "--protocol=30", "src/", "dst/"), stdout: true, sorted: true},
 	// --append verifies before 30, as --append-verify.
 	{name: "protocol-29-append", fx: fxBasic, pre: preAppend, args: dtArgs("-ai", "--append", "--protocol=29", "src/", "dst/"), stdout: true, sorted: true},
+	// --update compares whole seconds: a destination file changed later
+	// in the same second is not newer (whole-second times before 31
+	// made syq say it was; so did nanoseconds at any protocol).
+	{name: "update-same-second", fx: fxPlain, pre: preSubSecond, args: dtArgs("-aii", "--update", "--info=skip", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "update-same-second-protocol-29", fx: fxPlain, pre: preSubSecond, args: dtArgs("-aii", "--update", "--info=skip", "--protocol=29", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "update-modify-window-ns", fx: fxPlain, pre: preSubSecond, args: dtArgs("-aii", "--update", "--info=skip", "--modify-window=-1", "src/", "dst/"), stdout: true, sorted: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, protocolScenarios...) }
