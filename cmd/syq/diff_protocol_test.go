@@ -26,6 +26,9 @@ var protocolScenarios = []diffScenario{
 	{name: "protocol-30-itemize-links", fx: fxBasic, pre: preOldLink, args: dtArgs("-iplrtc", "--protocol=30", "src/", "dst/"), stdout: true, sorted: true},
 	// --append verifies before 30, as --append-verify.
 	{name: "protocol-29-append", fx: fxBasic, pre: preAppend, args: dtArgs("-ai", "--append", "--protocol=29", "src/", "dst/"), stdout: true, sorted: true},
+	// No checksum is negotiated before 31: %C shows blanks before 30
+	// (rsync's own MD4); at 30 MD5 (TestOutFormatSumProtocol30).
+	{name: "protocol-29-out-format-sum", fx: fxPlain, args: dtArgs("-a", "--out-format=%n|%C", "--protocol=29", "src/", "dst/"), stdout: true, sorted: true},
 	// --update compares whole seconds: a destination file changed later
 	// in the same second is not newer (whole-second times before 31
 	// made syq say it was; so did nanoseconds at any protocol).

@@ -1312,8 +1312,8 @@ func (inv *Invocation) protocolVersion() int {
 }
 
 // settleProtocol applies what an older rsync protocol changes that a
-// user sees. Before 31: mtimes in whole seconds, and --stats without
-// its deletions line (printSummary). Before 30: no incremental
+// user sees. Before 31: mtimes in whole seconds, %C's checksum (no
+// negotiation), and --stats without its deletions line (printSummary). Before 30: no incremental
 // recursion (-v's "building file list ... done"), --delete deletes
 // before the transfer, --append verifies as --append-verify, the client
 // that sends shows -i's time letter of a symlink as 'T', and ACLs and
@@ -1325,6 +1325,14 @@ func settleProtocol(inv *Invocation) error {
 	}
 	o := &inv.Opts
 	o.WholeSecondTimes = p < 31
+	if inv.checksumChoice == "" && p < 31 {
+		// No checksum is negotiated before 31: MD5 at 30, before
+		// that an MD4 of rsync's own (which %C shows as blanks).
+		o.ChecksumChoice = "md5"
+		if p < 30 {
+			o.ChecksumChoice = receiver.OldMD4
+		}
+	}
 	if p >= 30 {
 		return nil
 	}

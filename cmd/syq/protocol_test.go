@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/md5"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,6 +130,36 @@ func TestDaemonProtocol(t *testing.T) {
 		var ue *UsageError
 		if !errors.As(err, &ue) || ue.ExitCode() != wire.ExitProtocol {
 			t.Errorf("%s: %v, want exit 2", bad, err)
+		}
+	}
+}
+
+// TestOutFormatSumProtocol30: at protocol 30 %C is the file's MD5, as
+// rsync's checksum.c computes it then (no checksum is negotiated before
+// 31). The reference rsync of the differential suite is a build whose
+// MD5 at 30 differs from its own source's, so this checks the sums
+// themselves.
+func TestOutFormatSumProtocol30(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	files := map[string]string{"a": "hello\n", "b": "", "c": strings.Repeat("xyz", 5000)}
+	os.Mkdir(src, 0o755)
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"-r"}, {"-rc"}} {
+		dst := filepath.Join(dir, "dst"+args[0])
+		r := runSyq(t, nil, append(args, "--protocol=30", "--out-format=%n|%C", src+"/", dst+"/")...)
+		if r.code != 0 {
+			t.Fatalf("%q: code %d: %s", args, r.code, r.stderr)
+		}
+		for name, data := range files {
+			want := fmt.Sprintf("%s|%x\n", name, md5.Sum([]byte(data)))
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%q: no %q in\n%s", args, want, r.stdout)
+			}
 		}
 	}
 }
