@@ -98,8 +98,15 @@ type Options struct {
 	// shows the lines and does not learn that the receiver sets
 	// symlink times); the symlink's time is kept all the same.
 	SenderLinkTimesT bool
-	MaxSize          *int64 // --max-size: larger files are skipped (nil: no limit)
-	MinSize          *int64 // --min-size: smaller files are skipped (nil: no limit)
+	// ReplaceOutsidePartialDir: a partial directory's name that is a
+	// symlink leading out of a daemon's module is replaced by a
+	// directory, as any non-directory there is, not refused: rsync's
+	// daemon refuses it only to a peer of protocol 30 or later, which
+	// could have it redirect an in-place partial update. The link is
+	// never followed either way.
+	ReplaceOutsidePartialDir bool
+	MaxSize                  *int64 // --max-size: larger files are skipped (nil: no limit)
+	MinSize                  *int64 // --min-size: smaller files are skipped (nil: no limit)
 
 	// How the receiver writes.
 	WholeFile bool // -W (always true locally unless --no-whole-file)

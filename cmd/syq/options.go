@@ -1316,8 +1316,10 @@ func (inv *Invocation) protocolVersion() int {
 // negotiation), and --stats without its deletions line (printSummary). Before 30: no incremental
 // recursion (-v's "building file list ... done"), --delete deletes
 // before the transfer, --append verifies as --append-verify, the client
-// that sends shows -i's time letter of a symlink as 'T', and ACLs and
-// extended attributes cannot cross a connection.
+// that sends shows -i's time letter of a symlink as 'T', a daemon
+// replaces a partial directory's symlink out of its module instead of
+// refusing it, and ACLs and extended attributes cannot cross a
+// connection.
 func settleProtocol(inv *Invocation) error {
 	p := inv.protocolVersion()
 	if p == 0 {
@@ -1354,6 +1356,7 @@ func settleProtocol(inv *Invocation) error {
 		o.Append = 2
 	}
 	o.SenderLinkTimesT = inv.Remote == nil || inv.Remote.Push
+	o.ReplaceOutsidePartialDir = true
 	return nil
 }
 

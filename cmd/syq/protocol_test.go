@@ -163,3 +163,40 @@ func TestOutFormatSumProtocol30(t *testing.T) {
 		}
 	}
 }
+
+// TestDaemonPartialDirOutsideProtocol29: a peer's --partial-dir naming a
+// module's symlink that leads out of it is refused (exit non-zero, the
+// file left as it was), but a peer of protocol 29 has it replaced by a
+// directory, as rsync's daemon does for a pre-30 peer; what the link
+// leads to is never written either way.
+func TestDaemonPartialDirOutsideProtocol29(t *testing.T) {
+	for _, proto := range []string{"", "--protocol=29"} {
+		f := newDaemonFixture(t, "")
+		src := filepath.Join(t.TempDir(), "src")
+		os.Mkdir(src, 0o755)
+		os.WriteFile(filepath.Join(src, "f0"), []byte("NEW\n"), 0o644)
+		dest := filepath.Join(f.dir, "up", "f0")
+		os.WriteFile(dest, []byte("OLD-DESTINATION-CONTENT\n"), 0o644)
+		args := []string{"-a", "--delay-updates", "--partial-dir=/escdir", src + "/", "rsync://localhost/up/"}
+		if proto != "" {
+			args = append([]string{proto}, args...)
+		}
+		r := f.syq(t, nil, args...)
+		got, _ := os.ReadFile(dest)
+		fi, err := os.Lstat(filepath.Join(f.dir, "up", "escdir"))
+		if proto == "" {
+			if r.code == 0 || string(got) != "OLD-DESTINATION-CONTENT\n" || err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("current protocol: code %d, f0 %q, escdir %v %v: %s", r.code, got, fi, err, r.stderr)
+			}
+		} else if r.code != 0 || string(got) != "NEW\n" || err != nil || !fi.IsDir() {
+			t.Errorf("protocol 29: code %d, f0 %q, escdir %v %v: %s", r.code, got, fi, err, r.stderr)
+		}
+		entries, _ := os.ReadDir(filepath.Join(f.dir, "outside"))
+		if len(entries) != 1 || entries[0].Name() != "secret" {
+			t.Errorf("%s: the directory outside the module now holds %v", proto, entries)
+		}
+		if b, _ := os.ReadFile(filepath.Join(f.dir, "outside", "secret")); string(b) != "OUTSIDE\n" {
+			t.Errorf("%s: outside/secret is %q", proto, b)
+		}
+	}
+}
