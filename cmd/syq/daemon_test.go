@@ -6,14 +6,17 @@ package main
 // ends where the outcome is rsync's to match.
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -80,6 +83,36 @@ munge symlinks = no
 		t.Fatal(err)
 	}
 	return &daemonFixture{dir: dir, conf: filepath.Join(dir, "rsyncd.conf"), rsyncBin: rs}
+}
+
+// listen starts syq's daemon listening on a free loopback port for the
+// rest of the test and returns the port.
+func (f *daemonFixture) listen(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(f.rsyncBin, "--daemon", "--no-detach", "--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--config="+f.conf)
+	cmd.Dir = f.dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+			return port
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon never listened: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 type daemonRun struct {
@@ -295,30 +328,7 @@ func TestDaemonConfinement(t *testing.T) {
 // TestDaemonTCP runs the daemon as a listener on a free loopback port.
 func TestDaemonTCP(t *testing.T) {
 	f := newDaemonFixture(t, "")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(f.rsyncBin, "--daemon", "--no-detach", "--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--config="+f.conf)
-	cmd.Dir = f.dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the daemon never listened: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	port := f.listen(t)
 	url := fmt.Sprintf("rsync://127.0.0.1:%d/", port)
 	r := f.run(t, nil, f.rsyncBin, url)
 	if r.code != 0 || !strings.Contains(r.stdout, "pub            \tpublic files") {
@@ -521,5 +531,97 @@ func TestDaemonChrootInner(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(outer, "inner/in/a.txt")); string(b) != "alpha\n" {
 		t.Errorf("pushed file: %q", b)
+	}
+}
+
+// TestDaemonHTTPProxy: with RSYNC_PROXY the daemon is reached through an
+// HTTP proxy's CONNECT, naming the daemon's host (in IDNA A-labels) and
+// port, with Basic authorization for USER:PASS@; a proxy that answers
+// other than 2xx ends the run with exit 10 and its answer (rsync's
+// daemon-http-proxy and idn tests).
+func TestDaemonHTTPProxy(t *testing.T) {
+	f := newDaemonFixture(t, "")
+	port := f.listen(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	type request struct{ line, auth string }
+	requests := make(chan request, 8)
+	var deny atomic.Bool
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(30 * time.Second))
+				r := bufio.NewReader(c)
+				var req request
+				for i := 0; i < 64; i++ {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					line = strings.TrimRight(line, "\r\n")
+					switch {
+					case i == 0:
+						req.line = line
+					case strings.HasPrefix(strings.ToLower(line), "proxy-authorization:"):
+						req.auth = line
+					}
+					if line == "" {
+						break
+					}
+				}
+				requests <- req
+				if deny.Load() {
+					io.WriteString(c, "HTTP/1.0 503 Service Unavailable\r\n\r\n")
+					return
+				}
+				up, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				io.WriteString(c, "HTTP/1.0 200 Connection established\r\n\r\n")
+				go io.Copy(up, r)
+				io.Copy(c, up)
+			}()
+		}
+	}()
+	proxy := ln.Addr().String()
+	for _, tc := range []struct {
+		spec, host, wantLine, wantAuth string
+	}{
+		{proxy, "upstream.example", fmt.Sprintf("CONNECT upstream.example:%d HTTP/1.0", port), ""},
+		{"puser:ppass@" + proxy, "upstream.example", fmt.Sprintf("CONNECT upstream.example:%d HTTP/1.0", port), "Proxy-Authorization: Basic cHVzZXI6cHBhc3M="},
+		{proxy, "\u010di\u010dku.example", fmt.Sprintf("CONNECT xn--iku-eqab.example:%d HTTP/1.0", port), ""},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		r := f.run(t, []string{"RSYNC_PROXY=" + tc.spec, "LC_ALL=C.UTF-8"}, f.rsyncBin, "-r", fmt.Sprintf("rsync://%s:%d/pub/sub/", tc.host, port), out+"/")
+		if b, _ := os.ReadFile(filepath.Join(out, "b.txt")); r.code != 0 || string(b) != "beta\n" {
+			t.Errorf("%s: code %d, b.txt %q: %s", tc.spec, r.code, b, r.stderr)
+		}
+		select {
+		case req := <-requests:
+			if req.line != tc.wantLine || req.auth != tc.wantAuth {
+				t.Errorf("%s: the proxy got %q %q, want %q %q", tc.spec, req.line, req.auth, tc.wantLine, tc.wantAuth)
+			}
+		default:
+			t.Errorf("%s: the proxy got no request", tc.spec)
+		}
+	}
+	deny.Store(true)
+	r := f.run(t, []string{"RSYNC_PROXY=" + proxy}, f.rsyncBin, "-r", fmt.Sprintf("rsync://upstream.example:%d/pub/", port), filepath.Join(t.TempDir(), "x")+"/")
+	if r.code != 10 || !strings.Contains(r.stderr, "bad response from proxy -- HTTP/1.0 503 Service Unavailable") {
+		t.Errorf("a refusing proxy: code %d: %s", r.code, r.stderr)
+	}
+	r = f.run(t, []string{"RSYNC_PROXY=nocolon"}, f.rsyncBin, "-r", "rsync://upstream.example/pub/", filepath.Join(t.TempDir(), "y")+"/")
+	if r.code != 10 || !strings.Contains(r.stderr, "invalid proxy specification: should be HOST:PORT") {
+		t.Errorf("a bad RSYNC_PROXY: code %d: %s", r.code, r.stderr)
 	}
 }

@@ -126,9 +126,6 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		}
 		return conn, cmd, nil
 	}
-	if os.Getenv("RSYNC_PROXY") != "" {
-		return nil, nil, &wire.FatalError{Code: wire.ExitSyntax, Err: errors.New("RSYNC_PROXY (a daemon connection through an HTTP proxy) is not supported by syq")}
-	}
 	port := end.Port
 	if port == 0 {
 		port = inv.Port
@@ -148,16 +145,60 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		d.LocalAddr = &net.TCPAddr{IP: ip}
 	}
 	host := daemonHostName(end.Host)
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	dialHost, dialPort := host, port
+	proxy := os.Getenv("RSYNC_PROXY")
+	var proxyUser, proxyPass string
+	if proxy != "" {
+		var err error
+		if proxyUser, proxyPass, dialHost, dialPort, err = parseRsyncProxy(proxy); err != nil {
+			return nil, nil, daemon.Errorf(wire.ExitSocketIO, "%v", err)
+		}
+	}
+	addr := net.JoinHostPort(dialHost, strconv.Itoa(dialPort))
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			return nil, nil, daemon.Errorf(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", host)
 		}
-		return nil, nil, daemon.Errorf(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", host, addr, fsops.NetErrText(err))
+		return nil, nil, daemon.Errorf(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", dialHost, addr, fsops.NetErrText(err))
+	}
+	if proxy != "" {
+		// The proxy's answer is bounded in time as the connection is.
+		if d.Timeout > 0 {
+			conn.SetDeadline(time.Now().Add(d.Timeout))
+		}
+		stop := context.AfterFunc(ctx, func() { conn.Close() })
+		err := wire.ProxyConnect(conn, host, port, proxyUser, proxyPass)
+		stop()
+		conn.SetDeadline(time.Time{})
+		if err != nil {
+			conn.Close()
+			return nil, nil, daemon.Errorf(wire.ExitSocketIO, "%v", err)
+		}
 	}
 	return conn, nil, nil
+}
+
+// parseRsyncProxy reads RSYNC_PROXY, [USER:PASS@]HOST:PORT, an HTTP
+// proxy the daemon connection goes through (CONNECT).
+func parseRsyncProxy(spec string) (user, pass, host string, port int, err error) {
+	hostPort := spec
+	if at := strings.LastIndexByte(spec, '@'); at >= 0 {
+		var ok bool
+		if user, pass, ok = strings.Cut(spec[:at], ":"); !ok {
+			return "", "", "", 0, errors.New("invalid proxy specification: should be USER:PASS@HOST:PORT")
+		}
+		hostPort = spec[at+1:]
+	}
+	host, portText, ok := strings.Cut(hostPort, ":")
+	if !ok {
+		return "", "", "", 0, errors.New("invalid proxy specification: should be HOST:PORT")
+	}
+	if port, err = strconv.Atoi(portText); err != nil || port <= 0 || port > 65535 {
+		return "", "", "", 0, fmt.Errorf("invalid proxy port %q in RSYNC_PROXY", portText)
+	}
+	return user, pass, host, port, nil
 }
 
 // daemonHostName is the daemon's host as it is resolved or handed to
