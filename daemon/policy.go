@@ -48,15 +48,22 @@ var LookupHost = func(name string) ([]string, error) {
 // lookupTimeout bounds the resolution of one access-list name.
 const lookupTimeout = 10 * time.Second
 
+// accessMatch says whether an entry of list names the client: its name
+// (matched case-insensitively, wildcards allowed), its address, or with
+// forward an address the entry's name resolves to (matchForward).
 func accessMatch(list, addr, host string, forward, deny bool) bool {
-	for _, tok := range strings.FieldsFunc(strings.ToLower(list), func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
-		if host != "" && filter.Wildmatch(tok, strings.ToLower(host)) {
+	for _, tok := range strings.FieldsFunc(list, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
+		// A peer's name comes from DNS, in ASCII: an entry written as
+		// an internationalized name matches in its A-label form.
+		name, _ := HostToASCII(tok)
+		name = strings.ToLower(name)
+		if host != "" && filter.Wildmatch(name, strings.ToLower(host)) {
 			return true
 		}
-		if matchAddress(addr, tok) {
+		if matchAddress(addr, strings.ToLower(tok)) {
 			return true
 		}
-		if host != "" && forward && matchForward(addr, tok, deny) {
+		if host != "" && forward && matchForward(addr, name, deny) {
 			return true
 		}
 	}

@@ -36,6 +36,9 @@ type Server struct {
 	Log func(line string)
 	// Version is the syq version the log announces.
 	Version string
+	// Protocol is the daemon's --protocol, the rsync protocol its
+	// greeting names (0: the current one).
+	Protocol int
 	// Transfer runs the transfer once a module is settled.
 	Transfer Transfer
 	// Options is the client's option table, and ScanArgs reads the
@@ -328,7 +331,7 @@ func (s *session) readFailed(err error) int {
 func (s *session) serve() int {
 	timeout, _ := strconv.Atoi(strings.TrimSpace(s.cfg.Global("timeout")))
 	s.armHandshake(timeout)
-	if err := s.say(wire.DaemonGreeting()); err != nil {
+	if err := s.say(wire.DaemonGreetingAt(s.srv.Protocol)); err != nil {
 		return wire.ExitSocketIO
 	}
 	if motd := s.cfg.Global("motd file"); motd != "" {

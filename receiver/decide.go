@@ -194,7 +194,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	if opts.MinSize != nil && e.Size < *opts.MinSize {
 		return false, r.skipNote(lines, r.display(rel)+" is under min-size")
 	}
-	if old != nil && r.isFile(old) && opts.Update && mtimeNewer(old, e) {
+	if old != nil && r.isFile(old) && opts.Update && mtimeNewer(old, e, opts.ModifyWindowSec) {
 		// Before the hard links: a newer file here is left alone
 		// whichever name of its group it is.
 		return false, r.skipNote(lines, r.display(rel)+" is newer")
@@ -651,11 +651,13 @@ func sameMtime(old *fsops.Stat, e *wire.Entry, window int64) bool {
 	return d <= window && d >= -window
 }
 
-func mtimeNewer(old *fsops.Stat, e *wire.Entry) bool {
-	if old.MtimeSec != e.MtimeSec {
-		return old.MtimeSec > e.MtimeSec
-	}
-	return old.MtimeNsec > e.MtimeNsec
+// mtimeNewer is --update's test, rsync's: the sender's mtime is less
+// than --modify-window seconds past the destination's, in whole
+// seconds: a file here changed later in the same second is not newer,
+// and with a negative window (nanoseconds count in the quick check)
+// one is newer only from two seconds on.
+func mtimeNewer(old *fsops.Stat, e *wire.Entry, window int64) bool {
+	return e.MtimeSec-old.MtimeSec < window
 }
 
 // finalPerm is the permission a file or directory gets: the sender's with

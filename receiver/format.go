@@ -193,6 +193,10 @@ func humanNumber(n int64, human int) string {
 	return HumanNum(n, human-1)
 }
 
+// OldMD4 is the checksum choice of rsync's protocols before 30: an MD4
+// of rsync's own, which %C shows as blanks of its width.
+const OldMD4 = "md4-old"
+
 // sumAlgo names the hash %C shows and its length in bytes: rsync's
 // transfer checksum, or under -c its file-list checksum (the second
 // name of --checksum-choice when two are given); xxh128 by default.
@@ -213,6 +217,8 @@ func sumAlgo(choice string, fileList bool) (string, int, error) {
 		return "md5", 16, nil
 	case "sha1":
 		return "sha1", 20, nil
+	case OldMD4:
+		return "", 16, nil // no hex of its own: %C shows blanks
 	}
 	return "", 0, fmt.Errorf("--out-format: %%C with --checksum-choice=%s is not supported by syq", name)
 }

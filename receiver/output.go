@@ -229,7 +229,7 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 	set(flagSize, 3, 's')
 	if it.flags&flagTime != 0 {
 		b[4] = 't'
-		if !r.opts.Times {
+		if !r.opts.Times || r.opts.SenderLinkTimesT && e.Type() == wire.TypeLnk {
 			b[4] = 'T'
 		}
 	}

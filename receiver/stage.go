@@ -259,7 +259,7 @@ func (r *Receiver) partialDir(dir *fsops.Dir, rel string, create bool) (*fsops.D
 		}
 		defer pdir.Close()
 		if st, err := pdir.Lstat(last); err == nil && !st.IsDir() {
-			if d, err := open(pd); fsops.IsOutside(err) {
+			if d, err := open(pd); fsops.IsOutside(err) && !r.opts.ReplaceOutsidePartialDir {
 				// A daemon module's symlink that leads out of it is
 				// refused, not replaced.
 				return nil, err

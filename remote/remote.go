@@ -604,21 +604,29 @@ func bootScript(cfg Config, bin *binaryInfo, force bool) string {
 	var b strings.Builder
 	v := ShellQuote(cfg.Version)
 	fmt.Fprintf(&b, "V=%s\n", v)
-	prefix := ""
+	prefix, suffix := "", ""
 	if cfg.RsyncPath != "" {
 		// The command as given, words split by the shell (it may be
 		// "sudo /opt/syq"); if it is this build, run it. The probe
 		// reads no input: that is the early handshake's.
 		fmt.Fprintf(&b, "if [ \"$(%s %s </dev/null 2>/dev/null)\" = \"syq-helper $V\" ]; then echo \"SYQ-BOOT found %s\"; %s; fi\n",
 			cfg.RsyncPath, VersionFlag, strings.ReplaceAll(cfg.RsyncPath, `"`, ``), runHelper(cfg.RsyncPath, ""))
-		if compound(cfg.RsyncPath) {
+		if Compound(cfg.RsyncPath) {
 			// "cd /x && syq": the cached helper takes the last word's
 			// place, after what comes before it.
 			rp := strings.TrimRight(cfg.RsyncPath, " \t")
 			prefix = rp[:strings.LastIndexAny(rp, " \t;&|")+1]
 		} else if words, err := SplitRsh(cfg.RsyncPath); err == nil && len(words) > 1 {
-			// Keep a wrapper such as sudo in front of the cached helper.
-			prefix = strings.Join(quoteAll(words[:len(words)-1]), " ") + " "
+			// Keep a wrapper such as sudo in front of the cached helper,
+			// and the program's own options ("rsync --protocol=29")
+			// after it.
+			prog, opts := ProgramOptions(words)
+			if len(prog) > 1 {
+				prefix = strings.Join(quoteAll(prog[:len(prog)-1]), " ") + " "
+			}
+			if len(opts) > 0 {
+				suffix = " " + strings.Join(quoteAll(opts), " ")
+			}
 		}
 		if !cfg.Bootstrap {
 			fmt.Fprintf(&b, "echo \"SYQ-BOOT missing %s\"; exit 1\n", strings.ReplaceAll(cfg.RsyncPath, `"`, ``))
@@ -627,7 +635,7 @@ func bootScript(cfg Config, bin *binaryInfo, force bool) string {
 	}
 	b.WriteString(`D="${XDG_CACHE_HOME:-$HOME/.cache}/syq/$V"; H="$D/syq"` + "\n")
 	if !force {
-		fmt.Fprintf(&b, "if [ -x \"$H\" ]; then echo \"SYQ-BOOT found $H\"; %s; fi\n", runHelper(cfg.RsyncPath, prefix+`"$H"`))
+		fmt.Fprintf(&b, "if [ -x \"$H\" ]; then echo \"SYQ-BOOT found $H\"; %s; fi\n", runHelper(cfg.RsyncPath, prefix+`"$H"`+suffix))
 	}
 	if !cfg.Bootstrap {
 		b.WriteString("echo \"SYQ-BOOT missing $H\"; exit 1\n")
@@ -647,13 +655,24 @@ fi
 chmod 755 "$T" && mv -f "$T" "$H" || { rm -f "$T"; echo "SYQ-BOOT failed cannot install $H"; exit 1; }
 echo "SYQ-BOOT installed $H"
 %s
-`, unameFor(runtime.GOOS, runtime.GOARCH), earlyLen(cfg), earlyLen(cfg), bin.size, bin.size, bin.size, runHelper(cfg.RsyncPath, prefix+`"$H"`))
+`, unameFor(runtime.GOOS, runtime.GOARCH), earlyLen(cfg), earlyLen(cfg), bin.size, bin.size, bin.size, runHelper(cfg.RsyncPath, prefix+`"$H"`+suffix))
 	return b.String()
 }
 
-// compound says whether an --rsync-path command is more than one simple
+// ProgramOptions splits the words of an --rsync-path command into the
+// program (with a wrapper such as sudo before it) and the options given
+// to the program after it, which a helper takes before its flag.
+func ProgramOptions(words []string) (prog, opts []string) {
+	k := len(words)
+	for k > 1 && strings.HasPrefix(words[k-1], "-") {
+		k--
+	}
+	return words[:k], words[k:]
+}
+
+// Compound says whether an --rsync-path command is more than one simple
 // command ("cd /x && syq"), which the script cannot exec.
-func compound(rsyncPath string) bool {
+func Compound(rsyncPath string) bool {
 	return strings.ContainsAny(rsyncPath, ";&|\n")
 }
 
@@ -664,7 +683,7 @@ func runHelper(rsyncPath, cmd string) string {
 	if cmd == "" {
 		cmd = rsyncPath
 	}
-	if compound(rsyncPath) {
+	if Compound(rsyncPath) {
 		return cmd + " " + ServerFlag + "; exit $?"
 	}
 	return "exec " + cmd + " " + ServerFlag

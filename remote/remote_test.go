@@ -187,3 +187,37 @@ func TestBuildID(t *testing.T) {
 		t.Error("contentID of a missing file succeeded")
 	}
 }
+
+// TestBootScriptProgramOptions: the options an --rsync-path command
+// gives its program ("rsync --protocol=29") follow the cached helper
+// that takes the program's place, after a wrapper such as sudo, and the
+// command as given is probed and run with them.
+func TestBootScriptProgramOptions(t *testing.T) {
+	for _, tc := range []struct {
+		words, prog, opts []string
+	}{
+		{[]string{"rsync"}, []string{"rsync"}, []string{}},
+		{[]string{"rsync", "--protocol=29"}, []string{"rsync"}, []string{"--protocol=29"}},
+		{[]string{"sudo", "-n", "/opt/rsync", "--protocol=29", "-v"}, []string{"sudo", "-n", "/opt/rsync"}, []string{"--protocol=29", "-v"}},
+		{[]string{"-x"}, []string{"-x"}, []string{}},
+	} {
+		prog, opts := ProgramOptions(tc.words)
+		if strings.Join(prog, " ") != strings.Join(tc.prog, " ") || strings.Join(opts, " ") != strings.Join(tc.opts, " ") {
+			t.Errorf("ProgramOptions(%q) = %q, %q; want %q, %q", tc.words, prog, opts, tc.prog, tc.opts)
+		}
+	}
+	bin := &binaryInfo{path: "/bin/true", size: 10}
+	script := bootScript(Config{Version: "1.0-abc", Bootstrap: true, RsyncPath: "sudo /opt/rsync --protocol=29"}, bin, false)
+	for _, want := range []string{
+		`"$(sudo /opt/rsync --protocol=29 ` + VersionFlag + ` </dev/null`,
+		`exec sudo /opt/rsync --protocol=29 ` + ServerFlag,
+		`exec sudo "$H" --protocol=29 ` + ServerFlag,
+	} {
+		if !strings.Contains(script, want) {
+			t.Errorf("the script has no %q:\n%s", want, script)
+		}
+	}
+	if out, err := exec.Command("sh", "-n", "-c", script).CombinedOutput(); err != nil {
+		t.Errorf("sh -n: %v %s", err, out)
+	}
+}

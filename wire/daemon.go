@@ -9,7 +9,6 @@ package wire
 
 import (
 	"bufio"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -44,7 +43,18 @@ const (
 
 // DaemonGreeting is the first line either end sends.
 func DaemonGreeting() string {
-	return DaemonPrefix + DaemonProtocol + " " + DaemonDigest + " " + DaemonMark
+	return DaemonGreetingAt(0)
+}
+
+// DaemonGreetingAt is the greeting of an end held to an older rsync
+// protocol (--protocol=N; 0: the current one), which rsync's greeting
+// names.
+func DaemonGreetingAt(protocol int) string {
+	version := DaemonProtocol
+	if protocol > 0 {
+		version = fmt.Sprintf("%d.0", protocol)
+	}
+	return DaemonPrefix + version + " " + DaemonDigest + " " + DaemonMark
 }
 
 // ParseDaemonGreeting checks a greeting line; syq is false when the
@@ -182,68 +192,5 @@ func ReadDaemonArgs(r *bufio.Reader) ([]string, error) {
 		}
 		args = append(args, string(cur))
 		cur = cur[:0]
-	}
-}
-
-// maxProxyLine bounds a line of an HTTP proxy's answer, as rsync's
-// buffer does.
-const maxProxyLine = 1024
-
-// ProxyConnect asks an HTTP proxy on conn (RSYNC_PROXY) for a tunnel to
-// host:port with "CONNECT host:port HTTP/1.0", with Basic credentials
-// when user is not "", and reads its answer: a 2xx status line, then
-// headers up to an empty line. It reads byte by byte so that nothing
-// after the answer is taken from the tunnel.
-func ProxyConnect(conn io.ReadWriter, host string, port int, user, pass string) error {
-	for _, c := range []byte(host) {
-		if c < 0x20 || c == 0x7f {
-			return errors.New("invalid control character in proxy CONNECT host")
-		}
-	}
-	req := fmt.Sprintf("CONNECT %s:%d HTTP/1.0", host, port)
-	if user != "" {
-		req += "\r\nProxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
-	}
-	if len(req)+4 >= maxProxyLine {
-		return errors.New("proxy CONNECT request too long")
-	}
-	if _, err := io.WriteString(conn, req+"\r\n\r\n"); err != nil {
-		return fmt.Errorf("failed to write to proxy: %w", err)
-	}
-	readLine := func() (string, error) {
-		var line []byte
-		b := make([]byte, 1)
-		for {
-			if _, err := io.ReadFull(conn, b); err != nil {
-				return "", fmt.Errorf("failed to read from proxy: %w", err)
-			}
-			if b[0] == '\n' {
-				return strings.TrimSuffix(string(line), "\r"), nil
-			}
-			if len(line) >= maxProxyLine {
-				return "", errors.New("proxy response line too long")
-			}
-			line = append(line, b[0])
-		}
-	}
-	status, err := readLine()
-	if err != nil {
-		return err
-	}
-	rest, ok := strings.CutPrefix(status, "HTTP/")
-	if ok {
-		rest = strings.TrimLeft(strings.TrimLeft(rest, "0123456789."), " ")
-	}
-	if !ok || !strings.HasPrefix(rest, "2") {
-		return fmt.Errorf("bad response from proxy -- %s", status)
-	}
-	for {
-		line, err := readLine()
-		if err != nil {
-			return err
-		}
-		if line == "" {
-			return nil
-		}
 	}
 }

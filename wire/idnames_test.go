@@ -3,7 +3,6 @@ package wire
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -100,42 +99,5 @@ func TestDaemonEarlyInput(t *testing.T) {
 	}
 	if _, _, err := ReadDaemonEarlyInput(bufio.NewReader(strings.NewReader("abc")), "#early_input=10"); err == nil {
 		t.Error("a connection that ends inside the early input was not an error")
-	}
-}
-
-// rw is a proxy's answer to read and a buffer for the request.
-type rw struct {
-	io.Reader
-	sent bytes.Buffer
-}
-
-func (c *rw) Write(p []byte) (int, error) { return c.sent.Write(p) }
-
-// TestProxyConnect: the CONNECT request, and the answers that are not
-// a tunnel.
-func TestProxyConnect(t *testing.T) {
-	c := &rw{Reader: strings.NewReader("HTTP/1.1 200 OK\r\nVia: x\r\n\r\nDAEMON")}
-	if err := ProxyConnect(c, "h.example", 873, "u", "p:w"); err != nil {
-		t.Fatal(err)
-	}
-	if want := "CONNECT h.example:873 HTTP/1.0\r\nProxy-Authorization: Basic dTpwOnc=\r\n\r\n"; c.sent.String() != want {
-		t.Errorf("request %q", c.sent.String())
-	}
-	if rest, _ := io.ReadAll(c.Reader); string(rest) != "DAEMON" {
-		t.Errorf("the tunnel's first bytes were taken: %q left", rest)
-	}
-	for answer, want := range map[string]string{
-		"HTTP/1.0 407 Auth\r\n\r\n":      "bad response from proxy -- HTTP/1.0 407 Auth",
-		"SSH-2.0-x\r\n":                  "bad response from proxy -- SSH-2.0-x",
-		"HTTP/1.0 200 OK\r\n":            "failed to read from proxy",
-		strings.Repeat("x", 2000) + "\n": "proxy response line too long",
-	} {
-		err := ProxyConnect(&rw{Reader: strings.NewReader(answer)}, "h", 1, "", "")
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("answer %.20q: %v, want %q", answer, err, want)
-		}
-	}
-	if err := ProxyConnect(&rw{Reader: strings.NewReader("")}, "h\r\nX: y", 1, "", ""); err == nil {
-		t.Error("a host with a line break was sent")
 	}
 }

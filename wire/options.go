@@ -93,8 +93,20 @@ type Options struct {
 	// WholeSecondTimes: mtimes travel in whole seconds, as in rsync's
 	// protocols before 31 (--protocol=29 or 30).
 	WholeSecondTimes bool
-	MaxSize          *int64 // --max-size: larger files are skipped (nil: no limit)
-	MinSize          *int64 // --min-size: smaller files are skipped (nil: no limit)
+	// SenderLinkTimesT: -i shows a symlink's time letter as 'T' ("not
+	// kept"), as rsync's sending client does before protocol 30 (it
+	// shows the lines and does not learn that the receiver sets
+	// symlink times); the symlink's time is kept all the same.
+	SenderLinkTimesT bool
+	// ReplaceOutsidePartialDir: a partial directory's name that is a
+	// symlink leading out of a daemon's module is replaced by a
+	// directory, as any non-directory there is, not refused: rsync's
+	// daemon refuses it only to a peer of protocol 30 or later, which
+	// could have it redirect an in-place partial update. The link is
+	// never followed either way.
+	ReplaceOutsidePartialDir bool
+	MaxSize                  *int64 // --max-size: larger files are skipped (nil: no limit)
+	MinSize                  *int64 // --min-size: smaller files are skipped (nil: no limit)
 
 	// How the receiver writes.
 	WholeFile bool // -W (always true locally unless --no-whole-file)
@@ -177,6 +189,10 @@ type Options struct {
 	Itemize          bool // -i
 	ItemizeUnchanged bool // -ii: itemize unchanged items too
 	Stats            bool // --stats
+	// HeapStats (--info=stats3): every syq process of the transfer
+	// reports its memory statistics at the end, the helper as a line of
+	// its standard output.
+	HeapStats bool
 	// OutFormat is --out-format: each line shown is this format
 	// expanded (with %i it shows what -i shows, otherwise what -v does).
 	OutFormat string

@@ -407,6 +407,7 @@ func readBatch(inv *Invocation, stdout, stderr io.Writer) int {
 		fmt.Fprintln(errOut, exitLine(fe.Code))
 		return fe.Code
 	}
+	printHeapStats(inv, roleReceiver, stdout)
 	printSummary(inv, stats, nil, elapsed, stdout)
 	logf.summary(inv, stats, nil, elapsed)
 	code := probs.exitCode()

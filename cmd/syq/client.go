@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +31,12 @@ import (
 func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	opts := &inv.Opts
 	end := inv.Remote
+	if strings.HasPrefix(end.Host, "-") && (!end.Daemon || inv.Rsh != "") {
+		// The remote shell would take it for an option.
+		fmt.Fprintln(stderr, "Invalid remote host: hostnames may not start with '-'.")
+		fmt.Fprintln(stderr, exitLine(wire.ExitSyntax))
+		return wire.ExitSyntax
+	}
 	if end.Daemon {
 		inv.NoRails = true // the daemon's connection carries everything
 	}
@@ -456,6 +463,11 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	if !listing {
 		printMatchReport(inv, stats, stdout, !end.Push)
 	}
+	role := roleReceiver
+	if end.Push {
+		role = roleSender
+	}
+	printHeapStats(inv, role, stdout)
 	printSummary(inv, stats, &traffic{sent, received}, elapsed, stdout)
 	if !listing {
 		if end.Push || code == 0 {

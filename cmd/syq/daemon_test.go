@@ -84,6 +84,36 @@ munge symlinks = no
 	return &daemonFixture{dir: dir, conf: filepath.Join(dir, "rsyncd.conf"), rsyncBin: rs}
 }
 
+// listen starts syq's daemon listening on a free loopback port for the
+// rest of the test and returns the port.
+func (f *daemonFixture) listen(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(f.rsyncBin, "--daemon", "--no-detach", "--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--config="+f.conf)
+	cmd.Dir = f.dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+			return port
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon never listened: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 type daemonRun struct {
 	stdout, stderr string
 	code           int
@@ -297,30 +327,7 @@ func TestDaemonConfinement(t *testing.T) {
 // TestDaemonTCP runs the daemon as a listener on a free loopback port.
 func TestDaemonTCP(t *testing.T) {
 	f := newDaemonFixture(t, "")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(f.rsyncBin, "--daemon", "--no-detach", "--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--config="+f.conf)
-	cmd.Dir = f.dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the daemon never listened: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	port := f.listen(t)
 	url := fmt.Sprintf("rsync://127.0.0.1:%d/", port)
 	r := f.run(t, nil, f.rsyncBin, url)
 	if r.code != 0 || !strings.Contains(r.stdout, "pub            \tpublic files") {
@@ -599,4 +606,25 @@ func startConnectProxy(t *testing.T, port int) (string, <-chan string) {
 		}
 	}()
 	return ln.Addr().String(), seen
+}
+
+// TestDaemonHTTPProxyIDN: through RSYNC_PROXY an internationalized
+// daemon host is named in IDNA A-labels in the CONNECT (rsync's idn
+// test), and a malformed RSYNC_PROXY ends the run with exit 10.
+func TestDaemonHTTPProxyIDN(t *testing.T) {
+	f := newDaemonFixture(t, "")
+	port := f.listen(t)
+	proxy, seen := startConnectProxy(t, port)
+	out := filepath.Join(t.TempDir(), "out")
+	r := f.run(t, []string{"RSYNC_PROXY=" + proxy, "LC_ALL=C.UTF-8"}, f.rsyncBin, "-r", fmt.Sprintf("rsync://\u010di\u010dku.example:%d/pub/sub/", port), out+"/")
+	if b, _ := os.ReadFile(filepath.Join(out, "b.txt")); r.code != 0 || string(b) != "beta\n" {
+		t.Errorf("pull through a proxy: code %d, b.txt %q: %s", r.code, b, r.stderr)
+	}
+	if got, want := <-seen, fmt.Sprintf("CONNECT xn--iku-eqab.example:%d HTTP/1.0|", port); got != want {
+		t.Errorf("the proxy saw %q, want %q", got, want)
+	}
+	r = f.run(t, []string{"RSYNC_PROXY=nocolon"}, f.rsyncBin, "-r", "rsync://upstream.example/pub/", filepath.Join(t.TempDir(), "y")+"/")
+	if r.code != 10 || !strings.Contains(r.stderr, "invalid proxy specification: should be HOST:PORT") {
+		t.Errorf("a bad RSYNC_PROXY: code %d: %s", r.code, r.stderr)
+	}
 }

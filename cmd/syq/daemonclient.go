@@ -44,6 +44,8 @@ var clientOnlyOptions = map[string]bool{
 	"ipv4": true, "ipv6": true, "sockopts": true, "stats": true, "quiet": true, "out-format": true, "log-format": true,
 	"list-only": true, "secluded-args": true, "protect-args": true, "no-secluded-args": true,
 	"no-protect-args": true, "no-s": true, "old-args": true, "no-old-args": true,
+	// The protocol is agreed in the greetings, not sent as an option.
+	"protocol": true,
 }
 
 // daemonArgs are the options sent to the daemon: the command line's,
@@ -92,7 +94,7 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		if path == "" {
 			path = "rsync"
 		}
-		argv = append(argv, end.Host, path+" --server --daemon .")
+		argv = append(argv, daemonHostName(end.Host), path+" --server --daemon .")
 		cmd = exec.Command(argv[0], argv[1:]...)
 	} else if prog := os.Getenv("RSYNC_CONNECT_PROG"); prog != "" {
 		if strings.Contains(prog, "%") {
@@ -131,26 +133,6 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 	if port == 0 {
 		port = daemon.DefaultPort
 	}
-	dialHost, dialPort := end.Host, strconv.Itoa(port)
-	var proxyUser, proxyPass string
-	proxied := os.Getenv("RSYNC_PROXY") != ""
-	if proxied {
-		// RSYNC_PROXY=[USER:PASS@]HOST:PORT: an HTTP proxy that opens
-		// a tunnel to the daemon (CONNECT).
-		spec := os.Getenv("RSYNC_PROXY")
-		if at := strings.LastIndexByte(spec, '@'); at >= 0 {
-			cred := spec[:at]
-			spec = spec[at+1:]
-			var ok bool
-			if proxyUser, proxyPass, ok = strings.Cut(cred, ":"); !ok {
-				return nil, nil, daemon.Errorf(wire.ExitSocketIO, "invalid proxy specification: should be USER:PASS@HOST:PORT")
-			}
-		}
-		var ok bool
-		if dialHost, dialPort, ok = strings.Cut(spec, ":"); !ok {
-			return nil, nil, daemon.Errorf(wire.ExitSocketIO, "invalid proxy specification: should be HOST:PORT")
-		}
-	}
 	d := net.Dialer{}
 	if inv.ConTimeout > 0 {
 		d.Timeout = time.Duration(inv.ConTimeout) * time.Second
@@ -162,12 +144,22 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		}
 		d.LocalAddr = &net.TCPAddr{IP: ip}
 	}
-	addr := net.JoinHostPort(dialHost, dialPort)
+	host := daemonHostName(end.Host)
+	dialHost, dialPort := host, port
+	proxy := os.Getenv("RSYNC_PROXY")
+	var proxyUser, proxyPass string
+	if proxy != "" {
+		var err error
+		if proxyUser, proxyPass, dialHost, dialPort, err = parseRsyncProxy(proxy); err != nil {
+			return nil, nil, daemon.Errorf(wire.ExitSocketIO, "%v", err)
+		}
+	}
+	addr := net.JoinHostPort(dialHost, strconv.Itoa(dialPort))
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, nil, daemon.Errorf(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", dialHost)
+			return nil, nil, daemon.Errorf(wire.ExitConnTimeout, "syq: failed to connect to %s: timed out", host)
 		}
 		return nil, nil, daemon.Errorf(wire.ExitSocketIO, "syq: failed to connect to %s (%s): %s", dialHost, addr, fsops.NetErrText(err))
 	}
@@ -176,7 +168,7 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 			fmt.Fprintln(stderr, p)
 		}
 	}
-	if proxied {
+	if proxy != "" {
 		// The proxy's answer is bounded in time as the daemon's
 		// greeting is: --contimeout, else a minute.
 		limit := time.Minute
@@ -184,14 +176,68 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 			limit = time.Duration(inv.ConTimeout) * time.Second
 		}
 		conn.SetDeadline(time.Now().Add(limit))
-		err := wire.ProxyConnect(conn, end.Host, port, proxyUser, proxyPass)
+		stop := context.AfterFunc(ctx, func() { conn.Close() })
+		err := wire.ProxyConnect(conn, host, port, proxyUser, proxyPass)
+		stop()
 		conn.SetDeadline(time.Time{})
 		if err != nil {
 			conn.Close()
-			return nil, nil, daemon.Errorf(wire.ExitSocketIO, "%s", err)
+			return nil, nil, daemon.Errorf(wire.ExitSocketIO, "%v", err)
 		}
 	}
 	return conn, nil, nil
+}
+
+// parseRsyncProxy reads RSYNC_PROXY, [USER:PASS@]HOST:PORT, an HTTP
+// proxy the daemon connection goes through (CONNECT).
+func parseRsyncProxy(spec string) (user, pass, host string, port int, err error) {
+	hostPort := spec
+	if at := strings.LastIndexByte(spec, '@'); at >= 0 {
+		var ok bool
+		if user, pass, ok = strings.Cut(spec[:at], ":"); !ok {
+			return "", "", "", 0, errors.New("invalid proxy specification: should be USER:PASS@HOST:PORT")
+		}
+		hostPort = spec[at+1:]
+	}
+	host, portText, ok := strings.Cut(hostPort, ":")
+	if !ok {
+		return "", "", "", 0, errors.New("invalid proxy specification: should be HOST:PORT")
+	}
+	if port, err = strconv.Atoi(portText); err != nil || port <= 0 || port > 65535 {
+		return "", "", "", 0, fmt.Errorf("invalid proxy port %q in RSYNC_PROXY", portText)
+	}
+	return user, pass, host, port, nil
+}
+
+// daemonHostName is the daemon's host as it is resolved or handed to
+// the remote shell: a name with non-ASCII labels in IDNA A-labels
+// (daemon.HostToASCII), as rsync gives it, when the command line is
+// UTF-8 (the locale's character set; rsync converts from the locale's
+// and in the C locale leaves the name alone). RSYNC_CONNECT_PROG gets
+// the name as typed, and so does the remote shell of a HOST:PATH
+// transfer, whose name is the user's ssh's (an ssh_config Host
+// pattern may match it).
+func daemonHostName(host string) string {
+	if !localeUTF8() {
+		return host
+	}
+	a, _ := daemon.HostToASCII(host)
+	return a
+}
+
+// localeUTF8 says whether the locale the environment selects for
+// characters (LC_ALL, else LC_CTYPE, else LANG) is a UTF-8 one.
+func localeUTF8() bool {
+	loc := ""
+	for _, v := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if loc = os.Getenv(v); loc != "" {
+			break
+		}
+	}
+	_, codeset, _ := strings.Cut(loc, ".")
+	codeset, _, _ = strings.Cut(codeset, "@")
+	codeset = strings.ToLower(strings.ReplaceAll(codeset, "-", ""))
+	return codeset == "utf8"
 }
 
 // connectHostSafe is rsync's check of a host put into

@@ -33,6 +33,7 @@ type daemonFlags struct {
 	address   string
 	logFile   string
 	dparams   []string
+	protocol  int      // --protocol: the rsync protocol the greeting names
 	passthru  []string // the options a per-connection process is given again
 	configSet bool
 }
@@ -94,6 +95,17 @@ func parseDaemonFlags(args []string) (*daemonFlags, error) {
 				return nil, &UsageError{Msg: "--port: invalid port " + strconv.Quote(v)}
 			}
 			f.port = n
+		case name == "--protocol":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 20 || n > 32 {
+				return nil, &UsageError{Code: wire.ExitProtocol, Msg: "--protocol: syq's daemon speaks rsync protocols 20 to 32, not " + strconv.Quote(v)}
+			}
+			f.protocol = n
+			f.passthru = append(f.passthru, "--protocol="+v)
 		case name == "--address":
 			v, err := needVal()
 			if err != nil {
@@ -158,7 +170,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	srv := &daemon.Server{
 		Config:   cfg,
 		Version:  version,
-		Transfer: serveHelper,
+		Protocol: f.protocol,
+		Transfer: serveDaemonHelper,
 		Options:  daemonOptionTable,
 		ScanArgs: daemonScanArgs,
 	}

@@ -1199,6 +1199,10 @@ func dtNormOut(s, root string) string { return strings.ReplaceAll(s, root, "<ROO
 // lines about the protocol itself, which count each tool's own protocol
 // bytes and time.
 func dtNormSummary(s string) string {
+	// --info=stats3's heap statistics are each process's own: rsync's
+	// malloc arena in its three processes, syq's Go heap in its one or
+	// two (TestHeapStats checks those).
+	s = dtHeapBlock.ReplaceAllString(s, "")
 	s = regexp.MustCompile(`(?m)^sent .* bytes/sec$`).ReplaceAllString(s, "sent ...")
 	s = regexp.MustCompile(`(?m)^(File list size|File list generation time|File list transfer time|Total bytes sent|Total bytes received): .*$`).ReplaceAllString(s, "$1: ...")
 	// -vv's "opening connection using: ssh ... HOST rsync --server ...
@@ -1206,6 +1210,10 @@ func dtNormSummary(s string) string {
 	s = regexp.MustCompile(`(?m)^(opening connection using: .* 127\.0\.0\.1) .*  \(\d+ args\)$`).ReplaceAllString(s, "$1 ...")
 	return regexp.MustCompile(`(?m)  speedup is [0-9.,]+`).ReplaceAllString(s, "  speedup ...")
 }
+
+// dtHeapBlock is one process's heap statistics block, with the blank
+// line before it.
+var dtHeapBlock = regexp.MustCompile(`\n(?:rsync|syq)\[\d+\] \([a-z +]+\) heap statistics:\n(?:  [^\n]*\n)*`)
 
 // dtNormStderr is dtNormSummary's for standard error, whose messages
 // also name the program and rsync's errors where in its source they

@@ -43,6 +43,7 @@ func capabilitiesJSON() string {
 		Prealloc         bool   `json:"prealloc"`
 		StopAt           bool   `json:"stop_at"`
 		Crtimes          bool   `json:"crtimes"`
+		IDN              bool   `json:"IDN"`
 	}
 	v := struct {
 		Program        string   `json:"program"`
@@ -65,6 +66,7 @@ func capabilitiesJSON() string {
 			Socketpairs: true, Symlinks: true, Symtimes: true, Hardlinks: true, HardlinkSymlinks: true,
 			IPv6: true, Inplace: true, SecludedArgs: "no", StopAt: true, Atimes: true, Append: true,
 			Xattrs: true, Prealloc: true, ACLs: true, Batchfiles: true,
+			IDN: true, // daemon hosts and hosts allow/deny entries (daemon.HostToASCII)
 		},
 		ChecksumList:   []string{"xxh128", "xxh3", "xxh64", "md5", "md4", "sha1"},
 		CompressList:   []string{"zstd", "none"},

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,9 +42,68 @@ func main() {
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
+// helperFlag finds the helper's flag (remote.ServerFlag or VersionFlag)
+// after the options an --rsync-path command gives its program
+// ("rsync --protocol=29", remote.ProgramOptions); "" when args are not
+// the helper's. Of those options --protocol is the one a helper takes:
+// the client applies it to the transfer, as it reads the same
+// --rsync-path (rsyncPathProtocol).
+func helperFlag(args []string) (string, error) {
+	n := len(args)
+	if n < 2 || args[n-1] != remote.ServerFlag && args[n-1] != remote.VersionFlag {
+		return "", nil
+	}
+	for _, a := range args[:n-1] {
+		if !strings.HasPrefix(a, "-") || a == "--" {
+			return "", nil // operands: a name that only looks like the flag
+		}
+	}
+	for _, a := range args[:n-1] {
+		if _, err := rsyncPathProtocolWord(a); err != nil {
+			return "", err
+		}
+	}
+	return args[n-1], nil
+}
+
+// rsyncPathProtocolWord reads one option word an --rsync-path command
+// gives its program: "--protocol=N" is the only one syq's helper takes.
+func rsyncPathProtocolWord(w string) (int, error) {
+	v, ok := strings.CutPrefix(w, "--protocol=")
+	n, err := strconv.Atoi(v)
+	if !ok || err != nil {
+		return 0, fmt.Errorf("option %s in --rsync-path is not supported by syq's helper (only --protocol=N is)", w)
+	}
+	return n, nil
+}
+
+// rsyncPathProtocol is the --protocol the --rsync-path command gives
+// the remote program, 0 if none: rsync's server then speaks at most
+// that protocol, and so the transfer does.
+func rsyncPathProtocol(rsyncPath string) int {
+	words, err := remote.SplitRsh(rsyncPath)
+	if err != nil || remote.Compound(rsyncPath) {
+		return 0
+	}
+	_, opts := remote.ProgramOptions(words)
+	p := 0
+	for _, w := range opts {
+		if n, err := rsyncPathProtocolWord(w); err == nil {
+			p = n
+		}
+	}
+	return p
+}
+
 // run is main without the exit, for tests.
 func run(argv []string, stdout, stderr io.Writer) int {
 	args := argv[1:]
+	if flag, err := helperFlag(args); err != nil {
+		fmt.Fprintf(stderr, "syq: %v\n", err)
+		return wire.ExitSyntax
+	} else if flag != "" {
+		args = []string{flag}
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case remote.ServerFlag:
@@ -383,6 +443,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		return fe.Code
 	}
 	printMatchReport(inv, stats, stdout, false)
+	printHeapStats(inv, roleLocal, stdout)
 	printSummary(inv, stats, nil, elapsed, stdout)
 	logf.summary(inv, stats, nil, elapsed)
 	if code != 0 {
@@ -509,7 +570,7 @@ func exitText(code int) string {
 	case wire.ExitStartClient:
 		return "error starting client-server protocol"
 	case wire.ExitSocketIO:
-		return "error in socket I/O"
+		return "error in socket IO"
 	case wire.ExitFileIO:
 		return "error in file IO"
 	case wire.ExitStreamIO:

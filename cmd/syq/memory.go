@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strings"
 	"sync/atomic"
 )
 
@@ -71,4 +74,48 @@ func (g *gcWatch) arm() {
 		}
 		g.arm()
 	})
+}
+
+// The part of the transfer a process played, as its heap statistics
+// name it. A local copy is one process that sends and receives; a
+// helper is a server, as rsync calls the remote side, and a daemon's
+// helper a "server daemon".
+const (
+	roleLocal    = "sender+receiver"
+	roleSender   = "sender"
+	roleReceiver = "receiver"
+)
+
+// printHeapStats shows this process's heap statistics under
+// --info=stats3 (HeapStats), before the closing statistics as rsync
+// shows each of its processes' (a helper sends its own as output).
+func printHeapStats(inv *Invocation, role string, w io.Writer) {
+	if inv.Opts.HeapStats && !inv.Opts.Quiet {
+		io.WriteString(w, heapStatsBlock(role))
+	}
+}
+
+// heapStatsBlock is this process's memory in the layout of rsync's
+// "heap statistics" block: where rsync shows its malloc arena, syq
+// shows the Go runtime's heap, which is where its memory comes from.
+func heapStatsBlock(role string) string {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nsyq[%d] (%s) heap statistics:\n", os.Getpid(), role)
+	line := func(title string, n uint64, what string) {
+		fmt.Fprintf(&b, "  %-11s%10d   (%s)\n", title+":", n, what)
+	}
+	line("sys", m.Sys, "bytes from the OS: heap, stacks, runtime")
+	line("heapsys", m.HeapSys, "heap bytes from the OS")
+	line("heapinuse", m.HeapInuse, "bytes in heap spans in use")
+	line("heapalloc", m.HeapAlloc, "bytes used")
+	line("heapidle", m.HeapIdle, "bytes in idle heap spans")
+	line("released", m.HeapReleased, "idle bytes returned to the OS")
+	line("stackinuse", m.StackInuse, "bytes in goroutine stacks")
+	line("totalalloc", m.TotalAlloc, "bytes allocated, all told")
+	line("mallocs", m.Mallocs, "objects allocated, all told")
+	line("frees", m.Frees, "objects freed, all told")
+	line("numgc", uint64(m.NumGC), "garbage collections")
+	return b.String()
 }

@@ -947,9 +947,6 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := checkAcceptedValues(inv); err != nil {
 		return nil, err
 	}
-	// What an older protocol changes that a user sees: mtimes in whole
-	// seconds before 31.
-	inv.Opts.WholeSecondTimes = inv.protocol != 0 && inv.protocol < 31
 	if err := checkDebug(inv); err != nil {
 		return nil, err
 	}
@@ -1077,6 +1074,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		return inv, nil
 	}
 	if err := assignOperands(inv, operands); err != nil {
+		return nil, err
+	}
+	if err := settleProtocol(inv); err != nil {
 		return nil, err
 	}
 	if inv.Opts.ListOnly && inv.given.dirs == 0 {
@@ -1227,10 +1227,12 @@ zip zst`)
 // --info takes comma-separated FLAG[LEVEL] words. syq implements
 // progress (0: none, 1: per file as --progress, 2: the whole transfer),
 // name, skip (level 1: why an entry was left alone), backup, del, stats
-// (1: -v's closing lines, 2: --stats) and help; any other flag or level
+// (1: -v's closing lines, 2: --stats, 3: each process's heap statistics
+// too), symsafe (unsafe symlinks copied as their referents) and help;
+// any other flag or level
 // is refused by name. Levels above what a flag uses mean what its top
 // level means, as in rsync (which caps them at 4).
-var infoFlags = map[string]int{"progress": 2, "help": 0, "name": 4, "skip": 1, "backup": 4, "del": 4, "stats": 2, "symsafe": 1}
+var infoFlags = map[string]int{"progress": 2, "help": 0, "name": 4, "skip": 1, "backup": 4, "del": 4, "stats": 4, "symsafe": 1}
 
 func splitInfo(word string) (flag string, level int) {
 	i := len(word)
@@ -1299,6 +1301,68 @@ func applyInfo(c *Invocation, value string) {
 	}
 }
 
+// protocolVersion is the rsync protocol a run is held to, where it
+// shows: --protocol, or an older one that an --rsync-path command gives
+// the remote program ("rsync --protocol=29"); 0 is the current one.
+func (inv *Invocation) protocolVersion() int {
+	p := inv.protocol
+	if inv.Remote != nil && !inv.Remote.Daemon || inv.Remote != nil && inv.Rsh != "" {
+		if rp := rsyncPathProtocol(inv.RsyncPath); rp != 0 && (p == 0 || rp < p) {
+			p = rp
+		}
+	}
+	return p
+}
+
+// settleProtocol applies what an older rsync protocol changes that a
+// user sees. Before 31: mtimes in whole seconds, %C's checksum (no
+// negotiation), and --stats without its deletions line (printSummary). Before 30: no incremental
+// recursion (-v's "building file list ... done"), --delete deletes
+// before the transfer, --append verifies as --append-verify, the client
+// that sends shows -i's time letter of a symlink as 'T', a daemon
+// replaces a partial directory's symlink out of its module instead of
+// refusing it, and ACLs and extended attributes cannot cross a
+// connection.
+func settleProtocol(inv *Invocation) error {
+	p := inv.protocolVersion()
+	if p == 0 {
+		return nil
+	}
+	o := &inv.Opts
+	o.WholeSecondTimes = p < 31
+	if inv.checksumChoice == "" && p < 31 {
+		// No checksum is negotiated before 31: MD5 at 30, before
+		// that an MD4 of rsync's own (which %C shows as blanks).
+		o.ChecksumChoice = "md5"
+		if p < 30 {
+			o.ChecksumChoice = receiver.OldMD4
+		}
+	}
+	if p >= 30 {
+		return nil
+	}
+	if inv.Remote != nil && !inv.Opts.ListOnly {
+		for _, x := range []struct {
+			on   bool
+			name string
+		}{{o.ACLs, "--acls"}, {o.Xattrs > 0, "--xattrs"}} {
+			if x.on {
+				return &UsageError{Code: wire.ExitProtocol, NoPrefix: true, Msg: fmt.Sprintf("%s requires protocol 30 or higher (negotiated %d).", x.name, p)}
+			}
+		}
+	}
+	inv.noIncRecurse = true
+	if o.Delete && inv.deleteWhens == 0 && !o.DeleteLate {
+		o.DeleteBefore, inv.deleteEarlyLate = true, true
+	}
+	if o.Append == 1 {
+		o.Append = 2
+	}
+	o.SenderLinkTimesT = inv.Remote == nil || inv.Remote.Push
+	o.ReplaceOutsidePartialDir = true
+	return nil
+}
+
 // infoLevel is flag's level: the one --info gave, or what -v gives.
 func (c *Invocation) infoLevel(flag string, fromVerbose int) int {
 	if n, ok := c.info[flag]; ok {
@@ -1326,10 +1390,11 @@ func settleInfo(c *Invocation) {
 	if c.statsLevel() >= 2 {
 		c.Opts.Stats = true
 	}
+	c.Opts.HeapStats = c.statsLevel() >= 3
 }
 
 // statsLevel is --info=stats's level: 1 prints -v's closing lines, 2
-// the --stats block too.
+// the --stats block too, 3 (and above) the heap statistics too.
 func (c *Invocation) statsLevel() int {
 	n := 0
 	if c.Opts.Verbose > 0 {
@@ -1349,7 +1414,7 @@ DEL        Mention deletions on the receiving side
 NAME       Mention 1) updated file/dir names, 2) unchanged names
 PROGRESS   Mention 1) per-file progress or 2) total transfer progress
 SKIP       Mention files skipped due to transfer overrides
-STATS      Mention statistics at end of run (levels 1-2)
+STATS      Mention statistics at end of run (levels 1-3)
 SYMSAFE    Mention symlinks that are unsafe
 HELP       Output this help message
 

@@ -56,7 +56,7 @@ func TestInfoOption(t *testing.T) {
 	if inv, err = parseRsyncArgs([]string{"--info=help"}); err != nil || !inv.InfoHelp {
 		t.Fatalf("--info=help alone: %v", err)
 	}
-	for _, bad := range []string{"--info=flist2", "--info=skip2", "--info=progress3", "--info=stats3", "--info=misc"} {
+	for _, bad := range []string{"--info=flist2", "--info=skip2", "--info=progress3", "--info=misc"} {
 		_, err := parseRsyncArgs([]string{bad, "s", "d"})
 		if err == nil || !strings.Contains(err.Error(), "is not supported yet") {
 			t.Errorf("%s: %v, want a refusal", bad, err)
@@ -71,17 +71,23 @@ func TestInfoLevels(t *testing.T) {
 		want wire.InfoLevels
 		stat int
 	}{
-		{[]string{"-v"}, wire.InfoLevels{Name: 1, Del: 1}, 1},
-		{[]string{"-vv"}, wire.InfoLevels{Name: 2, Skip: 1, Backup: 1, Del: 1}, 1},
-		{[]string{"-vvv", "--stats"}, wire.InfoLevels{Name: 2, Skip: 1, Backup: 1, Del: 1}, 2},
-		{[]string{"--info=name0,DEL", "-vv"}, wire.InfoLevels{Name: 0, Skip: 1, Backup: 1, Del: 1}, 1},
+		{[]string{"-v"}, wire.InfoLevels{Name: 1, Del: 1, SymSafe: 1}, 1},
+		{[]string{"-vv"}, wire.InfoLevels{Name: 2, Skip: 1, Backup: 1, Del: 1, SymSafe: 1}, 1},
+		{[]string{"-vvv", "--stats"}, wire.InfoLevels{Name: 2, Skip: 1, Backup: 1, Del: 1, SymSafe: 1}, 2},
+		{[]string{"--info=name0,DEL", "-vv"}, wire.InfoLevels{Name: 0, Skip: 1, Backup: 1, Del: 1, SymSafe: 1}, 1},
 		{[]string{"--info=backup", "--info=BACKUP99999999999999999999", "--info=stats2"}, wire.InfoLevels{Backup: 4}, 2},
-		{[]string{"-v", "--info=stats0,skip"}, wire.InfoLevels{Name: 1, Skip: 1, Del: 1}, 0},
+		{[]string{"-v", "--info=stats0,skip"}, wire.InfoLevels{Name: 1, Skip: 1, Del: 1, SymSafe: 1}, 0},
+		{[]string{"-v", "--info=symsafe0"}, wire.InfoLevels{Name: 1, Del: 1}, 1},
+		{[]string{"--info=stats3"}, wire.InfoLevels{}, 3},
+		{[]string{"--info=STATS9"}, wire.InfoLevels{}, 4},
 	}
 	for _, tc := range tests {
 		inv, err := parseRsyncArgs(append(tc.args, "s", "d"))
 		if err != nil {
 			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if inv.Opts.HeapStats != (tc.stat >= 3) || inv.Opts.Stats != (tc.stat >= 2) {
+			t.Errorf("%q: --stats %v, heap statistics %v, want stats level %d", tc.args, inv.Opts.Stats, inv.Opts.HeapStats, tc.stat)
 		}
 		if inv.Opts.Info != tc.want || inv.statsLevel() != tc.stat {
 			t.Errorf("%q: levels %+v stats %d, want %+v stats %d", tc.args, inv.Opts.Info, inv.statsLevel(), tc.want, tc.stat)

@@ -53,6 +53,8 @@ func TestServerArgsRoundTrip(t *testing.T) {
 		{[]string{"-rt", "--devices", "--no-specials", "-E"}, true},
 		{[]string{"-rt", "--files-from=:list", "--from0"}, false},
 		{[]string{"-rlt", "-M--munge-links", "-M--fake-super"}, true},
+		{[]string{"-rt", "--info=stats3"}, true},
+		{[]string{"-rt", "--info=stats4"}, false},
 	} {
 		name := strings.Join(tc.args, " ")
 		operands := []string{"src/", "host:dst/"}
@@ -112,7 +114,7 @@ func serverView(o wire.Options, receiver bool) map[string]any {
 		"Append": o.Append, "Inplace": o.Inplace, "OpenNoatime": o.OpenNoatime,
 		"DeleteMissingArgs": o.DeleteMissingArgs, "FilesFrom": o.FilesFrom, "From0": o.From0,
 		"TimeoutSec": o.TimeoutSec, "BwLimit": o.BwLimit, "BlockSize": o.BlockSize,
-		"MungeLinks": o.MungeLinks, "FakeSuper": o.FakeSuper,
+		"MungeLinks": o.MungeLinks, "FakeSuper": o.FakeSuper, "HeapStats": o.HeapStats,
 	}
 	if o.Backup {
 		v["BackupSuffix"] = o.BackupSuffix

@@ -70,8 +70,19 @@ func (c *chmodConn) Recv() (wire.Message, error) {
 }
 
 // serveHelper plays the helper's half on r and stdout; policy, if set,
-// is the daemon module's.
+// is the daemon module's or the rsync-shaped command line's.
 func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *daemon.Policy) int {
+	return serveHelperAs("server", r, stdout, stderr, policy)
+}
+
+// serveDaemonHelper is serveHelper for a daemon's connection.
+func serveDaemonHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *daemon.Policy) int {
+	return serveHelperAs("server daemon", r, stdout, stderr, policy)
+}
+
+// serveHelperAs is serveHelper for a helper whose heap statistics name
+// it as server (which rsync's name its remote side).
+func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *daemon.Policy) int {
 	w := bufio.NewWriter(stdout)
 	fail := func(fe *wire.FatalError) int {
 		wire.WriteFatal(w, fe)
@@ -257,6 +268,11 @@ func serveHelper(r *bufio.Reader, stdout io.Writer, stderr io.Writer, policy *da
 			Refuse: refuse, Names: helperNames(policy),
 			SanitizeLinks: policy != nil && policy.SanitizeLinks,
 		}, conn)
+	}
+	if opts.HeapStats && !opts.Quiet {
+		// Sent after the conversation: the client shows it while it
+		// waits for the stream to end, before its own statistics.
+		st.Send(&wire.Log{Class: wire.LogStdout, Text: heapStatsBlock(server + " " + setup.Role)})
 	}
 	// The last word: the error that stopped this side, if any. The
 	// client reads until the stream ends, so it sees this even after the

@@ -253,6 +253,11 @@ func rsyncServerArgs(inv *Invocation) []string {
 			args = append(args, "--"+o.AltDestKind+"-dest", rsyncSafeArg("", d))
 		}
 	}
+	if o.HeapStats {
+		// rsync passes the server the --info levels it acts on; of
+		// those, syq's helper acts on this one alone.
+		args = append(args, "--info=STATS3")
+	}
 	switch {
 	case o.Append > 1:
 		args = append(args, "--append", "--append")

@@ -31,8 +31,14 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 	sent, received := summaryTraffic(st, t, opts.DryRun)
 	if level >= 2 {
 		fmt.Fprintf(w, "\nNumber of files: %s%s\n", num(st.Files), kinds(st.RegFiles, st.Dirs, st.Links, st.Devices, st.Specials, num))
-		fmt.Fprintf(w, "Number of created files: %s%s\n", num(st.CreatedFiles), kinds(st.CreatedReg, st.CreatedDirs, st.CreatedLinks, st.CreatedDevices, st.CreatedSpecials, num))
-		fmt.Fprintf(w, "Number of deleted files: %s%s\n", num(st.DeletedFiles), kinds(st.DeletedReg, st.DeletedDirs, 0, 0, 0, num))
+		// Older rsync protocols count fewer things.
+		p := inv.protocolVersion()
+		if p == 0 || p >= 29 {
+			fmt.Fprintf(w, "Number of created files: %s%s\n", num(st.CreatedFiles), kinds(st.CreatedReg, st.CreatedDirs, st.CreatedLinks, st.CreatedDevices, st.CreatedSpecials, num))
+		}
+		if p == 0 || p >= 31 {
+			fmt.Fprintf(w, "Number of deleted files: %s%s\n", num(st.DeletedFiles), kinds(st.DeletedReg, st.DeletedDirs, 0, 0, 0, num))
+		}
 		fmt.Fprintf(w, "Number of regular files transferred: %s\n", num(st.TransferredFiles))
 		fmt.Fprintf(w, "Total file size: %s bytes\n", num(st.TotalSize))
 		fmt.Fprintf(w, "Total transferred file size: %s bytes\n", num(st.TransferredSize))
@@ -238,6 +244,7 @@ func listLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		return fe.Code
 	}
 	warnAltDests(&opts, st, probs.report("receiver"))
+	printHeapStats(inv, roleLocal, stdout)
 	printSummary(inv, st, nil, time.Since(start), stdout)
 	code := probs.exitCode()
 	if code != 0 {
