@@ -8,6 +8,10 @@
 //	append  the old file plus 10 MiB appended (a growing log); also run
 //	        with --append by both tools
 //
+// With -local the copies are local instead, both tools told
+// --no-whole-file (a local copy is otherwise whole-file), beside each
+// tool's default local copy.
+//
 // It prints, per arm, median [min-max] wall seconds, the bytes each tool
 // reports as sent (--stats), and the user+sys CPU seconds of each tool's
 // processes: the local command with the ssh client it waits for, and the
@@ -41,6 +45,7 @@ func main() {
 	scen := flag.String("scenario", "onepct,edits,append", "scenarios to run: onepct, edits, append")
 	noW := flag.Bool("no-whole", false, "leave out the syq -W arm")
 	base := flag.String("dir", "/var/tmp", "where the files are made: a mounted XFS or btrfs measures rebuilds that share the basis's extents")
+	flag.BoolVar(&local, "local", false, "local copies with --no-whole-file (and each tool's default) instead of pushes over ssh")
 	prof := flag.String("profile", "", "write CPU profiles of syq's processes to PREFIX.<pid> (SYQ_CPUPROFILE)")
 	flag.BoolVar(&show, "show", false, "print each run's output (with SYQ_DEBUG=1 in the environment: syq's phase lines)")
 	flag.Parse()
@@ -122,6 +127,9 @@ func makeFiles(scenario string, size int64, src, old string) (string, error) {
 
 var show bool
 
+// local: -local, copies on this machine.
+var local bool
+
 type arm struct {
 	name string
 	argv []string
@@ -163,13 +171,25 @@ func run(base, scenario string, size int64, reps int, syq, old string, whole boo
 		{"syq (delta)", []string{syq, "rsync", "-a", "--stats", "--no-progress", "-e", syqRsh}, true},
 		{"rsync (delta)", []string{"rsync", "-a", "--stats", "-e", rsh}, false},
 	}
+	if local {
+		arms = []arm{
+			{"syq --no-whole-file", []string{syq, "rsync", "-a", "--no-whole-file", "--stats", "--no-progress"}, true},
+			{"rsync --no-whole-file", []string{"rsync", "-a", "--no-whole-file", "--stats"}, false},
+			{"syq (local default)", []string{syq, "rsync", "-a", "--stats", "--no-progress"}, true},
+			{"rsync (local default)", []string{"rsync", "-a", "--stats"}, false},
+		}
+		if old != "" {
+			arms = append(arms, arm{"syq-old --no-whole-file", []string{old, "rsync", "-a", "--no-whole-file", "--stats", "--no-progress"}, false})
+		}
+		old, whole = "", false
+	}
 	if old != "" {
 		arms = append(arms, arm{"syq-old (delta)", []string{old, "rsync", "-a", "--stats", "--no-progress", "-e", syqRsh}, false})
 	}
 	if whole {
 		arms = append(arms, arm{"syq -W", []string{syq, "rsync", "-a", "-W", "--stats", "--no-progress", "-e", syqRsh}, true})
 	}
-	if scenario == "append" {
+	if scenario == "append" && !local {
 		arms = append(arms,
 			arm{"syq --append", []string{syq, "rsync", "-a", "--append", "--stats", "--no-progress", "-e", syqRsh}, true},
 			arm{"rsync --append", []string{"rsync", "-a", "--append", "--stats", "-e", rsh}, false})
@@ -178,7 +198,7 @@ func run(base, scenario string, size int64, reps int, syq, old string, whole boo
 	dst := filepath.Join(dir, "dst")
 	os.MkdirAll(dst, 0o755)
 	for _, bin := range []string{syq, old} {
-		if bin == "" {
+		if bin == "" || local {
 			continue
 		}
 		if out, err := exec.Command(bin, "rsync", "-a", "-e", syqRsh, "/etc/hostname", "127.0.0.1:"+dst+"/").CombinedOutput(); err != nil {
@@ -204,7 +224,11 @@ func run(base, scenario string, size int64, reps int, syq, old string, whole boo
 				return fmt.Errorf("sshd still has sessions open before %s", a.name)
 			}
 			cu0, cs0 := childCPU(srv.PID())
-			argv := append(append([]string{}, a.argv...), src+"/", "127.0.0.1:"+dst+"/")
+			to := "127.0.0.1:" + dst + "/"
+			if local {
+				to = dst + "/"
+			}
+			argv := append(append([]string{}, a.argv...), src+"/", to)
 			var out bytes.Buffer
 			cmd := exec.Command(argv[0], argv[1:]...)
 			cmd.Stdout, cmd.Stderr = &out, &out
