@@ -40,6 +40,10 @@ type Config struct {
 	// Live, if set, counts finished files and bytes as they are written,
 	// for a whole-transfer progress display.
 	Live *Live
+	// ListProgress, if set, is told how many entries are listed as each
+	// batch arrives, and once more with end set when the list ends
+	// (rsync's "receiving file list ... done" and --progress counts).
+	ListProgress func(listed int, end bool)
 	// Pushed: this receiver is the remote end of a push, so -i marks
 	// transferred files '<' (sent) as rsync's client does.
 	Pushed bool
@@ -352,6 +356,7 @@ func (r *Receiver) run(ctx context.Context) error {
 
 	// The top-level batch is decided before any other, so that "." and the
 	// operands exist before their contents arrive.
+	listed := r.listProgress(0, top, false)
 	r.topNames = map[string]bool{}
 	for _, e := range top.Entries {
 		r.topNames[e.Name] = true
@@ -381,8 +386,10 @@ loop:
 				loopErr = &wire.FatalError{Code: wire.ExitProtocol, Err: errors.New("protocol error: second top-level file list")}
 				break loop
 			}
+			listed = r.listProgress(listed, m, false)
 			batches <- m
 		case *wire.ListEnd:
+			r.listProgress(listed, nil, true)
 			if r.cfg.Debug {
 				r.cfg.Report(wire.ProblemDebug, "receiver: file list end")
 			}
@@ -719,4 +726,21 @@ func asRoot(cfg Config) bool {
 		return false
 	}
 	return fsops.Geteuid() == 0
+}
+
+// listProgress tells cfg.ListProgress the count of entries listed so
+// far, listed before b; it returns the new count.
+func (r *Receiver) listProgress(listed int, b *wire.FileBatch, end bool) int {
+	if r.cfg.ListProgress == nil {
+		return listed
+	}
+	if b != nil {
+		for i := range b.Entries {
+			if b.Entries[i].Type() != 0 {
+				listed++
+			}
+		}
+	}
+	r.cfg.ListProgress(listed, end)
+	return listed
 }

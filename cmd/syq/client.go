@@ -41,7 +41,21 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	defer logf.close()
 	// Problems and the exit line go to the log too.
 	errOut := logf.tee(stderr)
-	probs := &problems{stdout: stdout, stderr: errOut, unlogged: stderr, quiet: inv.Opts.Quiet}
+	// The banner prints later; the peer's lines may come before it ends.
+	var banner *listBanner
+	if end.Push || !opts.ListOnly {
+		verb := "receiving"
+		if end.Push {
+			verb = "sending"
+		}
+		banner = newListBanner(inv, opts, verb, stdout)
+	}
+	defer banner.close()
+	probs := &problems{stdout: banner.around(stdout), stderr: banner.around(errOut), unlogged: banner.around(stderr), quiet: inv.Opts.Quiet}
+	peerOut := io.Writer(probs)
+	if banner != nil && end.Push {
+		peerOut = banner.after(stdout) // the receiver's lines
+	}
 	// --timeout also bounds the start: a helper that never answers its
 	// handshake is stopped. The timer is disarmed once the Stream (which
 	// has its own timeout) runs.
@@ -293,6 +307,11 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	// receives, before the sender here can list anything.
 	var list []byte
 	listDone := make(chan string, 1)
+	if banner != nil {
+		// Before the peer can speak: its notes while it lists come
+		// after the banner's first half.
+		banner.start()
+	}
 	st := wire.NewStream(in, out, closer, wire.StreamConfig{
 		Peer:    peerSide,
 		Timeout: time.Duration(opts.TimeoutSec) * time.Second,
@@ -309,7 +328,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		OnLog: func(class int, text string) {
 			switch class {
 			case wire.LogStdout:
-				io.WriteString(probs, text)
+				io.WriteString(peerOut, text)
 				return
 			case wire.LogFile:
 				logf.line(text)
@@ -368,23 +387,27 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			warnAltDests(opts, stats, probs.report("receiver"))
 		}
 	case end.Push:
-		if b := fileListBanner(inv, opts, "sending"); b != "" {
-			fmt.Fprintln(stdout, b)
+		if banner == nil {
+			if b := fileListBanner(inv, opts, "sending"); b != "" {
+				fmt.Fprintln(stdout, b)
+			}
 		}
 		bar := startBar(inv, live, stdout, errOut)
 		stats, runErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources, Walkers: tune.Walkers, ReadAhead: tune.ReadAhead,
 			Report: probs.report("sender"), Filter: inv.filters, Live: live,
-			Debugf: debugIf(debug),
+			Debugf: debugIf(debug), ListProgress: banner.progress,
 		}, st)
 		if bar != nil {
 			bar.end()
 		}
 	default:
-		if b := fileListBanner(inv, opts, "receiving"); b != "" {
+		out := io.Writer(probs)
+		if banner != nil {
+			out = banner.after(stdout)
+		} else if b := fileListBanner(inv, opts, "receiving"); b != "" {
 			fmt.Fprintln(stdout, b)
 		}
-		out := io.Writer(probs)
 		if opts.Quiet {
 			out = io.Discard
 		}
@@ -394,7 +417,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			Opts: batchOnlyOpts(opts), Dest: inv.Dest, Live: live,
 			DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 			Out: out, Report: probs.report("receiver"), Debug: debug, Pulled: true, Log: logf.items(),
-			Filter: inv.filters,
+			Filter: inv.filters, ListProgress: banner.progress,
 		}, st)
 		if bar != nil {
 			bar.end()

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path"
+	"strings"
 )
 
 // Differential scenarios for -v's own lines: the file-list banner
@@ -163,5 +164,53 @@ func init() {
 	diffScenarios = append(diffScenarios,
 		diffScenario{name: "out-format-over-i-created", fx: fxPlain, args: dtArgs("-a", "-i", "--out-format=%n", "src/", "dst/new/"), pre: preDstDir, cmp: dtSkipRoot, stdout: true},
 		diffScenario{name: "out-format-i-created", fx: fxPlain, args: dtArgs("-a", "--out-format=%i %n", "src/", "dst/new/"), pre: preDstDir, cmp: dtSkipRoot, stdout: true},
+	)
+}
+
+// preMirror makes dst an exact copy of src, so that nothing is
+// transferred and only a run's own lines show.
+func preMirror(b *fixtureBuilder) {
+	for _, r := range append([]*fbRec(nil), b.recs...) {
+		rel, ok := strings.CutPrefix(r.rel, "src/")
+		if r.rel == "src" {
+			rel, ok = "", true
+		}
+		if !ok {
+			continue
+		}
+		dst := path.Join("dst", rel)
+		attrs := []fbAttr{fbMode(r.mode), fbMt(r.mtime), fbOwner(r.uid, r.gid)}
+		fi, err := os.Lstat(b.p(r.rel))
+		b.must(err)
+		switch {
+		case r.symlink:
+			target, err := os.Readlink(b.p(r.rel))
+			b.must(err)
+			b.symlink(dst, target, attrs...)
+		case fi.IsDir():
+			b.dir(dst, attrs...)
+		default:
+			data, err := os.ReadFile(b.p(r.rel))
+			b.must(err)
+			b.data(dst, data, attrs...)
+		}
+	}
+}
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// A list built whole: what the sender says while building it
+		// (filter notes) breaks rsync's "building file list ... done"
+		// in two, and the receiving side speaks only after "done".
+		diffScenario{name: "vv-banner-filter-no-i-r", fx: fxPlain, args: dtArgs("-avv", "--no-inc-recursive", "--exclude=b.bin", "src/", "dst/"), stdout: true},
+		// --progress counts the entries of a list built whole every 100
+		// and ends with "N files to consider"; an incremental list has
+		// its one line.
+		diffScenario{name: "progress-banner-no-i-r", fx: fxMany, pre: preMirror, args: dtArgs("-a", "--progress", "--no-inc-recursive", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-banner-no-i-r-v", fx: fxMany, pre: preMirror, args: dtArgs("-av", "--progress", "--no-i-r", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-banner-delete-before", fx: fxPlain, pre: preMirror, args: dtArgs("-a", "--progress", "--delete-before", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-banner-one-file", fx: fxPlain, pre: preMirror, args: dtArgs("-dt", "--progress", "src/a.txt", "dst/"), stdout: true},
+		diffScenario{name: "progress-banner-incremental", fx: fxMany, pre: preMirror, args: dtArgs("-a", "--progress", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-banner-incremental-v", fx: fxPlain, pre: preMirror, args: dtArgs("-av", "--progress", "src/", "dst/"), stdout: true},
 	)
 }
