@@ -72,7 +72,7 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	// directories whose attributes change, and at -vv the other files
 	// whose attributes were fixed.
 	fixed := it.update == '.' && !e.IsDir()
-	shown := r.opts.OutFormat != "" && (r.opts.Itemize ||
+	shown := r.hasOutFormat() && (r.opts.Itemize ||
 		!(fixed && (r.opts.Info.Name < 2 || !it.flags.any()) ||
 			it.update == '.' && !it.flags.any() ||
 			r.opts.Progress && transferred))
@@ -87,7 +87,7 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 				r.cfg.Log(r.formatLine(r.opts.LogFileFormat, itemized, name, rel, e, it.basis, true, value))
 			}
 			if ok && shown {
-				line = r.formatLine(r.opts.OutFormat, itemized, name, rel, e, it.basis, true, value)
+				line = shownLine(r.formatLine(r.opts.OutFormat, itemized, name, rel, e, it.basis, true, value))
 			}
 			r.out.resolve(laterLine(rel), line)
 		})
@@ -100,14 +100,14 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	if logged {
 		r.cfg.Log(r.formatLine(r.opts.LogFileFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum))
 	}
-	if r.opts.OutFormat != "" {
+	if r.hasOutFormat() {
 		if !shown {
 			if !r.opts.Itemize && fixed && !it.flags.any() && r.opts.Info.Name >= 2 {
 				return r.aheadLine(r.uptodate(name, e))
 			}
 			return ""
 		}
-		line := r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum)
+		line := shownLine(r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum))
 		if !r.opts.Itemize && fixed {
 			line = r.aheadLine(line)
 		}
@@ -359,10 +359,10 @@ func (r *Receiver) deletedLine(rel string, st *fsops.Stat) string {
 		r.cfg.Log(r.formatDeletion(r.opts.LogFileFormat, rel, st))
 	}
 	switch {
-	case r.opts.OutFormat != "" && (r.opts.Itemize || strings.Contains(r.opts.OutFormat, "%o")):
+	case r.hasOutFormat() && (r.opts.Itemize || strings.Contains(r.opts.OutFormat, "%o")):
 		// rsync formats a deletion only when the format has %i or %o.
 		return r.formatDeletion(r.opts.OutFormat, rel, st)
-	case r.opts.OutFormat != "":
+	case r.hasOutFormat():
 		return "deleting " + rel
 	case r.opts.Itemize:
 		return "*deleting   " + rel
@@ -619,9 +619,27 @@ func (o *orderedOutput) write(lines []string) {
 }
 
 func (o *orderedOutput) emit(line string) {
-	if line = strings.TrimPrefix(line, aheadMark); line != "" {
+	if line = strings.TrimPrefix(line, aheadMark); line == blankLine {
+		fmt.Fprintln(o.w)
+	} else if line != "" {
 		fmt.Fprintln(o.w, line)
 	}
+}
+
+// blankLine stands for an --out-format line that expands to nothing,
+// which rsync prints as an empty line; "" means no line at all.
+const blankLine = "\x00blank\x00"
+
+func shownLine(line string) string {
+	if line == "" {
+		return blankLine
+	}
+	return line
+}
+
+// hasOutFormat says whether --out-format was given (maybe empty).
+func (r *Receiver) hasOutFormat() bool {
+	return r.opts.OutFormatGiven || r.opts.OutFormat != ""
 }
 
 // now prints a line at once (outside batch order) when cond holds.

@@ -246,7 +246,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 	r.umaskNow = r.umask
 	// Lines are itemized when the format shows %i: -i's own, or an
 	// --out-format (which replaces -i's) that has it.
-	if cfg.Opts.OutFormat != "" {
+	if cfg.Opts.OutFormatGiven || cfg.Opts.OutFormat != "" {
 		r.itemized = FormatHas(cfg.Opts.OutFormat, 'i')
 	} else {
 		r.itemized = cfg.Opts.Itemize

@@ -171,6 +171,9 @@ type Options struct {
 	// OutFormat is --out-format: each line shown is this format
 	// expanded (with %i it shows what -i shows, otherwise what -v does).
 	OutFormat string
+	// OutFormatGiven: --out-format was given, maybe empty (rsync then
+	// prints an empty line for each item).
+	OutFormatGiven bool
 	// LogFile: the client keeps a --log-file, so the receiver sends it
 	// each item's line formatted with LogFileFormat (none when empty),
 	// and the notes it shows.
