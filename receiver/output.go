@@ -313,10 +313,16 @@ func (r *Receiver) formatLine(format, itemized, name, rel string, e *wire.Entry,
 			if !r.opts.Owner {
 				return "0"
 			}
+			if r.idMap != nil && !r.cfg.Pulled {
+				return fmt.Sprint(e.SentUid) // rsync's sender prints the line
+			}
 			return fmt.Sprint(e.Uid)
 		case 'G':
 			if !r.opts.Group {
 				return "DEFAULT"
+			}
+			if r.idMap != nil && !r.cfg.Pulled {
+				return fmt.Sprint(e.SentGid)
 			}
 			return fmt.Sprint(e.Gid)
 		case 'C':
