@@ -471,6 +471,16 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		}
 	}
 	if runErr != nil {
+		if peer := senderGone(runErr); peer != nil && !end.Push {
+			// rsync's pulling client shows the remote sender's error
+			// and exit line, then that the connection closed (exit 12).
+			_, received := st.Traffic()
+			fmt.Fprintln(errOut, fatalLine(peer))
+			fmt.Fprintln(errOut, exitLine(peer.Code)+" [sender]")
+			fmt.Fprintf(errOut, "syq: connection unexpectedly closed (%d bytes received so far) [Receiver]\n", received)
+			fmt.Fprintln(errOut, exitLine(wire.ExitStreamIO))
+			return wire.ExitStreamIO
+		}
 		return fail(runErr)
 	}
 	code := probs.exitCode()
@@ -598,6 +608,20 @@ func drainPeer(st *wire.Stream) error {
 }
 
 // asFatal gives any error rsync's exit code: a broken stream is 12.
+// senderGone returns the remote sender's own fatal error when that is
+// what ended a pull (the receiver reports it as the sender going away).
+func senderGone(err error) *wire.FatalError {
+	var gone *wire.FatalError
+	if !errors.As(err, &gone) || gone.Code != wire.ExitStreamIO {
+		return nil
+	}
+	var peer *wire.FatalError
+	if !errors.As(errors.Unwrap(gone.Err), &peer) {
+		return nil
+	}
+	return peer
+}
+
 func asFatal(err error) *wire.FatalError {
 	var fe *wire.FatalError
 	if errors.As(err, &fe) {

@@ -25,12 +25,8 @@ var remoteSkip = map[string]string{
 	"leading-dash-operand": "operand parsing of the remote rsync", "double-dash-operands": "operand parsing of the remote rsync",
 	// rsync passes --qsort to its server, which refuses it (exit 12);
 	// syq accepts it either way.
-	"qsort": "rsync's server refuses its own --qsort",
-	// A bad filter rule read by rsync's remote sender ends its pulling
-	// client with exit 12 (the server is gone), not the local 1.
-	"filter-bad-perdir-rule":  "rsync's pulling client exits 12",
-	"filter-bad-perdir-named": "rsync's pulling client exits 12",
-	"v-banner-qsort":          "rsync's server refuses its own --qsort",
+	"qsort":          "rsync's server refuses its own --qsort",
+	"v-banner-qsort": "rsync's server refuses its own --qsort",
 	// Pulling, rsync's generator may list a directory for deletion after
 	// some of its files arrived, and names them too: timing, not rules.
 	"f-debug-vv": "rsync's pulling generator's deletion scan races its receiver",
@@ -142,18 +138,15 @@ func TestDiffRemote(t *testing.T) {
 					// receiver looks at --temp-dir (exit 0, as syq's).
 					continue
 				}
-				if mode == "pull" && strings.HasPrefix(s.name, "files-from-source-") {
-					// rsync's remote sender stops with exit 3, which its
-					// client reports as a broken stream (exit 12); syq
-					// passes the 3 on.
-					continue
-				}
 				if _, ok := remoteArgs(s.args, "/", mode == "push"); !ok {
 					continue
 				}
 				t.Run(s.name, func(t *testing.T) {
 					t.Parallel()
 					rs := s
+					if mode == "pull" && s.pullCode != 0 {
+						rs.code = s.pullCode
+					}
 					rs.remote = func(root string) []string {
 						args, _ := remoteArgs(s.args, root, mode == "push")
 						return append([]string{"-e", rsh}, args...)

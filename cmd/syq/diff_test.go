@@ -433,16 +433,20 @@ func fxSrc2(b *fixtureBuilder) {
 // ---------------------------------------------------------------- scenarios
 
 type diffScenario struct {
-	name   string
-	fx     func(*fixtureBuilder) // builds the source side (and anything else) under the scenario root
-	pre    func(*fixtureBuilder) // pre-populates dst (same in both roots)
-	args   []string              // rsync arguments, operands relative to the scenario root
-	cmp    treecheck.CompareOptions
-	code   int  // exit code rsync itself must give (guards the harness)
-	unpriv bool // run both tools as fbNobody (fixture owned by fbNobody)
-	stdout bool // compare standard output exactly
-	silent bool // with stdout: rsync printing nothing is the point (-q)
-	sorted bool // with stdout: compare the sorted lines (rsync's order of deletions across directories differs)
+	name string
+	fx   func(*fixtureBuilder) // builds the source side (and anything else) under the scenario root
+	pre  func(*fixtureBuilder) // pre-populates dst (same in both roots)
+	args []string              // rsync arguments, operands relative to the scenario root
+	cmp  treecheck.CompareOptions
+	code int // exit code rsync itself must give (guards the harness)
+	// pullCode, if set, is rsync's exit code in a pull instead: its
+	// client reports a remote sender that stops early as a closed
+	// connection (12).
+	pullCode int
+	unpriv   bool // run both tools as fbNobody (fixture owned by fbNobody)
+	stdout   bool // compare standard output exactly
+	silent   bool // with stdout: rsync printing nothing is the point (-q)
+	sorted   bool // with stdout: compare the sorted lines (rsync's order of deletions across directories differs)
 	// stderr: compare standard error too, with the program's name and
 	// where in rsync's source an error was raised left out (dtNormStderr).
 	stderr  bool
