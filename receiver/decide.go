@@ -255,10 +255,12 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 		old = nil
 	}
-	if old != nil && !r.isFile(old) && len(r.alts) > 0 && !r.backupOn() {
-		// rsync removes a symlink or special file in the way before it
-		// looks in the --*-dest directories, where the file is then
-		// looked up as a new one (and, say, hard-linked).
+	if old != nil && !r.isFile(old) && !r.backupOn() {
+		// rsync's generator removes a symlink or special file in the
+		// way as it decides, before it asks for the file: a transfer
+		// that then fails leaves neither. It does so before it looks
+		// in the --*-dest directories, where the file is then looked
+		// up as a new one (and, say, hard-linked).
 		if !opts.DryRun && b.dir != nil {
 			if err := b.dir.Unlink(e.Name); err != nil && !fsops.IsNotExist(err) {
 				r.problem(wire.ProblemGenerator, "delete_file: unlink(%s) failed: %s", rel, fsops.ErrText(err))

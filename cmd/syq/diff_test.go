@@ -414,6 +414,15 @@ func fxUnreadable(b *fixtureBuilder) {
 	b.dir("src")
 }
 
+// preLinkInWay: symlinks (one dangling) and a FIFO where fxUnreadable has
+// regular files, the unreadable one among them.
+func preLinkInWay(b *fixtureBuilder) {
+	b.symlink("dst/secret", "nowhere")
+	b.symlink("dst/a.txt", "b.bin")
+	b.fifo("dst/zzz-after")
+	b.dir("dst")
+}
+
 func fxBoth(fs ...func(*fixtureBuilder)) func(*fixtureBuilder) {
 	return func(b *fixtureBuilder) {
 		for _, f := range fs {
@@ -810,6 +819,10 @@ var diffScenarios = []diffScenario{
 
 	// unprivileged runs
 	{name: "unreadable-source", fx: fxUnreadable, args: dtArgs("-a", "src/", "dst/"), unpriv: true, code: 23},
+	// The symlink where an unreadable file goes is removed before the
+	// file is asked for, so the failed transfer leaves neither.
+	{name: "unreadable-source-link-in-way", fx: fxUnreadable, pre: preLinkInWay, args: dtArgs("-a", "src/", "dst/"), unpriv: true, code: 23},
+	{name: "unreadable-source-link-in-way-inplace", fx: fxUnreadable, pre: preLinkInWay, args: dtArgs("-a", "--inplace", "src/", "dst/"), unpriv: true, code: 23},
 	{name: "unreadable-source-rt", fx: fxUnreadable, args: dtArgs("-rt", "src/", "dst/"), unpriv: true, code: 23},
 	{name: "unreadable-source-delete", fx: fxUnreadable, pre: preUnreadableExtras, args: dtArgs("-a", "--delete", "src/", "dst/"), unpriv: true, code: 23},
 	{name: "unreadable-source-delete-ignore-errors", fx: fxUnreadable, pre: preUnreadableExtras, args: dtArgs("-a", "--delete", "--ignore-errors", "src/", "dst/"), unpriv: true, code: 23},
@@ -1154,6 +1167,7 @@ var itemizeKnownDiff = map[string]string{
 	// read has a line in syq's output only.
 	"unreadable-source": "line before data", "unreadable-source-rt": "line before data",
 	"unreadable-source-delete": "line before data", "unreadable-source-delete-ignore-errors": "line before data",
+	"unreadable-source-link-in-way": "line before data", "unreadable-source-link-in-way-inplace": "line before data",
 }
 
 // quietArgs: the arguments print nothing on stdout of their own, so -i
