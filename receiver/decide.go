@@ -194,9 +194,11 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	if opts.MinSize != nil && e.Size < *opts.MinSize {
 		return false, r.skipNote(lines, r.display(rel)+" is under min-size")
 	}
-	if old != nil && r.isFile(old) && opts.Update && mtimeNewer(old, e) {
-		// Before the hard links: a newer file here is left alone
-		// whichever name of its group it is.
+	if old != nil && r.isFile(old) && opts.Update && mtimeNewer(old, e) && !r.groupLed(b, e) {
+		// A newer file here is left alone, also as a name of a hard-
+		// link group whose leader is not chosen yet (rsync then tries
+		// the next name); once it is, rsync's generator links every
+		// later name to it before it looks at --update.
 		return false, r.skipNote(lines, r.display(rel)+" is newer")
 	}
 	if e.LinkGroup != 0 {
@@ -383,6 +385,9 @@ func (r *Receiver) chooseLeader(b *batchState, e *wire.Entry, rel string, old *f
 	}
 	r.linkMu.Lock()
 	defer r.linkMu.Unlock()
+	if present {
+		r.present[e.LinkGroup] = true
+	}
 	if _, ok := r.leaders[e.LinkGroup]; ok {
 		return false
 	}
@@ -397,6 +402,19 @@ func (r *Receiver) chooseLeader(b *batchState, e *wire.Entry, rel string, old *f
 	}
 	r.leaders[e.LinkGroup] = rel
 	return true
+}
+
+// groupLed says whether e is a name of a hard-link group an earlier name
+// (in list order) of which rsync's generator made the leader: one the
+// destination has as a file.
+func (r *Receiver) groupLed(b *batchState, e *wire.Entry) bool {
+	if e.LinkGroup == 0 {
+		return false
+	}
+	r.waitDecided(b.seq)
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	return r.present[e.LinkGroup]
 }
 
 // isFile says whether old, at the name of a regular file's entry, is

@@ -139,6 +139,11 @@ type Receiver struct {
 
 	linkMu  sync.Mutex
 	leaders map[uint64]string // hard-link group -> destination path of its leader
+	// present: hard-link groups one of whose names so far the
+	// destination has as a file that --update does not skip, the name
+	// rsync's generator makes the leader; later names are linked to
+	// the group whatever --update says.
+	present map[uint64]bool
 	// settled holds, per hard-link group, the destination inode of a
 	// leader that was in its final place when decided (up to date, or
 	// taken from a --*-dest directory), so its followers are linked when
@@ -235,6 +240,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		progress: make(chan struct{}),
 		pending:  map[uint64][]*fileJob{},
 		leaders:  map[uint64]string{},
+		present:  map[uint64]bool{},
 		umask:    fsops.Umask(),
 		asRoot:   asRoot(cfg),
 		fake:     cfg.Opts.FakeSuper,
