@@ -328,6 +328,11 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			deleted = r.deleteExtraneous(b, fb, have, nil)
 		}
 	}
+	if r.opts.DeleteBefore && r.opts.DebugDel > 0 && fb.Complete && r.opts.Recursive && r.topNames[fb.Dir] {
+		// rsync's pass names each top directory as it goes into it,
+		// there or not.
+		deleted = append([]string{"deleting in " + r.display(fb.Dir)}, deleted...)
+	}
 	if b.before {
 		r.beforeLine(b, fb.Dir)
 	}

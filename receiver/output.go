@@ -648,6 +648,18 @@ func (r *Receiver) hasOutFormat() bool {
 	return r.opts.OutFormatGiven || r.opts.OutFormat != ""
 }
 
+// afterDeletions prints a line at once, or under --delete-before once
+// the pass of deletions is over (before the lines that wait for it).
+func (o *orderedOutput) afterDeletions(line string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.deletesFirst && !o.released {
+		o.ahead = append(o.ahead, line)
+		return
+	}
+	o.emit(line)
+}
+
 // now prints a line at once (outside batch order) when cond holds.
 func (o *orderedOutput) now(line string, cond bool) {
 	if !cond || line == "" {

@@ -308,10 +308,11 @@ func (r *Receiver) run(ctx context.Context) error {
 		// rsync's generator says how it will send changed files.
 		// --append sends only what is missing, which rsync counts as
 		// delta transmission even locally.
+		// After --delete-before's pass, as rsync's generator says it.
 		if (r.opts.WholeFile || r.conn.PassesFiles()) && r.opts.Append == 0 {
-			r.out.now("delta-transmission disabled for local transfer or --whole-file", true)
+			r.out.afterDeletions("delta-transmission disabled for local transfer or --whole-file")
 		} else {
-			r.out.now("delta-transmission enabled", true)
+			r.out.afterDeletions("delta-transmission enabled")
 		}
 	}
 	if r.opts.Perms {

@@ -106,11 +106,14 @@ type Options struct {
 	// DebugFilter is --debug=FILTER's level (-vv gives 1): the rule
 	// that hid, showed or protected a name is shown.
 	DebugFilter int
-	BlockSize   int  // -B: the delta block length (0: chosen per file)
-	Inplace     bool // --inplace
-	Partial     bool // --partial
-	Sparse      bool // -S
-	Fsync       bool // --fsync
+	// DebugDel is --debug=DEL's level (-vv gives 1): --delete-before's
+	// pass names each top directory it goes into.
+	DebugDel  int
+	BlockSize int  // -B: the delta block length (0: chosen per file)
+	Inplace   bool // --inplace
+	Partial   bool // --partial
+	Sparse    bool // -S
+	Fsync     bool // --fsync
 	// Preallocate (--preallocate) reserves each new file's blocks before
 	// writing it.
 	Preallocate bool

@@ -555,6 +555,7 @@ func remoteOptions(inv *Invocation) (wire.Options, error) {
 	// Nor --debug: the remote side's debugging comes from -v alone
 	// (-vv's FILTER1).
 	base.DebugFilter = min(max(base.Verbose-1, 0), 2)
+	base.DebugDel = min(max(base.Verbose-1, 0), 2)
 	return withRemoteOptions(inv, base)
 }
 

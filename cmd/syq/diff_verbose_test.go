@@ -206,6 +206,16 @@ func init() {
 		// --progress counts the entries of a list built whole every 100
 		// and ends with "N files to consider"; an incremental list has
 		// its one line.
+		// -vv (--debug=DEL): --delete-before's pass names each top
+		// directory it goes into; "delta-transmission ..." comes after
+		// the pass.
+		diffScenario{name: "vv-delete-before-deleting-in", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-avv", "--delete-before", "src/", "dst/"), stdout: true},
+		diffScenario{name: "debug-del-delete-before", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-av", "--debug=del", "--delete-before", "src/", "dst/"), stdout: true},
+		diffScenario{name: "vv-delete-before-operand-dir", fx: fxPlain, pre: func(b *fixtureBuilder) {
+			b.text("dst/src/zz", "x")
+			b.dir("dst/src")
+			b.dir("dst")
+		}, args: dtArgs("-avv", "--delete-before", "src", "dst/"), stdout: true, cmp: dtSkipRoot},
 		diffScenario{name: "progress-banner-no-i-r", fx: fxMany, pre: preMirror, args: dtArgs("-a", "--progress", "--no-inc-recursive", "src/", "dst/"), stdout: true},
 		diffScenario{name: "progress-banner-no-i-r-v", fx: fxMany, pre: preMirror, args: dtArgs("-av", "--progress", "--no-i-r", "src/", "dst/"), stdout: true},
 		diffScenario{name: "progress-banner-delete-before", fx: fxPlain, pre: preMirror, args: dtArgs("-a", "--progress", "--delete-before", "src/", "dst/"), stdout: true},
