@@ -29,6 +29,9 @@ type batchState struct {
 	// newMask: the permission bits a file made in dir may have without
 	// -p (Receiver.newPermMask).
 	newMask uint32
+	// listStart is the position of the batch's first entry in the list
+	// (--progress's to-chk).
+	listStart int64
 
 	// changed is set when the batch adds, replaces or removes an entry of
 	// dir; its mtime then has to be put back at the end.
@@ -184,6 +187,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		}
 	}
 	b := &batchState{rel: fb.Dir, seq: fb.Seq}
+	if r.opts.Progress {
+		b.listStart = r.takeListStart(fb.Seq)
+	}
 	b.refs.Store(1)
 	var lines, deleted []string
 	var wants []int32

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -114,12 +115,24 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 		return line
 	}
 	if r.opts.Itemize {
-		return r.itemString(it, e) + " " + name
+		line := r.itemString(it, e) + " " + name
+		if r.opts.Progress && transferred && r.progressHolds() {
+			// The line and its progress once written, in list order.
+			r.progressNames.Store(rel, line)
+			return laterLine(rel)
+		}
+		return line
 	}
 	if r.opts.Info.Name > 0 || r.opts.Progress {
 		switch {
 		case r.opts.Progress && transferred:
-			return "" // shown with its progress line when written
+			if r.progressHolds() {
+				// Its name and progress once written, in list order
+				// as rsync's sender shows them.
+				r.progressNames.Store(rel, name)
+				return laterLine(rel)
+			}
+			return ""
 		case it.update == '.' && !e.IsDir() && r.opts.Info.Name < 2:
 			// -v names what is transferred or created, and directories
 			// whose attributes change, not other attribute fixes.
@@ -140,6 +153,13 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 		return name
 	}
 	return ""
+}
+
+// progressHolds says whether a transferred file's -v or -i line waits
+// in list order for its --progress lines (showProgress), which follow
+// it; progressNames holds the line meanwhile.
+func (r *Receiver) progressHolds() bool {
+	return r.opts.Progress && !r.opts.Quiet && !r.opts.DryRun && !r.hasOutFormat()
 }
 
 // shownLink is a symlink's target as output shows it. With
@@ -372,7 +392,8 @@ func (r *Receiver) deletedLine(rel string, st *fsops.Stat) string {
 		return "deleting " + rel
 	case r.opts.Itemize:
 		return "*deleting   " + rel
-	case r.opts.Info.Del > 0 || r.opts.Info.Name > 0:
+	case r.opts.Info.Del > 0 || r.opts.Info.Name > 0 || r.opts.Progress:
+		// --progress names files, as --info=name does in rsync.
 		// rsync: --info=del, or any names shown (its "%n%L" format).
 		return "deleting " + rel
 	}
@@ -454,6 +475,9 @@ type orderedOutput struct {
 	direct   map[string]bool // placeholders printed as soon as resolved (now)
 
 	released bool
+	xfr      int // --progress lines printed (xfrMark)
+	// listed, if set, counts the entries listed so far (toChkMark).
+	listed func() int64
 	// deletesFirst: --delete-before, where rsync goes through the whole
 	// tree deleting before its generator goes through the list; the
 	// lines marked aheadLine wait in ahead until then (release).
@@ -625,12 +649,36 @@ func (o *orderedOutput) write(lines []string) {
 }
 
 func (o *orderedOutput) emit(line string) {
+	if strings.Contains(line, xfrMark) {
+		o.xfr++
+		line = strings.Replace(line, xfrMark, strconv.Itoa(o.xfr), 1)
+		if i := strings.Index(line, toChkPrefix); i >= 0 && o.listed != nil {
+			// rsync's to-chk: the entries after this one in the list
+			// so far, as the line is printed.
+			j := i + len(toChkPrefix) + strings.IndexByte(line[i+len(toChkPrefix):], 0)
+			pos, _ := strconv.ParseInt(line[i+len(toChkPrefix):j], 10, 64)
+			total := o.listed()
+			line = line[:i] + fmt.Sprintf("to-chk=%d/%d", max(total-pos-1, 0), total) + line[j+1:]
+		}
+	}
 	if line = strings.TrimPrefix(line, aheadMark); line == blankLine {
 		fmt.Fprintln(o.w)
 	} else if line != "" {
 		fmt.Fprintln(o.w, line)
 	}
 }
+
+// xfrMark stands for --progress's count of transferred files in a
+// line: numbered as lines are printed, in list order.
+const xfrMark = "\x00xfr\x00"
+
+// toChkPrefix starts the mark of --progress's to-chk figures in a line,
+// filled in as it is printed (the list may have grown meanwhile).
+const toChkPrefix = "\x00chk:"
+
+// toChkMark marks the to-chk figures of the entry at position pos of
+// the list.
+func toChkMark(pos int64) string { return toChkPrefix + strconv.FormatInt(pos, 10) + "\x00" }
 
 // blankLine stands for an --out-format line that expands to nothing,
 // which rsync prints as an empty line; "" means no line at all.

@@ -162,8 +162,14 @@ type Receiver struct {
 	later         later
 
 	loggedMethod atomic.Bool
-	pacer        *wire.Pacer  // --bwlimit on data this receiver copies itself
-	progressed   atomic.Int64 // files shown by --progress
+	pacer        *wire.Pacer // --bwlimit on data this receiver copies itself
+	// --progress's to-chk: the entries listed so far, and where each
+	// batch not yet decided starts in the list (its first entry's
+	// position), kept in batchState.listStart once it is.
+	listedSoFar   atomic.Int64
+	progressNames sync.Map // rel -> the line held for its --progress (progressHolds)
+	listMu        sync.Mutex
+	listStarts    map[uint64]int64
 
 	stats          statsCounter
 	deletes        atomic.Int64
@@ -258,6 +264,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		r.itemized = cfg.Opts.Itemize
 	}
 	r.out.deletesFirst = cfg.Opts.DeleteBefore
+	r.out.listed = r.listedSoFar.Load
 	r.sumAfterWrite = FormatHas(cfg.Opts.OutFormat, 'C') || cfg.Opts.LogFile && FormatHas(cfg.Opts.LogFileFormat, 'C')
 	ctx, r.cancel = context.WithCancel(ctx)
 	r.ctx = ctx
@@ -642,7 +649,9 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 // info shows a note about the destination when -v, -i or --progress
 // asks for names, and logs it then (as rsync logs what it prints).
 func (r *Receiver) info(line string) {
-	if r.opts.Info.Name == 0 && !r.itemizing() && !r.opts.Progress {
+	// rsync's receiving server is not told of --progress, which has
+	// its client name files.
+	if r.opts.Info.Name == 0 && !r.itemizing() && !(r.opts.Progress && !r.cfg.Pushed) {
 		return
 	}
 	r.out.now(line, true)
@@ -735,10 +744,18 @@ func asRoot(cfg Config) bool {
 	return fsops.Geteuid() == 0
 }
 
-// listProgress tells cfg.ListProgress the count of entries listed so
-// far, listed before b; it returns the new count.
+// listProgress counts the entries listed so far, listed before b, for
+// --progress and cfg.ListProgress; it returns the new count.
 func (r *Receiver) listProgress(listed int, b *wire.FileBatch, end bool) int {
-	if r.cfg.ListProgress == nil {
+	if b != nil && r.opts.Progress {
+		r.listMu.Lock()
+		if r.listStarts == nil {
+			r.listStarts = map[uint64]int64{}
+		}
+		r.listStarts[b.Seq] = int64(listed)
+		r.listMu.Unlock()
+	}
+	if r.cfg.ListProgress == nil && !r.opts.Progress {
 		return listed
 	}
 	if b != nil {
@@ -748,6 +765,18 @@ func (r *Receiver) listProgress(listed int, b *wire.FileBatch, end bool) int {
 			}
 		}
 	}
-	r.cfg.ListProgress(listed, end)
+	r.listedSoFar.Store(int64(listed))
+	if r.cfg.ListProgress != nil {
+		r.cfg.ListProgress(listed, end)
+	}
 	return listed
+}
+
+// takeListStart gives batch seq's position in the list (--progress).
+func (r *Receiver) takeListStart(seq uint64) int64 {
+	r.listMu.Lock()
+	defer r.listMu.Unlock()
+	start := r.listStarts[seq]
+	delete(r.listStarts, seq)
+	return start
 }

@@ -1207,6 +1207,8 @@ func dtNormOut(s, root string) string { return strings.ReplaceAll(s, root, "<ROO
 // bytes and time.
 func dtNormSummary(s string) string {
 	s = regexp.MustCompile(`(?m)^sent .* bytes/sec$`).ReplaceAllString(s, "sent ...")
+	// --progress's rates are the moment's.
+	s = regexp.MustCompile(` +[0-9.]+[kMG]B/s `).ReplaceAllString(s, " RATE ")
 	s = regexp.MustCompile(`(?m)^(File list size|File list generation time|File list transfer time|Total bytes sent|Total bytes received): .*$`).ReplaceAllString(s, "$1: ...")
 	// -vv's "opening connection using: ssh ... HOST rsync --server ...
 	// (N args)" names rsync's server after the host, syq its helper.

@@ -216,6 +216,13 @@ func init() {
 			b.dir("dst/src")
 			b.dir("dst")
 		}, args: dtArgs("-avv", "--delete-before", "src", "dst/"), stdout: true, cmp: dtSkipRoot},
+		// --progress names a file with its progress lines (rewritten in
+		// place), in list order, counting transfers and the entries
+		// left to check.
+		diffScenario{name: "progress-v-order", fx: fxPlain, args: dtArgs("-av", "--progress", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-order", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-a", "--progress", "--delete", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-no-i-r-order", fx: fxPlain, args: dtArgs("-a", "--progress", "--no-i-r", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-i", fx: fxPlain, args: dtArgs("-ai", "--progress", "src/", "dst/"), stdout: true},
 		diffScenario{name: "progress-banner-no-i-r", fx: fxMany, pre: preMirror, args: dtArgs("-a", "--progress", "--no-inc-recursive", "src/", "dst/"), stdout: true},
 		diffScenario{name: "progress-banner-no-i-r-v", fx: fxMany, pre: preMirror, args: dtArgs("-av", "--progress", "--no-i-r", "src/", "dst/"), stdout: true},
 		diffScenario{name: "progress-banner-delete-before", fx: fxPlain, pre: preMirror, args: dtArgs("-a", "--progress", "--delete-before", "src/", "dst/"), stdout: true},
