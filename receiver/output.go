@@ -102,6 +102,12 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 		r.cfg.Log(r.formatLine(r.opts.LogFileFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum))
 	}
 	if r.hasOutFormat() {
+		if r.opts.Progress && transferred && r.progressHolds() {
+			// The format's line and the progress once written, in
+			// list order.
+			r.progressNames.Store(rel, shownLine(r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum)))
+			return laterLine(rel)
+		}
 		if !shown {
 			if !r.opts.Itemize && fixed && !it.flags.any() && r.opts.Info.Name >= 2 {
 				return r.aheadLine(r.uptodate(name, e))
@@ -125,6 +131,8 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	}
 	if r.opts.Info.Name > 0 || r.opts.Progress {
 		switch {
+		case r.opts.Progress && transferred && r.opts.DryRun:
+			return name // no data, no progress: the name alone
 		case r.opts.Progress && transferred:
 			if r.progressHolds() {
 				// Its name and progress once written, in list order
@@ -155,11 +163,11 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	return ""
 }
 
-// progressHolds says whether a transferred file's -v or -i line waits
+// progressHolds says whether a transferred file's -v, -i or format line waits
 // in list order for its --progress lines (showProgress), which follow
 // it; progressNames holds the line meanwhile.
 func (r *Receiver) progressHolds() bool {
-	return r.opts.Progress && !r.opts.Quiet && !r.opts.DryRun && !r.hasOutFormat()
+	return r.opts.Progress && !r.opts.Quiet && !r.opts.DryRun && !r.sumAfterWrite
 }
 
 // shownLink is a symlink's target as output shows it. With

@@ -649,9 +649,9 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 // info shows a note about the destination when -v, -i or --progress
 // asks for names, and logs it then (as rsync logs what it prints).
 func (r *Receiver) info(line string) {
-	// rsync's receiving server is not told of --progress, which has
-	// its client name files.
-	if r.opts.Info.Name == 0 && !r.itemizing() && !(r.opts.Progress && !r.cfg.Pushed) {
+	// --progress has rsync's client name files unless a format says
+	// what to show; its receiving server is not told of it.
+	if r.opts.Info.Name == 0 && !r.itemizing() && !(r.opts.Progress && !r.cfg.Pushed && !r.hasOutFormat()) {
 		return
 	}
 	r.out.now(line, true)

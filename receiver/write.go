@@ -254,7 +254,11 @@ func (r *Receiver) showProgress(job *fileJob, took time.Duration) {
 		line = fmt.Sprintf("\r%15s %3d%% %7.2f%s %s  ", Commas(first), first*100/size, rate, unit, clock) + line
 	}
 	if held, ok := r.progressNames.LoadAndDelete(job.rel); ok {
-		r.out.resolve(laterLine(job.rel), held.(string)+"\n"+line)
+		name := held.(string)
+		if name == blankLine {
+			name = ""
+		}
+		r.out.resolve(laterLine(job.rel), name+"\n"+line)
 		return
 	}
 	if !r.opts.Itemize {

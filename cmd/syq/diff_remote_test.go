@@ -127,6 +127,12 @@ func TestDiffRemote(t *testing.T) {
 					// list once, on the client, in both directions.
 					continue
 				}
+				if mode == "pull" && s.name == "progress-order" {
+					// rsync's pulling generator names deletions while
+					// its receiver draws a progress line: where one
+					// lands in the other is a race of its processes.
+					continue
+				}
 				if mode == "pull" && s.name == "progress-banner-delete-before" {
 					// rsync's pulling client is its generator, which
 					// counts the destination's entries under --progress

@@ -223,6 +223,10 @@ func init() {
 		diffScenario{name: "progress-order", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-a", "--progress", "--delete", "src/", "dst/"), stdout: true},
 		diffScenario{name: "progress-no-i-r-order", fx: fxPlain, args: dtArgs("-a", "--progress", "--no-i-r", "src/", "dst/"), stdout: true},
 		diffScenario{name: "progress-i", fx: fxPlain, args: dtArgs("-ai", "--progress", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-out-format", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-a", "--progress", "--delete", "--out-format=%i|%n|%l", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-out-format-empty", fx: fxPlain, args: dtArgs("-a", "--progress", "--out-format=", "src/", "dst/"), stdout: true},
+		// A dry run sends nothing: the names alone.
+		diffScenario{name: "progress-dry-run", fx: fxPlain, args: dtArgs("-an", "--progress", "src/", "dst/"), stdout: true},
 		diffScenario{name: "progress-banner-no-i-r", fx: fxMany, pre: preMirror, args: dtArgs("-a", "--progress", "--no-inc-recursive", "src/", "dst/"), stdout: true},
 		diffScenario{name: "progress-banner-no-i-r-v", fx: fxMany, pre: preMirror, args: dtArgs("-av", "--progress", "--no-i-r", "src/", "dst/"), stdout: true},
 		diffScenario{name: "progress-banner-delete-before", fx: fxPlain, pre: preMirror, args: dtArgs("-a", "--progress", "--delete-before", "src/", "dst/"), stdout: true},
