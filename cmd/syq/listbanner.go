@@ -21,8 +21,9 @@ import (
 type listBanner struct {
 	mu     sync.Mutex
 	stdout io.Writer
-	// pending is what the last output left open: 0 nothing, 1 the
-	// banner's first half, 2 a count ending in a carriage return.
+	// pending is what the last output left open: nothing (bannerNone),
+	// the banner's first half (bannerHalf) or a count ending in a
+	// carriage return (bannerCount).
 	pending   int
 	first     string // "building file list ... "
 	counts    bool
@@ -31,7 +32,10 @@ type listBanner struct {
 	// receiving list), not before (a sending one, from 0).
 	countAfter bool
 	building   bool
-	held       bytes.Buffer
+	// held is the receiving side's output while the list is built: a
+	// line or so per entry decided meanwhile, no more than rsync keeps
+	// of a list it builds whole.
+	held bytes.Buffer
 }
 
 const (
