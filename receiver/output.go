@@ -201,8 +201,15 @@ func (r *Receiver) showUnchanged() bool {
 
 // written settles the line a format with %C held back for job's file:
 // shown with the checksum of what is now under its final name when ok,
-// dropped when the file failed.
+// dropped when the file failed; and, failed, the line --progress held.
 func (r *Receiver) written(job *fileJob, ok bool) {
+	if !ok && r.progressHolds() {
+		if _, held := r.progressNames.LoadAndDelete(job.rel); held {
+			// rsync names only what it sent, but counts a file that
+			// failed in the next xfr#.
+			r.out.resolve(laterLine(job.rel), xfrMark)
+		}
+	}
 	if !r.sumAfterWrite {
 		return
 	}
@@ -657,6 +664,10 @@ func (o *orderedOutput) write(lines []string) {
 }
 
 func (o *orderedOutput) emit(line string) {
+	if line == xfrMark {
+		o.xfr++ // a file that failed: counted, not shown
+		return
+	}
 	if strings.Contains(line, xfrMark) {
 		o.xfr++
 		line = strings.Replace(line, xfrMark, strconv.Itoa(o.xfr), 1)

@@ -76,13 +76,8 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 		r.cfg.Live.Files.Add(1)
 		r.cfg.Live.Bytes.Add(job.e.Size)
 	}
-	switch {
-	case err == nil && r.opts.Progress && !r.opts.Quiet:
+	if err == nil && r.opts.Progress && !r.opts.Quiet {
 		r.showProgress(job, time.Since(start))
-	case err != nil && r.progressHolds():
-		if _, held := r.progressNames.LoadAndDelete(job.rel); held {
-			r.out.resolve(laterLine(job.rel), "") // rsync names only what it sent
-		}
 	}
 }
 

@@ -823,6 +823,9 @@ var diffScenarios = []diffScenario{
 	// file is asked for, so the failed transfer leaves neither.
 	{name: "unreadable-source-link-in-way", fx: fxUnreadable, pre: preLinkInWay, args: dtArgs("-a", "src/", "dst/"), unpriv: true, code: 23},
 	{name: "unreadable-source-link-in-way-inplace", fx: fxUnreadable, pre: preLinkInWay, args: dtArgs("-a", "--inplace", "src/", "dst/"), unpriv: true, code: 23},
+	// --progress leaves out the file the sender could not read, but
+	// counts it in xfr#.
+	{name: "unreadable-source-progress", fx: fxUnreadable, args: dtArgs("-av", "--progress", "src/", "dst/"), unpriv: true, code: 23, stdout: true},
 	{name: "unreadable-source-rt", fx: fxUnreadable, args: dtArgs("-rt", "src/", "dst/"), unpriv: true, code: 23},
 	{name: "unreadable-source-delete", fx: fxUnreadable, pre: preUnreadableExtras, args: dtArgs("-a", "--delete", "src/", "dst/"), unpriv: true, code: 23},
 	{name: "unreadable-source-delete-ignore-errors", fx: fxUnreadable, pre: preUnreadableExtras, args: dtArgs("-a", "--delete", "--ignore-errors", "src/", "dst/"), unpriv: true, code: 23},
