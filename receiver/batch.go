@@ -29,6 +29,9 @@ type batchState struct {
 	// newMask: the permission bits a file made in dir may have without
 	// -p (Receiver.newPermMask).
 	newMask uint32
+	// listStart is the position of the batch's first entry in the list
+	// (--progress's to-chk).
+	listStart int64
 
 	// changed is set when the batch adds, replaces or removes an entry of
 	// dir; its mtime then has to be put back at the end.
@@ -200,6 +203,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		}
 	}
 	b := &batchState{rel: fb.Dir, seq: fb.Seq}
+	if r.opts.Progress {
+		b.listStart = r.takeListStart(fb.Seq)
+	}
 	b.refs.Store(1)
 	var lines, deleted []string
 	var wants []int32
@@ -350,6 +356,11 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		} else {
 			deleted = r.deleteExtraneous(b, fb, have, nil)
 		}
+	}
+	if r.opts.DeleteBefore && r.opts.DebugDel > 0 && fb.Complete && r.opts.Recursive && r.topNames[fb.Dir] {
+		// rsync's pass names each top directory as it goes into it,
+		// there or not.
+		deleted = append([]string{"deleting in " + r.display(fb.Dir)}, deleted...)
 	}
 	if b.before {
 		r.beforeLine(b, fb.Dir)

@@ -194,9 +194,11 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	if opts.MinSize != nil && e.Size < *opts.MinSize {
 		return false, r.skipNote(lines, r.display(rel)+" is under min-size")
 	}
-	if old != nil && r.isFile(old) && opts.Update && mtimeNewer(old, e, opts.ModifyWindowSec) {
-		// Before the hard links: a newer file here is left alone
-		// whichever name of its group it is.
+	if old != nil && r.isFile(old) && opts.Update && mtimeNewer(old, e, opts.ModifyWindowSec) && !r.groupLed(b, e) {
+		// A newer file here is left alone, also as a name of a hard-
+		// link group whose leader is not chosen yet (rsync then tries
+		// the next name); once it is, rsync's generator links every
+		// later name to it before it looks at --update.
 		return false, r.skipNote(lines, r.display(rel)+" is newer")
 	}
 	if e.LinkGroup != 0 {
@@ -255,10 +257,12 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 		old = nil
 	}
-	if old != nil && !r.isFile(old) && len(r.alts) > 0 && !r.backupOn() {
-		// rsync removes a symlink or special file in the way before it
-		// looks in the --*-dest directories, where the file is then
-		// looked up as a new one (and, say, hard-linked).
+	if old != nil && !r.isFile(old) && !r.backupOn() {
+		// rsync's generator removes a symlink or special file in the
+		// way as it decides, before it asks for the file: a transfer
+		// that then fails leaves neither. It does so before it looks
+		// in the --*-dest directories, where the file is then looked
+		// up as a new one (and, say, hard-linked).
 		if !opts.DryRun && b.dir != nil {
 			if err := b.dir.Unlink(e.Name); err != nil && !fsops.IsNotExist(err) {
 				r.problem(wire.ProblemGenerator, "delete_file: unlink(%s) failed: %s", rel, fsops.ErrText(err))
@@ -381,6 +385,9 @@ func (r *Receiver) chooseLeader(b *batchState, e *wire.Entry, rel string, old *f
 	}
 	r.linkMu.Lock()
 	defer r.linkMu.Unlock()
+	if present {
+		r.present[e.LinkGroup] = true
+	}
 	if _, ok := r.leaders[e.LinkGroup]; ok {
 		return false
 	}
@@ -395,6 +402,19 @@ func (r *Receiver) chooseLeader(b *batchState, e *wire.Entry, rel string, old *f
 	}
 	r.leaders[e.LinkGroup] = rel
 	return true
+}
+
+// groupLed says whether e is a name of a hard-link group an earlier name
+// (in list order) of which rsync's generator made the leader: one the
+// destination has as a file.
+func (r *Receiver) groupLed(b *batchState, e *wire.Entry) bool {
+	if e.LinkGroup == 0 {
+		return false
+	}
+	r.waitDecided(b.seq)
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	return r.present[e.LinkGroup]
 }
 
 // isFile says whether old, at the name of a regular file's entry, is

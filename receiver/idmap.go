@@ -2,8 +2,10 @@ package receiver
 
 // --usermap, --groupmap and --chown (which rsync turns into "*:USER" and
 // "*:GROUP" maps): the receiver rewrites the owner and group of each
-// entry as it arrives, so every decision, -i flag and %U/%G sees the
-// mapped ids, as rsync maps its received file list.
+// entry as it arrives, so every decision and -i flag sees the mapped
+// ids, as rsync maps its received file list; %U and %G show the
+// sender's ids (kept in SentUid, SentGid) except in a pull, as rsync's
+// sender prints those lines.
 //
 // A map is a comma-separated list of FROM:TO; the first FROM that
 // matches wins. FROM is an id, a range of ids (10-20), or a name, which
@@ -155,6 +157,7 @@ func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
 		if e.Mode == 0 {
 			continue // a --delete-missing-args name
 		}
+		e.SentUid, e.SentGid = e.Uid, e.Gid
 		// A map's rule wins; an id no rule takes goes by its name.
 		for k, id := range []*uint32{&e.Uid, &e.Gid} {
 			group := k == 1

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -72,7 +73,7 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	// directories whose attributes change, and at -vv the other files
 	// whose attributes were fixed.
 	fixed := it.update == '.' && !e.IsDir()
-	shown := r.opts.OutFormat != "" && (r.opts.Itemize ||
+	shown := r.hasOutFormat() && (r.opts.Itemize ||
 		!(fixed && (r.opts.Info.Name < 2 || !it.flags.any()) ||
 			it.update == '.' && !it.flags.any() ||
 			r.opts.Progress && transferred))
@@ -87,7 +88,7 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 				r.cfg.Log(r.formatLine(r.opts.LogFileFormat, itemized, name, rel, e, it.basis, true, value))
 			}
 			if ok && shown {
-				line = r.formatLine(r.opts.OutFormat, itemized, name, rel, e, it.basis, true, value)
+				line = shownLine(r.formatLine(r.opts.OutFormat, itemized, name, rel, e, it.basis, true, value))
 			}
 			r.out.resolve(laterLine(rel), line)
 		})
@@ -100,26 +101,46 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	if logged {
 		r.cfg.Log(r.formatLine(r.opts.LogFileFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum))
 	}
-	if r.opts.OutFormat != "" {
+	if r.hasOutFormat() {
+		if r.opts.Progress && transferred && r.progressHolds() {
+			// The format's line and the progress once written, in
+			// list order.
+			r.progressNames.Store(rel, shownLine(r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum)))
+			return laterLine(rel)
+		}
 		if !shown {
 			if !r.opts.Itemize && fixed && !it.flags.any() && r.opts.Info.Name >= 2 {
 				return r.aheadLine(r.uptodate(name, e))
 			}
 			return ""
 		}
-		line := r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum)
+		line := shownLine(r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum))
 		if !r.opts.Itemize && fixed {
 			line = r.aheadLine(line)
 		}
 		return line
 	}
 	if r.opts.Itemize {
-		return r.itemString(it, e) + " " + name
+		line := r.itemString(it, e) + " " + name
+		if r.opts.Progress && transferred && r.progressHolds() {
+			// The line and its progress once written, in list order.
+			r.progressNames.Store(rel, line)
+			return laterLine(rel)
+		}
+		return line
 	}
 	if r.opts.Info.Name > 0 || r.opts.Progress {
 		switch {
+		case r.opts.Progress && transferred && r.opts.DryRun:
+			return name // no data, no progress: the name alone
 		case r.opts.Progress && transferred:
-			return "" // shown with its progress line when written
+			if r.progressHolds() {
+				// Its name and progress once written, in list order
+				// as rsync's sender shows them.
+				r.progressNames.Store(rel, name)
+				return laterLine(rel)
+			}
+			return ""
 		case it.update == '.' && !e.IsDir() && r.opts.Info.Name < 2:
 			// -v names what is transferred or created, and directories
 			// whose attributes change, not other attribute fixes.
@@ -140,6 +161,13 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 		return name
 	}
 	return ""
+}
+
+// progressHolds says whether a transferred file's -v, -i or format line waits
+// in list order for its --progress lines (showProgress), which follow
+// it; progressNames holds the line meanwhile.
+func (r *Receiver) progressHolds() bool {
+	return r.opts.Progress && !r.opts.Quiet && !r.opts.DryRun && !r.sumAfterWrite
 }
 
 // shownLink is a symlink's target as output shows it. With
@@ -178,8 +206,15 @@ func (r *Receiver) showUnchanged() bool {
 
 // written settles the line a format with %C held back for job's file:
 // shown with the checksum of what is now under its final name when ok,
-// dropped when the file failed.
+// dropped when the file failed; and, failed, the line --progress held.
 func (r *Receiver) written(job *fileJob, ok bool) {
+	if !ok && r.progressHolds() {
+		if _, held := r.progressNames.LoadAndDelete(job.rel); held {
+			// rsync names only what it sent, but counts a file that
+			// failed in the next xfr#.
+			r.out.resolve(laterLine(job.rel), xfrMark)
+		}
+	}
 	if !r.sumAfterWrite {
 		return
 	}
@@ -325,10 +360,16 @@ func (r *Receiver) formatLine(format, itemized, name, rel string, e *wire.Entry,
 			if !r.opts.Owner {
 				return "0"
 			}
+			if r.idMap != nil && !r.cfg.Pulled {
+				return fmt.Sprint(e.SentUid) // rsync's sender prints the line
+			}
 			return fmt.Sprint(e.Uid)
 		case 'G':
 			if !r.opts.Group {
 				return "DEFAULT"
+			}
+			if r.idMap != nil && !r.cfg.Pulled {
+				return fmt.Sprint(e.SentGid)
 			}
 			return fmt.Sprint(e.Gid)
 		case 'C':
@@ -371,14 +412,15 @@ func (r *Receiver) deletedLine(rel string, st *fsops.Stat) string {
 		r.cfg.Log(r.formatDeletion(r.opts.LogFileFormat, rel, st))
 	}
 	switch {
-	case r.opts.OutFormat != "" && (r.opts.Itemize || strings.Contains(r.opts.OutFormat, "%o")):
+	case r.hasOutFormat() && (r.opts.Itemize || strings.Contains(r.opts.OutFormat, "%o")):
 		// rsync formats a deletion only when the format has %i or %o.
 		return r.formatDeletion(r.opts.OutFormat, rel, st)
-	case r.opts.OutFormat != "":
+	case r.hasOutFormat():
 		return "deleting " + rel
 	case r.opts.Itemize:
 		return "*deleting   " + rel
-	case r.opts.Info.Del > 0 || r.opts.Info.Name > 0:
+	case r.opts.Info.Del > 0 || r.opts.Info.Name > 0 || r.opts.Progress:
+		// --progress names files, as --info=name does in rsync.
 		// rsync: --info=del, or any names shown (its "%n%L" format).
 		return "deleting " + rel
 	}
@@ -460,6 +502,9 @@ type orderedOutput struct {
 	direct   map[string]bool // placeholders printed as soon as resolved (now)
 
 	released bool
+	xfr      int // --progress lines printed (xfrMark)
+	// listed, if set, counts the entries listed so far (toChkMark).
+	listed func() int64
 	// deletesFirst: --delete-before, where rsync goes through the whole
 	// tree deleting before its generator goes through the list; the
 	// lines marked aheadLine wait in ahead until then (release).
@@ -631,9 +676,67 @@ func (o *orderedOutput) write(lines []string) {
 }
 
 func (o *orderedOutput) emit(line string) {
-	if line = strings.TrimPrefix(line, aheadMark); line != "" {
+	if line == xfrMark {
+		o.xfr++ // a file that failed: counted, not shown
+		return
+	}
+	if strings.Contains(line, xfrMark) {
+		o.xfr++
+		line = strings.Replace(line, xfrMark, strconv.Itoa(o.xfr), 1)
+		if i := strings.Index(line, toChkPrefix); i >= 0 && o.listed != nil {
+			// rsync's to-chk: the entries after this one in the list
+			// so far, as the line is printed.
+			j := i + len(toChkPrefix) + strings.IndexByte(line[i+len(toChkPrefix):], 0)
+			pos, _ := strconv.ParseInt(line[i+len(toChkPrefix):j], 10, 64)
+			total := o.listed()
+			line = line[:i] + fmt.Sprintf("to-chk=%d/%d", max(total-pos-1, 0), total) + line[j+1:]
+		}
+	}
+	if line = strings.TrimPrefix(line, aheadMark); line == blankLine {
+		fmt.Fprintln(o.w)
+	} else if line != "" {
 		fmt.Fprintln(o.w, line)
 	}
+}
+
+// xfrMark stands for --progress's count of transferred files in a
+// line: numbered as lines are printed, in list order.
+const xfrMark = "\x00xfr\x00"
+
+// toChkPrefix starts the mark of --progress's to-chk figures in a line,
+// filled in as it is printed (the list may have grown meanwhile).
+const toChkPrefix = "\x00chk:"
+
+// toChkMark marks the to-chk figures of the entry at position pos of
+// the list.
+func toChkMark(pos int64) string { return toChkPrefix + strconv.FormatInt(pos, 10) + "\x00" }
+
+// blankLine stands for an --out-format line that expands to nothing,
+// which rsync prints as an empty line; "" means no line at all.
+const blankLine = "\x00blank\x00"
+
+func shownLine(line string) string {
+	if line == "" {
+		return blankLine
+	}
+	return line
+}
+
+// hasOutFormat says whether --out-format was given (maybe empty).
+func (r *Receiver) hasOutFormat() bool {
+	return r.opts.OutFormatGiven || r.opts.OutFormat != ""
+}
+
+// afterDeletions prints a line at once, or under --delete-before once
+// the pass of deletions is over (before the lines that wait for it).
+func (o *orderedOutput) afterDeletions(line string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.deletesFirst && !o.released {
+		o.ahead = append(o.ahead, line)
+		return
+	}
+	o.emit(line)
 }
 
 // now prints a line at once (outside batch order) when cond holds.

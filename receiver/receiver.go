@@ -40,6 +40,10 @@ type Config struct {
 	// Live, if set, counts finished files and bytes as they are written,
 	// for a whole-transfer progress display.
 	Live *Live
+	// ListProgress, if set, is told how many entries are listed as each
+	// batch arrives, and once more with end set when the list ends
+	// (rsync's "receiving file list ... done" and --progress counts).
+	ListProgress func(listed int, end bool)
 	// Pushed: this receiver is the remote end of a push, so -i marks
 	// transferred files '<' (sent) as rsync's client does.
 	Pushed bool
@@ -149,6 +153,11 @@ type Receiver struct {
 
 	linkMu  sync.Mutex
 	leaders map[uint64]string // hard-link group -> destination path of its leader
+	// present: hard-link groups one of whose names so far the
+	// destination has as a file that --update does not skip, the name
+	// rsync's generator makes the leader; later names are linked to
+	// the group whatever --update says.
+	present map[uint64]bool
 	// settled holds, per hard-link group, the destination inode of a
 	// leader that was in its final place when decided (up to date, or
 	// taken from a --*-dest directory), so its followers are linked when
@@ -167,8 +176,14 @@ type Receiver struct {
 	later         later
 
 	loggedMethod atomic.Bool
-	pacer        *wire.Pacer  // --bwlimit on data this receiver copies itself
-	progressed   atomic.Int64 // files shown by --progress
+	pacer        *wire.Pacer // --bwlimit on data this receiver copies itself
+	// --progress's to-chk: the entries listed so far, and where each
+	// batch not yet decided starts in the list (its first entry's
+	// position), kept in batchState.listStart once it is.
+	listedSoFar   atomic.Int64
+	progressNames sync.Map // rel -> the line held for its --progress (progressHolds)
+	listMu        sync.Mutex
+	listStarts    map[uint64]int64
 
 	stats          statsCounter
 	deletes        atomic.Int64
@@ -245,6 +260,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		progress: make(chan struct{}),
 		pending:  map[uint64][]*fileJob{},
 		leaders:  map[uint64]string{},
+		present:  map[uint64]bool{},
 		umask:    fsops.Umask(),
 		asRoot:   asRoot(cfg),
 		fake:     cfg.Opts.FakeSuper,
@@ -256,12 +272,13 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 	r.umaskNow = r.umask
 	// Lines are itemized when the format shows %i: -i's own, or an
 	// --out-format (which replaces -i's) that has it.
-	if cfg.Opts.OutFormat != "" {
+	if cfg.Opts.OutFormatGiven || cfg.Opts.OutFormat != "" {
 		r.itemized = FormatHas(cfg.Opts.OutFormat, 'i')
 	} else {
 		r.itemized = cfg.Opts.Itemize
 	}
 	r.out.deletesFirst = cfg.Opts.DeleteBefore
+	r.out.listed = r.listedSoFar.Load
 	r.sumAfterWrite = FormatHas(cfg.Opts.OutFormat, 'C') || cfg.Opts.LogFile && FormatHas(cfg.Opts.LogFileFormat, 'C')
 	ctx, r.cancel = context.WithCancel(ctx)
 	r.ctx = ctx
@@ -312,10 +329,11 @@ func (r *Receiver) run(ctx context.Context) error {
 		// rsync's generator says how it will send changed files.
 		// --append sends only what is missing, which rsync counts as
 		// delta transmission even locally.
+		// After --delete-before's pass, as rsync's generator says it.
 		if r.opts.WholeFile && r.opts.Append == 0 {
-			r.out.now("delta-transmission disabled for local transfer or --whole-file", true)
+			r.out.afterDeletions("delta-transmission disabled for local transfer or --whole-file")
 		} else {
-			r.out.now("delta-transmission enabled", true)
+			r.out.afterDeletions("delta-transmission enabled")
 		}
 	}
 	if r.opts.Perms {
@@ -366,6 +384,7 @@ func (r *Receiver) run(ctx context.Context) error {
 
 	// The top-level batch is decided before any other, so that "." and the
 	// operands exist before their contents arrive.
+	listed := r.listProgress(0, top, false)
 	r.topNames = map[string]bool{}
 	for _, e := range top.Entries {
 		r.topNames[e.Name] = true
@@ -395,8 +414,10 @@ loop:
 				loopErr = &wire.FatalError{Code: wire.ExitProtocol, Err: errors.New("protocol error: second top-level file list")}
 				break loop
 			}
+			listed = r.listProgress(listed, m, false)
 			batches <- m
 		case *wire.ListEnd:
+			r.listProgress(listed, nil, true)
 			if r.cfg.Debug {
 				r.cfg.Report(wire.ProblemDebug, "receiver: file list end")
 			}
@@ -645,7 +666,9 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 // info shows a note about the destination when -v, -i or --progress
 // asks for names, and logs it then (as rsync logs what it prints).
 func (r *Receiver) info(line string) {
-	if r.opts.Info.Name == 0 && !r.itemizing() && !r.opts.Progress {
+	// --progress has rsync's client name files unless a format says
+	// what to show; its receiving server is not told of it.
+	if r.opts.Info.Name == 0 && !r.itemizing() && !(r.opts.Progress && !r.cfg.Pushed && !r.hasOutFormat()) {
 		return
 	}
 	r.out.now(line, true)
@@ -736,4 +759,41 @@ func asRoot(cfg Config) bool {
 		return false
 	}
 	return fsops.Geteuid() == 0
+}
+
+// listProgress counts the entries listed so far, listed before b, for
+// --progress and cfg.ListProgress; it returns the new count.
+func (r *Receiver) listProgress(listed int, b *wire.FileBatch, end bool) int {
+	if b != nil && r.opts.Progress {
+		r.listMu.Lock()
+		if r.listStarts == nil {
+			r.listStarts = map[uint64]int64{}
+		}
+		r.listStarts[b.Seq] = int64(listed)
+		r.listMu.Unlock()
+	}
+	if r.cfg.ListProgress == nil && !r.opts.Progress {
+		return listed
+	}
+	if b != nil {
+		for i := range b.Entries {
+			if b.Entries[i].Type() != 0 {
+				listed++
+			}
+		}
+	}
+	r.listedSoFar.Store(int64(listed))
+	if r.cfg.ListProgress != nil {
+		r.cfg.ListProgress(listed, end)
+	}
+	return listed
+}
+
+// takeListStart gives batch seq's position in the list (--progress).
+func (r *Receiver) takeListStart(seq uint64) int64 {
+	r.listMu.Lock()
+	defer r.listMu.Unlock()
+	start := r.listStarts[seq]
+	delete(r.listStarts, seq)
+	return start
 }

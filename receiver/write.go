@@ -234,13 +234,29 @@ func ProgressRate(bytesPerSec float64) (float64, string) {
 // showProgress prints rsync's --progress line for a finished file, after
 // its name (unless -i showed the name already).
 func (r *Receiver) showProgress(job *fileJob, took time.Duration) {
-	n := r.progressed.Add(1)
-	st := r.stats.snapshot()
-	left := max(st.Files-n, 0)
 	rate, unit := ProgressRate(float64(job.e.Size) / max(took.Seconds(), 1e-6))
 	secs := int(took.Seconds())
-	line := fmt.Sprintf("%15s 100%% %7.2f%s %4d:%02d:%02d (xfr#%d, to-chk=%d/%d)",
-		Commas(job.e.Size), rate, unit, secs/3600, secs/60%60, secs%60, n, left, st.Files)
+	// rsync rewrites the line in place: the state at the end of the
+	// data, then the closing figures.
+	clock := fmt.Sprintf("%4d:%02d:%02d", secs/3600, secs/60%60, secs%60)
+	line := fmt.Sprintf("\r%15s 100%% %7.2f%s %s (xfr#%s, %s)", Commas(job.e.Size), rate, unit, clock, xfrMark, toChkMark(job.batch.listStart+int64(job.index)))
+	if size := job.e.Size; size > 0 {
+		// rsync's sender shows the state after its first 32 KiB first,
+		// its pulling receiver the state before any.
+		first := min(size, 32<<10)
+		if r.cfg.Pulled {
+			first = 0
+		}
+		line = fmt.Sprintf("\r%15s %3d%% %7.2f%s %s  ", Commas(first), first*100/size, rate, unit, clock) + line
+	}
+	if held, ok := r.progressNames.LoadAndDelete(job.rel); ok {
+		name := held.(string)
+		if name == blankLine {
+			name = ""
+		}
+		r.out.resolve(laterLine(job.rel), name+"\n"+line)
+		return
+	}
 	if !r.opts.Itemize {
 		line = r.display(job.rel) + "\n" + line
 	}

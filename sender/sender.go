@@ -48,6 +48,10 @@ type Config struct {
 	// names (not under --numeric-ids; root is never named); the
 	// receiver maps the names to its own ids.
 	Names wire.IDNamer
+	// ListProgress, if set, is told how many entries are listed after
+	// each batch, and once more with end set after the last (rsync's
+	// "building file list ... done" and its --progress counts).
+	ListProgress func(listed int, end bool)
 }
 
 // Sender is one sending half of a transfer.
@@ -63,6 +67,7 @@ type Sender struct {
 	lastLinks  map[[2]uint64]string // -H: the path of each inode's last name (hlink.go)
 
 	listIOError bool // emitter only: some batch so far had a read error
+	listed      int  // emitter only: entries listed so far
 
 	pumpQueue chan pumpJob // wants whose file data goes out as bytes (nil within one process)
 	// prefetchQueue: answered batches whose files the prefetcher reads

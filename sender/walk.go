@@ -166,6 +166,9 @@ func (s *Sender) walk(ctx context.Context) error {
 	if err := s.send(&wire.ListEnd{}); err != nil {
 		return err
 	}
+	if s.cfg.ListProgress != nil {
+		s.cfg.ListProgress(s.listed, true)
+	}
 	if s.cfg.Debugf != nil {
 		s.cfg.Debugf("sender: file list done: %d batches, %d entries in %.3fs", emitted+1, emittedEntries+len(top.entries), time.Since(began).Seconds())
 	}
@@ -211,8 +214,19 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 	b := &wire.FileBatch{Seq: *seq, Dir: j.rel, Entries: j.entries, Complete: j.complete, IOError: s.listIOError}
 	b.Names = s.idNames(j.entries)
 	*seq++
+	for i := range j.entries {
+		if j.entries[i].Type() != 0 {
+			s.listed++
+		}
+	}
 	j.dirs, j.devs, j.entries, j.from = nil, nil, nil, nil
-	return s.send(b)
+	if err := s.send(b); err != nil {
+		return err
+	}
+	if s.cfg.ListProgress != nil {
+		s.cfg.ListProgress(s.listed, false)
+	}
+	return nil
 }
 
 // idNames lists the names of the owners and groups entries carry

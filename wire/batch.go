@@ -60,6 +60,10 @@ type BatchHeader struct {
 	Verify bool `json:"verify,omitempty"`
 	Sum128 bool `json:"sum128,omitempty"`
 	Append bool `json:"append,omitempty"`
+	// IncRecurse: the recording recursed incrementally, as rsync's
+	// would have; a replay whose own options rule that out is refused,
+	// as rsync refuses it.
+	IncRecurse bool `json:"inc_recurse,omitempty"`
 }
 
 // WriteBatchHeader writes the magic and h.

@@ -48,6 +48,10 @@ type Entry struct {
 	// the way to what the operands name: the receiver uses what is there
 	// (a symlink to a directory too) or makes it with default attributes.
 	Implied bool
+	// SentUid and SentGid are not sent: a receiver that maps owners
+	// (--usermap, --groupmap, --chown) keeps the sender's ids here, which
+	// rsync's sender shows in %U and %G.
+	SentUid, SentGid uint32
 }
 
 // Xattr is one extended attribute of an Entry.

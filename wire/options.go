@@ -121,11 +121,14 @@ type Options struct {
 	// DebugDeltasum is --debug=DELTASUM's level (-vv gives 1, -vvv 2):
 	// at 2 the sender shows each file's match counts.
 	DebugDeltasum int
-	BlockSize     int  // -B: the delta block length (0: chosen per file)
-	Inplace       bool // --inplace
-	Partial       bool // --partial
-	Sparse        bool // -S
-	Fsync         bool // --fsync
+	// DebugDel is --debug=DEL's level (-vv gives 1): --delete-before's
+	// pass names each top directory it goes into.
+	DebugDel  int
+	BlockSize int  // -B: the delta block length (0: chosen per file)
+	Inplace   bool // --inplace
+	Partial   bool // --partial
+	Sparse    bool // -S
+	Fsync     bool // --fsync
 	// Preallocate (--preallocate) reserves each new file's blocks before
 	// writing it.
 	Preallocate bool
@@ -196,6 +199,9 @@ type Options struct {
 	// OutFormat is --out-format: each line shown is this format
 	// expanded (with %i it shows what -i shows, otherwise what -v does).
 	OutFormat string
+	// OutFormatGiven: --out-format was given, maybe empty (rsync then
+	// prints an empty line for each item).
+	OutFormatGiven bool
 	// LogFile: the client keeps a --log-file, so the receiver sends it
 	// each item's line formatted with LogFileFormat (none when empty),
 	// and the notes it shows.

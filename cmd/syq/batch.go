@@ -113,7 +113,7 @@ func startWriteBatch(inv *Invocation, prog []string) (*batchWriter, error) {
 		return nil, batchFileError(inv.batchName, err, wire.ExitFileIO)
 	}
 	bw := &batchWriter{f: f, buf: bufio.NewWriterSize(f, 1<<20)}
-	bw.rec = wire.NewBatchRecorder(bw.buf, &wire.BatchHeader{Program: "syq " + buildVersion(), Options: inv.Opts})
+	bw.rec = wire.NewBatchRecorder(bw.buf, &wire.BatchHeader{Program: "syq " + buildVersion(), Options: inv.Opts, IncRecurse: incRecursive(inv, &inv.Opts)})
 	return bw, nil
 }
 
@@ -273,34 +273,13 @@ func shellArg(arg string) string {
 	return b.String()
 }
 
-// batchFlags are the options a batch sets on its replay, whatever its
-// command line says: rsync's batch "stream flags", those that change
-// what the recorded stream means.
-func batchFlags(o *wire.Options) []struct {
-	name string
-	on   *bool
-} {
-	return []struct {
-		name string
-		on   *bool
-	}{
-		{"--recurse (-r)", &o.Recursive},
-		{"--owner (-o)", &o.Owner},
-		{"--group (-g)", &o.Group},
-		{"--links (-l)", &o.Links},
-		{"--devices (-D)", &o.Devices},
-		{"--hard-links (-H)", &o.HardLinks},
-		{"--checksum (-c)", &o.Checksum},
-		{"--acls (-A)", &o.ACLs},
-		{"--inplace", &o.Inplace},
-	}
-}
-
 // applyBatchFlags sets inv's stream flags to the batch's, saying so
-// with -v as rsync does.
+// with -v as rsync does, in rsync's order: the options that change what
+// the recorded stream means.
 func applyBatchFlags(inv *Invocation, rec *wire.Options, stdout io.Writer) {
+	o := &inv.Opts
 	say := func(set bool, name string) {
-		if inv.Opts.Verbose > 0 && !inv.Opts.Quiet {
+		if o.Verbose > 0 && !o.Quiet {
 			verb := "Clear"
 			if set {
 				verb = "Sett"
@@ -308,28 +287,53 @@ func applyBatchFlags(inv *Invocation, rec *wire.Options, stdout io.Writer) {
 			fmt.Fprintf(stdout, "%sing the %s option to match the batchfile.\n", verb, name)
 		}
 	}
-	mine, theirs := batchFlags(&inv.Opts), batchFlags(rec)
-	for k := range mine {
-		if *mine[k].on != *theirs[k].on {
-			say(*theirs[k].on, mine[k].name)
-			*mine[k].on = *theirs[k].on
+	match := func(name string, mine *bool, theirs bool) {
+		if *mine != theirs {
+			say(theirs, name)
+			*mine = theirs
 		}
 	}
-	if (inv.Opts.Xattrs > 0) != (rec.Xattrs > 0) {
+	// rsync holds --dirs as 2 given alone, 1 with -r (which implies
+	// it), 0 without either, and the batch as 1 or 0: -d alone is
+	// "set" again to match a batch that has it.
+	dirs := 0
+	switch {
+	case o.Recursive:
+		dirs = 1
+	case o.Dirs:
+		dirs = 2
+	}
+	// -r given is 2 to rsync, -a's 1: -r is "set" again to match.
+	if o.Recursive != rec.Recursive || o.Recursive && inv.given.recursive > 0 {
+		say(rec.Recursive, "--recurse (-r)")
+	}
+	o.Recursive = rec.Recursive
+	match("--owner (-o)", &o.Owner, rec.Owner)
+	match("--group (-g)", &o.Group, rec.Group)
+	match("--links (-l)", &o.Links, rec.Links)
+	match("--devices (-D)", &o.Devices, rec.Devices)
+	match("--hard-links (-H)", &o.HardLinks, rec.HardLinks)
+	match("--checksum (-c)", &o.Checksum, rec.Checksum)
+	if recDirs := rec.Recursive || rec.Dirs; dirs != 0 != recDirs || dirs == 2 && recDirs {
+		say(recDirs, "--dirs (-d)")
+	}
+	o.Dirs = rec.Dirs
+	match("--acls (-A)", &o.ACLs, rec.ACLs)
+	if (o.Xattrs > 0) != (rec.Xattrs > 0) {
 		say(rec.Xattrs > 0, "--xattrs (-X)")
 	}
-	inv.Opts.Xattrs = rec.Xattrs
+	o.Xattrs = rec.Xattrs
+	match("--inplace", &o.Inplace, rec.Inplace)
 	for _, a := range []struct {
 		level int
 		name  string
 	}{{1, "--append"}, {2, "--append-verify"}} {
-		if (inv.Opts.Append == a.level) != (rec.Append == a.level) {
+		if (o.Append == a.level) != (rec.Append == a.level) {
 			say(rec.Append == a.level, a.name)
 		}
 	}
-	inv.Opts.Append = rec.Append
-	inv.Opts.Specials = rec.Specials
-	inv.Opts.Dirs = rec.Dirs
+	o.Append = rec.Append
+	o.Specials = rec.Specials
 }
 
 // readBatch applies the batch --read-batch names to inv.Dest.
@@ -362,7 +366,15 @@ func readBatch(inv *Invocation, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(asFatal(err))
 	}
+	// Whether this side would recurse incrementally is rsync's
+	// decision before the batch sets -r.
+	incOK := incRecursive(inv, &inv.Opts)
 	applyBatchFlags(inv, &hdr.Options, stdout)
+	if hdr.IncRecurse && !incOK {
+		fmt.Fprintln(stderr, "Incompatible options specified for inc-recursive batch file.")
+		fmt.Fprintln(stderr, exitLine(wire.ExitSyntax))
+		return wire.ExitSyntax
+	}
 	// The batch decides what goes as a delta (-W too, as in rsync); the
 	// receiver signs its bases to check them against the ones the
 	// deltas were made against.

@@ -49,7 +49,21 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	defer logf.close()
 	// Problems and the exit line go to the log too.
 	errOut := logf.tee(stderr)
-	probs := &problems{stdout: stdout, stderr: errOut, unlogged: stderr, quiet: inv.Opts.Quiet}
+	// The banner prints later; the peer's lines may come before it ends.
+	var banner *listBanner
+	if end.Push || !opts.ListOnly {
+		verb := "receiving"
+		if end.Push {
+			verb = "sending"
+		}
+		banner = newListBanner(inv, opts, verb, stdout)
+	}
+	defer banner.close()
+	probs := &problems{stdout: banner.around(stdout), stderr: banner.around(errOut), unlogged: banner.around(stderr), quiet: inv.Opts.Quiet}
+	peerOut := io.Writer(probs)
+	if banner != nil && end.Push {
+		peerOut = banner.after(stdout) // the receiver's lines
+	}
 	// --timeout also bounds the start: a helper that never answers its
 	// handshake is stopped. The timer is disarmed once the Stream (which
 	// has its own timeout) runs.
@@ -301,6 +315,11 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	// receives, before the sender here can list anything.
 	var list []byte
 	listDone := make(chan string, 1)
+	if banner != nil {
+		// Before the peer can speak: its notes while it lists come
+		// after the banner's first half.
+		banner.start()
+	}
 	st := wire.NewStream(in, out, closer, wire.StreamConfig{
 		Peer:    peerSide,
 		Timeout: time.Duration(opts.TimeoutSec) * time.Second,
@@ -317,7 +336,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		OnLog: func(class int, text string) {
 			switch class {
 			case wire.LogStdout:
-				io.WriteString(probs, text)
+				io.WriteString(peerOut, text)
 				return
 			case wire.LogFile:
 				logf.line(text)
@@ -376,23 +395,27 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			warnAltDests(opts, stats, probs.report("receiver"))
 		}
 	case end.Push:
-		if b := fileListBanner(inv, opts, "sending"); b != "" {
-			fmt.Fprintln(stdout, b)
+		if banner == nil {
+			if b := fileListBanner(inv, opts, "sending"); b != "" {
+				fmt.Fprintln(stdout, b)
+			}
 		}
 		bar := startBar(inv, live, stdout, errOut)
 		stats, runErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources, Walkers: tune.Walkers, ReadAhead: tune.ReadAhead,
 			Report: probs.report("sender"), Filter: inv.filters, Live: live,
-			Debugf: debugIf(debug), Names: &fsops.HostNames{},
+			Debugf: debugIf(debug), Names: &fsops.HostNames{}, ListProgress: banner.progress,
 		}, st)
 		if bar != nil {
 			bar.end()
 		}
 	default:
-		if b := fileListBanner(inv, opts, "receiving"); b != "" {
+		out := io.Writer(probs)
+		if banner != nil {
+			out = banner.after(stdout)
+		} else if b := fileListBanner(inv, opts, "receiving"); b != "" {
 			fmt.Fprintln(stdout, b)
 		}
-		out := io.Writer(probs)
 		if opts.Quiet {
 			out = io.Discard
 		}
@@ -402,7 +425,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			Opts: batchOnlyOpts(opts), Dest: inv.Dest, Live: live,
 			DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 			Out: out, Report: probs.report("receiver"), Debug: debug, Pulled: true, Log: logf.items(),
-			Filter: inv.filters, Names: &fsops.HostNames{},
+			Filter: inv.filters, Names: &fsops.HostNames{}, ListProgress: banner.progress,
 		}, st)
 		if bar != nil {
 			bar.end()
@@ -456,6 +479,16 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		}
 	}
 	if runErr != nil {
+		if peer := senderGone(runErr); peer != nil && !end.Push {
+			// rsync's pulling client shows the remote sender's error
+			// and exit line, then that the connection closed (exit 12).
+			_, received := st.Traffic()
+			fmt.Fprintln(errOut, fatalLine(peer))
+			fmt.Fprintln(errOut, exitLine(peer.Code)+" [sender]")
+			fmt.Fprintf(errOut, "syq: connection unexpectedly closed (%d bytes received so far) [Receiver]\n", received)
+			fmt.Fprintln(errOut, exitLine(wire.ExitStreamIO))
+			return wire.ExitStreamIO
+		}
 		return fail(runErr)
 	}
 	code := probs.exitCode()
@@ -536,6 +569,7 @@ func remoteOptions(inv *Invocation) (wire.Options, error) {
 	// (-vv's FILTER1).
 	base.DebugFilter = min(max(base.Verbose-1, 0), 2)
 	base.DebugDeltasum = min(max(base.Verbose-1, 0), 4)
+	base.DebugDel = min(max(base.Verbose-1, 0), 2)
 	return withRemoteOptions(inv, base)
 }
 
@@ -589,6 +623,20 @@ func drainPeer(st *wire.Stream) error {
 }
 
 // asFatal gives any error rsync's exit code: a broken stream is 12.
+// senderGone returns the remote sender's own fatal error when that is
+// what ended a pull (the receiver reports it as the sender going away).
+func senderGone(err error) *wire.FatalError {
+	var gone *wire.FatalError
+	if !errors.As(err, &gone) || gone.Code != wire.ExitStreamIO {
+		return nil
+	}
+	var peer *wire.FatalError
+	if !errors.As(errors.Unwrap(gone.Err), &peer) {
+		return nil
+	}
+	return peer
+}
+
 func asFatal(err error) *wire.FatalError {
 	var fe *wire.FatalError
 	if errors.As(err, &fe) {

@@ -16,7 +16,8 @@ filter flist fuzzy genr hash hlink iconv io nstr own proto recv send time all no
 // with an optional level; "none" and level 0 silence) and refuses names
 // rsync does not know. Of rsync's debug output syq prints only FUZZY's,
 // the --fuzzy choices (scripts check them), FILTER's, the rule that hid,
-// showed or protected a name, DELTASUM's match counts (printMatchReport,
+// showed or protected a name, DEL's, the top directories
+// --delete-before goes into, DELTASUM's match counts (printMatchReport,
 // the sender's per-file lines), NSTR's (nstrLines) and CMD's
 // (connectionLine); the rest traces
 // rsync's internals, not a result, and SYQ_DEBUG=1 shows syq's own
@@ -24,6 +25,7 @@ filter flist fuzzy genr hash hlink iconv io nstr own proto recv send time all no
 func checkDebug(inv *Invocation) error {
 	// -vv turns on rsync's FILTER1 and -vvv FILTER2.
 	inv.Opts.DebugFilter = min(max(inv.Opts.Verbose-1, 0), 2)
+	inv.Opts.DebugDel = min(max(inv.Opts.Verbose-1, 0), 2) // -vvv: DEL2
 	for _, v := range inv.debugFlags {
 		for _, w := range strings.Split(v, ",") {
 			if w == "" {
@@ -46,10 +48,12 @@ func checkDebug(inv *Invocation) error {
 				inv.Opts.DebugFuzzy = level
 			case "filter":
 				inv.Opts.DebugFilter = level
+			case "del":
+				inv.Opts.DebugDel = level
 			case "all":
-				inv.Opts.DebugFuzzy, inv.Opts.DebugFilter = level, level
+				inv.Opts.DebugFuzzy, inv.Opts.DebugFilter, inv.Opts.DebugDel = level, level, level
 			case "none":
-				inv.Opts.DebugFuzzy, inv.Opts.DebugFilter = 0, 0
+				inv.Opts.DebugFuzzy, inv.Opts.DebugFilter, inv.Opts.DebugDel = 0, 0, 0
 			}
 		}
 	}

@@ -89,6 +89,28 @@ func preHlinkGroups(b *fixtureBuilder) {
 	b.dir("dst", fbMtAt(-50))
 }
 
+// preHlinkDst: the destination has the names of fxHlinkGroups' first
+// group given, each a file of its own with the mtime given (seconds from
+// the fixtures' base; -300 is the source's: the same content, up to
+// date); other content otherwise.
+func preHlinkDst(names map[string]int64) func(*fixtureBuilder) {
+	return func(b *fixtureBuilder) {
+		for _, name := range []string{"a", "b", "d1/c", "d2/e"} {
+			at, ok := names[name]
+			switch {
+			case !ok:
+			case at == -300:
+				b.text("dst/"+name, "aaa\n", fbMtAt(at))
+			default:
+				b.text("dst/"+name, "other\n", fbMtAt(at))
+			}
+		}
+		b.dir("dst/d1", fbMtAt(-50))
+		b.dir("dst/d2", fbMtAt(-50))
+		b.dir("dst", fbMtAt(-50))
+	}
+}
+
 var fid3Scenarios = []diffScenario{
 	// rsync's generator reports deletions at once; the lines of what it
 	// hands its sender come from the sender later, so for a small tree
@@ -113,6 +135,17 @@ var fid3Scenarios = []diffScenario{
 	// --update leaves a newer name of a group alone (was: replaced by
 	// a link to the group's leader).
 	{name: "fid3-hlink-update-newer", fx: fxHlinkGroups, pre: preHlinkGroups, args: dtArgs("-aHu", "src/", "dst/")},
+	// -H -u: names the destination has newer are left alone until a
+	// name it has as a file (not newer) leads the group; every later
+	// name is then linked to the group, newer or not.
+	{name: "hlink-update-first-newer", fx: fxHlinkGroups, pre: preHlinkDst(map[string]int64{"a": 100}), args: dtArgs("-aHu", "src/", "dst/")},
+	{name: "hlink-update-last-newer", fx: fxHlinkGroups, pre: preHlinkDst(map[string]int64{"d2/e": 100}), args: dtArgs("-aHu", "src/", "dst/")},
+	{name: "hlink-update-older-then-newer", fx: fxHlinkGroups, pre: preHlinkDst(map[string]int64{"b": -1000, "d1/c": 100}), args: dtArgs("-aHu", "src/", "dst/")},
+	{name: "hlink-update-current-then-newer", fx: fxHlinkGroups, pre: preHlinkDst(map[string]int64{"d1/c": -300, "d2/e": 100}), args: dtArgs("-aHu", "src/", "dst/")},
+	{name: "hlink-update-newer-pair", fx: fxHlinkGroups, pre: func(b *fixtureBuilder) {
+		preHlinkDst(map[string]int64{"a": 100})(b)
+		b.hardlink("dst/b", "dst/a")
+	}, args: dtArgs("-aHu", "src/", "dst/")},
 	{name: "fid3-hlink-existing", fx: fxHlinkGroups, pre: preHlinkGroups, args: dtArgs("-aHi", "--existing", "src/", "dst/"), stdout: true},
 	// A missing operand whose directory another operand lists in full:
 	// rsync lists it there (was: a protocol error in syq).
@@ -128,6 +161,9 @@ func init() {
 	// cannot ask for an earlier name's data again, writes a and links
 	// d1/c to it: the same tree, other lines.
 	itemizeKnownDiff["fid3-hlink-update-newer"] = "-H with --update: which name of a group is written"
+	for _, name := range []string{"hlink-update-first-newer", "hlink-update-last-newer", "hlink-update-older-then-newer", "hlink-update-current-then-newer", "hlink-update-newer-pair"} {
+		itemizeKnownDiff[name] = "-H with --update: which name of a group is written"
+	}
 }
 
 // TestRsyncPathCompound: an --rsync-path that is a shell command line,

@@ -156,12 +156,12 @@ func init() {
 		// A bad rule in a per-directory file ends the transfer with exit
 		// 1, as one on the command line does, before anything is sent;
 		// the message says where the rule is, not what it says.
-		diffScenario{name: "filter-bad-perdir-rule", fx: fxBadPerDir, pre: preDstDir, args: dtArgs("-r", "-F", "src/", "dst/"), code: 1,
+		diffScenario{name: "filter-bad-perdir-rule", fx: fxBadPerDir, pre: preDstDir, args: dtArgs("-r", "-F", "src/", "dst/"), code: 1, pullCode: 12,
 			check: checkNoEcho("Zbad")},
 		diffScenario{name: "filter-bad-perdir-named", fx: func(b *fixtureBuilder) {
 			fxBadPerDir(b)
 			b.text("src/.rsync-filter", ": ../secret\n")
-		}, pre: preDstDir, args: dtArgs("-r", "-F", "src/", "dst/"), code: 1, check: checkNoEcho("SECRET")},
+		}, pre: preDstDir, args: dtArgs("-r", "-F", "src/", "dst/"), code: 1, pullCode: 12, check: checkNoEcho("SECRET")},
 	)
 }
 

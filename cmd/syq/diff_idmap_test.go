@@ -14,6 +14,11 @@ var idMapScenarios = []diffScenario{
 	{name: "chown-user-only", fx: fxBasic, args: dtArgs("-rt", "--chown=bin", "src/", "dst/")},
 	{name: "chown-group-only", fx: fxBasic, args: dtArgs("-rt", "--chown=:bin", "src/", "dst/")},
 	{name: "chown-then-no-o", fx: fxBasic, args: dtArgs("-a", "--chown=1:2", "--no-o", "src/", "dst/")},
+	// rsync's sender prints %U and %G, before any mapping: locally and
+	// in a push the source's ids, in a pull (the receiver prints) the
+	// mapped ones.
+	{name: "chown-out-format-ids", fx: fxBasic, args: dtArgs("-a", "--chown=1234:5678", "--out-format=%n %U %G", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "usermap-out-format-ids", fx: fxBasic, pre: preOwners, args: dtArgs("-a", "--usermap=0-10:5", "--groupmap=*:4", "--out-format=%n|%U|%G|%i", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "chown-itemize", fx: fxBasic, pre: preOwners, args: dtArgs("-ai", "--chown=3:3", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "usermap-ranges", fx: fxBasic, args: dtArgs("-a", "--usermap=1234:bin,0-10:5,*:daemon", "--groupmap=5678:7,root:2", "src/", "dst/")},
 	{name: "usermap-wild", fx: fxBasic, args: dtArgs("-a", "--usermap=r*:bin", "--groupmap=[a-z]oot:3,*:4", "src/", "dst/")},

@@ -61,6 +61,14 @@ var outputScenarios = []diffScenario{
 	{name: "dest-not-dir-many", fx: fxPlain, pre: func(b *fixtureBuilder) { b.text("dst/f", "x"); b.dir("dst") },
 		args: dtArgs("-a", "src/a.txt", "src/empty", "dst/f"), stderr: true, code: 3},
 	{name: "dest-mkdir-fails", fx: fxPlain, args: dtArgs("-a", "src/", "dst/no/deeper/"), stderr: true, code: 11},
+	// An empty --out-format (or --log-format) is a format: an empty
+	// line for each item -v would name, which replaces -i's lines too;
+	// a format that expands to nothing prints an empty line as well.
+	{name: "out-format-empty", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "--delete", "--out-format=", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "out-format-empty-v", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-av", "--out-format=", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "out-format-empty-i", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-ai", "--delete", "--out-format=", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "log-format-empty", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "--log-format=", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "out-format-expands-empty", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "--out-format=%L", "src/", "dst/"), stdout: true, sorted: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, outputScenarios...) }

@@ -97,8 +97,8 @@ var listEdgeScenarios = []diffScenario{
 	{name: "R-dir-skipped", fx: fxBasic, args: dtArgs("-R", "src/sub", "dst/"), stdout: true, cmp: dtSkipRoot},
 	{name: "R-dir-skipped-order", fx: fxBasic, args: dtArgs("-Rt", "src/./sub", "src/emptydir", "src/a.txt", "src/sub", "dst/"), stdout: true, cmp: dtSkipRoot},
 	{name: "R-dir-skipped-below", fx: fxBasic, args: dtArgs("-R", "--no-implied-dirs", "src/sub", "src/sub/c.txt", "dst/"), stdout: true, cmp: dtNoTimes},
-	{name: "files-from-source-file", fx: fxFilesFrom, args: dtArgs("-a", "--files-from=list.txt", "src/a.txt", "dst/"), code: 3},
-	{name: "files-from-source-missing", fx: fxFilesFrom, args: dtArgs("-a", "--files-from=list.txt", "nothere/", "dst/"), code: 3},
+	{name: "files-from-source-file", fx: fxFilesFrom, args: dtArgs("-a", "--files-from=list.txt", "src/a.txt", "dst/"), code: 3, pullCode: 12},
+	{name: "files-from-source-missing", fx: fxFilesFrom, args: dtArgs("-a", "--files-from=list.txt", "nothere/", "dst/"), code: 3, pullCode: 12},
 	{name: "files-from-one-operand", fx: fxFilesFrom, args: dtArgs("--files-from=list.txt", "src/"), code: 1},
 }
 

@@ -414,6 +414,15 @@ func fxUnreadable(b *fixtureBuilder) {
 	b.dir("src")
 }
 
+// preLinkInWay: symlinks (one dangling) and a FIFO where fxUnreadable has
+// regular files, the unreadable one among them.
+func preLinkInWay(b *fixtureBuilder) {
+	b.symlink("dst/secret", "nowhere")
+	b.symlink("dst/a.txt", "b.bin")
+	b.fifo("dst/zzz-after")
+	b.dir("dst")
+}
+
 func fxBoth(fs ...func(*fixtureBuilder)) func(*fixtureBuilder) {
 	return func(b *fixtureBuilder) {
 		for _, f := range fs {
@@ -433,16 +442,20 @@ func fxSrc2(b *fixtureBuilder) {
 // ---------------------------------------------------------------- scenarios
 
 type diffScenario struct {
-	name   string
-	fx     func(*fixtureBuilder) // builds the source side (and anything else) under the scenario root
-	pre    func(*fixtureBuilder) // pre-populates dst (same in both roots)
-	args   []string              // rsync arguments, operands relative to the scenario root
-	cmp    treecheck.CompareOptions
-	code   int  // exit code rsync itself must give (guards the harness)
-	unpriv bool // run both tools as fbNobody (fixture owned by fbNobody)
-	stdout bool // compare standard output exactly
-	silent bool // with stdout: rsync printing nothing is the point (-q)
-	sorted bool // with stdout: compare the sorted lines (rsync's order of deletions across directories differs)
+	name string
+	fx   func(*fixtureBuilder) // builds the source side (and anything else) under the scenario root
+	pre  func(*fixtureBuilder) // pre-populates dst (same in both roots)
+	args []string              // rsync arguments, operands relative to the scenario root
+	cmp  treecheck.CompareOptions
+	code int // exit code rsync itself must give (guards the harness)
+	// pullCode, if set, is rsync's exit code in a pull instead: its
+	// client reports a remote sender that stops early as a closed
+	// connection (12).
+	pullCode int
+	unpriv   bool // run both tools as fbNobody (fixture owned by fbNobody)
+	stdout   bool // compare standard output exactly
+	silent   bool // with stdout: rsync printing nothing is the point (-q)
+	sorted   bool // with stdout: compare the sorted lines (rsync's order of deletions across directories differs)
 	// stderr: compare standard error too, with the program's name and
 	// where in rsync's source an error was raised left out (dtNormStderr).
 	stderr  bool
@@ -813,6 +826,13 @@ var diffScenarios = []diffScenario{
 
 	// unprivileged runs
 	{name: "unreadable-source", fx: fxUnreadable, args: dtArgs("-a", "src/", "dst/"), unpriv: true, code: 23},
+	// The symlink where an unreadable file goes is removed before the
+	// file is asked for, so the failed transfer leaves neither.
+	{name: "unreadable-source-link-in-way", fx: fxUnreadable, pre: preLinkInWay, args: dtArgs("-a", "src/", "dst/"), unpriv: true, code: 23},
+	{name: "unreadable-source-link-in-way-inplace", fx: fxUnreadable, pre: preLinkInWay, args: dtArgs("-a", "--inplace", "src/", "dst/"), unpriv: true, code: 23},
+	// --progress leaves out the file the sender could not read, but
+	// counts it in xfr#.
+	{name: "unreadable-source-progress", fx: fxUnreadable, args: dtArgs("-av", "--progress", "src/", "dst/"), unpriv: true, code: 23, stdout: true},
 	{name: "unreadable-source-rt", fx: fxUnreadable, args: dtArgs("-rt", "src/", "dst/"), unpriv: true, code: 23},
 	{name: "unreadable-source-delete", fx: fxUnreadable, pre: preUnreadableExtras, args: dtArgs("-a", "--delete", "src/", "dst/"), unpriv: true, code: 23},
 	{name: "unreadable-source-delete-ignore-errors", fx: fxUnreadable, pre: preUnreadableExtras, args: dtArgs("-a", "--delete", "--ignore-errors", "src/", "dst/"), unpriv: true, code: 23},
@@ -1161,6 +1181,7 @@ var itemizeKnownDiff = map[string]string{
 	// read has a line in syq's output only.
 	"unreadable-source": "line before data", "unreadable-source-rt": "line before data",
 	"unreadable-source-delete": "line before data", "unreadable-source-delete-ignore-errors": "line before data",
+	"unreadable-source-link-in-way": "line before data", "unreadable-source-link-in-way-inplace": "line before data",
 }
 
 // quietArgs: the arguments print nothing on stdout of their own, so -i
@@ -1204,6 +1225,8 @@ func dtNormSummary(s string) string {
 	// two (TestHeapStats checks those).
 	s = dtHeapBlock.ReplaceAllString(s, "")
 	s = regexp.MustCompile(`(?m)^sent .* bytes/sec$`).ReplaceAllString(s, "sent ...")
+	// --progress's rates are the moment's.
+	s = regexp.MustCompile(` +[0-9.]+[kMG]B/s `).ReplaceAllString(s, " RATE ")
 	s = regexp.MustCompile(`(?m)^(File list size|File list generation time|File list transfer time|Total bytes sent|Total bytes received): .*$`).ReplaceAllString(s, "$1: ...")
 	// -vv's "opening connection using: ssh ... HOST rsync --server ...
 	// (N args)" names rsync's server after the host, syq its helper.

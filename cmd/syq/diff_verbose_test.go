@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path"
+	"strings"
 )
 
 // Differential scenarios for -v's own lines: the file-list banner
@@ -163,5 +164,77 @@ func init() {
 	diffScenarios = append(diffScenarios,
 		diffScenario{name: "out-format-over-i-created", fx: fxPlain, args: dtArgs("-a", "-i", "--out-format=%n", "src/", "dst/new/"), pre: preDstDir, cmp: dtSkipRoot, stdout: true},
 		diffScenario{name: "out-format-i-created", fx: fxPlain, args: dtArgs("-a", "--out-format=%i %n", "src/", "dst/new/"), pre: preDstDir, cmp: dtSkipRoot, stdout: true},
+	)
+}
+
+// preMirror makes dst an exact copy of src, so that nothing is
+// transferred and only a run's own lines show.
+func preMirror(b *fixtureBuilder) {
+	for _, r := range append([]*fbRec(nil), b.recs...) {
+		rel, ok := strings.CutPrefix(r.rel, "src/")
+		if r.rel == "src" {
+			rel, ok = "", true
+		}
+		if !ok {
+			continue
+		}
+		dst := path.Join("dst", rel)
+		attrs := []fbAttr{fbMode(r.mode), fbMt(r.mtime), fbOwner(r.uid, r.gid)}
+		fi, err := os.Lstat(b.p(r.rel))
+		b.must(err)
+		switch {
+		case r.symlink:
+			target, err := os.Readlink(b.p(r.rel))
+			b.must(err)
+			b.symlink(dst, target, attrs...)
+		case fi.IsDir():
+			b.dir(dst, attrs...)
+		default:
+			data, err := os.ReadFile(b.p(r.rel))
+			b.must(err)
+			b.data(dst, data, attrs...)
+		}
+	}
+}
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		// A list built whole: what the sender says while building it
+		// (filter notes) breaks rsync's "building file list ... done"
+		// in two, and the receiving side speaks only after "done".
+		diffScenario{name: "vv-banner-filter-no-i-r", fx: fxPlain, args: dtArgs("-avv", "--no-inc-recursive", "--exclude=b.bin", "src/", "dst/"), stdout: true},
+		// --progress counts the entries of a list built whole every 100
+		// and ends with "N files to consider"; an incremental list has
+		// its one line.
+		// -vv (--debug=DEL): --delete-before's pass names each top
+		// directory it goes into; "delta-transmission ..." comes after
+		// the pass.
+		diffScenario{name: "vv-delete-before-deleting-in", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-avv", "--delete-before", "src/", "dst/"), stdout: true},
+		diffScenario{name: "debug-del-delete-before", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-av", "--debug=del", "--delete-before", "src/", "dst/"), stdout: true},
+		diffScenario{name: "vv-delete-before-operand-dir", fx: fxPlain, pre: func(b *fixtureBuilder) {
+			b.text("dst/src/zz", "x")
+			b.dir("dst/src")
+			b.dir("dst")
+		}, args: dtArgs("-avv", "--delete-before", "src", "dst/"), stdout: true, cmp: dtSkipRoot},
+		// --progress names a file with its progress lines (rewritten in
+		// place), in list order, counting transfers and the entries
+		// left to check.
+		diffScenario{name: "progress-v-order", fx: fxPlain, args: dtArgs("-av", "--progress", "src/", "dst/"), stdout: true},
+		// Where the deletions fall among the files' lines is a race of
+		// rsync's processes (and of syq's decisions and writes): the
+		// lines are compared sorted.
+		diffScenario{name: "progress-order", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-a", "--progress", "--delete", "src/", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "progress-no-i-r-order", fx: fxPlain, args: dtArgs("-a", "--progress", "--no-i-r", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-i", fx: fxPlain, args: dtArgs("-ai", "--progress", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-out-format", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-a", "--progress", "--delete", "--out-format=%i|%n|%l", "src/", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "progress-out-format-empty", fx: fxPlain, args: dtArgs("-a", "--progress", "--out-format=", "src/", "dst/"), stdout: true},
+		// A dry run sends nothing: the names alone.
+		diffScenario{name: "progress-dry-run", fx: fxPlain, args: dtArgs("-an", "--progress", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-banner-no-i-r", fx: fxMany, pre: preMirror, args: dtArgs("-a", "--progress", "--no-inc-recursive", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-banner-no-i-r-v", fx: fxMany, pre: preMirror, args: dtArgs("-av", "--progress", "--no-i-r", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-banner-delete-before", fx: fxPlain, pre: preMirror, args: dtArgs("-a", "--progress", "--delete-before", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-banner-one-file", fx: fxPlain, pre: preMirror, args: dtArgs("-dt", "--progress", "src/a.txt", "dst/"), stdout: true},
+		diffScenario{name: "progress-banner-incremental", fx: fxMany, pre: preMirror, args: dtArgs("-a", "--progress", "src/", "dst/"), stdout: true},
+		diffScenario{name: "progress-banner-incremental-v", fx: fxPlain, pre: preMirror, args: dtArgs("-av", "--progress", "src/", "dst/"), stdout: true},
 	)
 }

@@ -375,11 +375,10 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	// Problems and the exit line go to the log too; the progress line
 	// does not.
 	errOut := logf.tee(stderr)
-	probs := &problems{stdout: stdout, stderr: errOut, quiet: opts.Quiet}
 	start := time.Now()
-	if b := fileListBanner(inv, opts, "sending"); b != "" {
-		fmt.Fprintln(stdout, b)
-	}
+	banner := startListBanner(inv, opts, "sending", stdout)
+	defer banner.close()
+	probs := &problems{stdout: banner.around(stdout), stderr: banner.around(errOut), quiet: opts.Quiet}
 
 	var sendErr error
 	var wg sync.WaitGroup
@@ -389,15 +388,16 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		_, sendErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources,
 			Walkers: tune.Walkers, Prefetch: tune.Prefetch,
-			Debugf: debugf,
-			Report: probs.report("sender"),
-			Filter: inv.filters,
+			Debugf:       debugf,
+			Report:       probs.report("sender"),
+			Filter:       inv.filters,
+			ListProgress: banner.progress,
 		}, sconn)
 		if sendErr != nil {
 			sconn.Close()
 		}
 	}()
-	out := stdout
+	out := banner.after(stdout)
 	if opts.Quiet {
 		out = io.Discard
 	}

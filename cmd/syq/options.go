@@ -321,7 +321,7 @@ func buildCLIOptions() []cliOpt {
 	}))
 	add(optFlag("list-only", 0, func(c *Invocation) { c.Opts.ListOnly = true }))
 	add(optBool(func(o *wire.Options) *bool { return &o.EightBitOutput }, "8-bit-output", '8', "no-8-bit-output", "no-8")...)
-	outFormat := func(c *Invocation, s string) { c.Opts.OutFormat = s }
+	outFormat := func(c *Invocation, s string) { c.Opts.OutFormat, c.Opts.OutFormatGiven = s, true }
 	add(optText("out-format", 0, outFormat), optText("log-format", 0, outFormat))
 	add(optText("log-file", 0, func(c *Invocation, s string) { c.LogFile = s }))
 	add(optText("log-file-format", 0, func(c *Invocation, s string) { c.logFileFormat = &s }))
@@ -985,7 +985,7 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		}
 		inv.Opts.BlockSize = int(n)
 	}
-	if f := inv.Opts.OutFormat; f != "" {
+	if f := inv.Opts.OutFormat; inv.Opts.OutFormatGiven {
 		if err := receiver.CheckFormat(f, inv.checksumChoice); err != nil {
 			return nil, &UsageError{Msg: err.Error()}
 		}

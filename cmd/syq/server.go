@@ -222,6 +222,13 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 		if policy == nil || !policy.LiteralPaths {
 			ops = remoteOperands(setup.Args, opts.OldArgs)
 		}
+		if setup.FilesFromBase != "" && policy == nil {
+			// The client's list, already made into names below this
+			// directory: it must be one, as for a list read here.
+			if err := sender.CheckFilesFromDir(setup.FilesFromBase); err != nil {
+				return stop(err)
+			}
+		}
 		if opts.FilesFrom != "" && len(ops) == 1 {
 			if err := sender.CheckFilesFromDir(ops[0]); err != nil {
 				return stop(err)

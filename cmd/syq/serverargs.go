@@ -109,7 +109,7 @@ func rsyncServerArgs(inv *Invocation) []string {
 	} else if !o.Devices && o.Specials {
 		args = append(args, "--specials")
 	}
-	if push && (o.OutFormat != "" || o.Itemize) {
+	if push && (o.OutFormatGiven || o.OutFormat != "" || o.Itemize) {
 		// What the receiving server needs to know of the client's
 		// output format (rsync's words; syq's helper has it in the
 		// Setup).

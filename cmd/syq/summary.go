@@ -104,7 +104,7 @@ func fileListBanner(inv *Invocation, opts *wire.Options, verb string) string {
 		return ""
 	}
 	switch {
-	case opts.Recursive && !inv.noIncRecurse && !inv.qsort && !inv.deleteEarlyLate && !opts.DelayUpdates && !opts.PruneEmptyDirs:
+	case incRecursive(inv, opts):
 		return verb + " incremental file list"
 	case opts.Recursive || opts.Dirs:
 		if verb == "sending" {
@@ -113,6 +113,13 @@ func fileListBanner(inv *Invocation, opts *wire.Options, verb string) string {
 		return "receiving file list ... done"
 	}
 	return ""
+}
+
+// incRecursive says whether rsync recurses incrementally under opts:
+// -r without --no-inc-recursive, --qsort, --delete-before/-after,
+// --delay-updates or -m.
+func incRecursive(inv *Invocation, opts *wire.Options) bool {
+	return opts.Recursive && !inv.noIncRecurse && !inv.qsort && !inv.deleteEarlyLate && !opts.DelayUpdates && !opts.PruneEmptyDirs
 }
 
 // summaryTraffic is the bytes sent and received that the summary shows:
