@@ -82,15 +82,20 @@ func (b *listBanner) start() {
 	b.pending = bannerHalf
 }
 
-// bannerWriter ends an open banner line before its own output.
+// bannerWriter ends an open banner line before its own output; with
+// hold it keeps the output instead while the list is being built.
 type bannerWriter struct {
-	b *listBanner
-	w io.Writer
+	b    *listBanner
+	w    io.Writer
+	hold bool
 }
 
 func (bw bannerWriter) Write(p []byte) (int, error) {
 	bw.b.mu.Lock()
 	defer bw.b.mu.Unlock()
+	if bw.hold && bw.b.building {
+		return bw.b.held.Write(p)
+	}
 	bw.b.endLine(bw.w)
 	return bw.w.Write(p)
 }
@@ -113,22 +118,6 @@ func (b *listBanner) around(w io.Writer) io.Writer {
 	return bannerWriter{b: b, w: w}
 }
 
-// holdWriter keeps the receiving side's output until the list is done.
-type holdWriter struct {
-	b *listBanner
-	w io.Writer
-}
-
-func (hw holdWriter) Write(p []byte) (int, error) {
-	hw.b.mu.Lock()
-	defer hw.b.mu.Unlock()
-	if hw.b.building {
-		return hw.b.held.Write(p)
-	}
-	hw.b.endLine(hw.w)
-	return hw.w.Write(p)
-}
-
 // after returns w whose output waits until the list is complete (what
 // rsync's generator, which starts only then, would print). around and
 // after wrap the plain stdout or stderr, never each other: both write
@@ -137,7 +126,7 @@ func (b *listBanner) after(w io.Writer) io.Writer {
 	if b == nil {
 		return w
 	}
-	return holdWriter{b: b, w: w}
+	return bannerWriter{b: b, w: w, hold: true}
 }
 
 // showCounts prints rsync's " N files...\r" for every multiple of 100
