@@ -12,11 +12,12 @@ import (
 type removableBatch struct {
 	entries []wire.Entry
 	paths   []string // "" for entries that are never removed
+	dir     string   // the batch's directory in the file list, for messages
 	left    int
 }
 
-func (s *Sender) keepRemovable(seq uint64, rec *batchRecord) {
-	rb := &removableBatch{entries: rec.entries, paths: make([]string, len(rec.entries))}
+func (s *Sender) keepRemovable(seq uint64, rec *batchRecord, dir string) {
+	rb := &removableBatch{entries: rec.entries, paths: make([]string, len(rec.entries)), dir: dir}
 	for i := range rec.entries {
 		if e := &rec.entries[i]; !e.IsDir() && e.Name != "." {
 			rb.paths[i] = rec.srcs[rec.from[i]].Join(e.Name)
@@ -54,18 +55,40 @@ func (s *Sender) removeSource(m *wire.Synced) {
 		return // not a listed file, or already handled: a confused receiver is ignored
 	}
 	e := &rb.entries[m.Index]
-	st, err := fsops.LstatPath(path)
+	// rsync names the file as its list does, and with -L looks at what
+	// a symlink points to (another name may have removed it already).
+	name := joinRel(rb.dir, e.Name)
+	stat := fsops.LstatPath
+	if s.cfg.Opts.CopyLinks {
+		stat = fsops.StatPath
+	}
+	st, err := stat(path)
 	if err != nil {
+		s.removeFailed("re-lstat", name, err)
 		return
 	}
 	if s.cfg.Opts.FakeSuper {
 		fsops.ApplyFakeStatPath(path, &st) // listed so; an error shows as a change
 	}
 	if changedSince(st, e) {
-		s.problem(wire.ProblemPlain, "ERROR: Skipping sender remove for changed file: %s", path) // bare, as rsync prints it
+		s.problem(wire.ProblemPlain, "ERROR: Skipping sender remove for changed file: %s", name) // bare, as rsync prints it
 		return
 	}
 	if err := fsops.UnlinkPath(path); err != nil {
-		s.problem(wire.ProblemGeneral, "sender failed to remove %s: %s", path, fsops.ErrText(err))
+		s.removeFailed("remove", name, err)
+		return
 	}
+	if s.cfg.Opts.Info.Remove > 0 {
+		s.problem(wire.ProblemInfo, "sender removed %s", name)
+	}
+}
+
+// removeFailed says why the source of name stayed: gone already is a
+// note, anything else an error (exit 23).
+func (s *Sender) removeFailed(op, name string, err error) {
+	if fsops.IsNotExist(err) {
+		s.problem(wire.ProblemInfo, "sender file already removed: %s", name)
+		return
+	}
+	s.problem(wire.ProblemGeneral, "sender failed to %s %s: %s", op, name, fsops.ErrText(err))
 }

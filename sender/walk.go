@@ -203,7 +203,7 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 	}
 	rec := &batchRecord{srcs: j.dirs, devs: j.devs, from: j.from, entries: j.entries, credit: credit}
 	if s.cfg.Opts.RemoveSourceFiles {
-		s.keepRemovable(*seq, rec)
+		s.keepRemovable(*seq, rec, j.rel)
 	}
 	s.mu.Lock()
 	s.inflight[*seq] = rec

@@ -268,12 +268,13 @@ const (
 )
 
 // InfoLevels are the levels of the rsync --info words syq acts on
-// (rsync's -v gives NAME1, DEL1 and SYMSAFE1, -vv NAME2, SKIP1 and
-// BACKUP1).
+// (rsync's -v gives NAME1, DEL1 and SYMSAFE1, -vv NAME2, SKIP1, BACKUP1
+// and REMOVE1).
 type InfoLevels struct {
 	Name    int // 1: what changes; 2: also what is up to date
 	Skip    int // 1: why an entry was left alone (--update, --existing, ...)
 	Backup  int // 1: each backup made
 	Del     int // 1: each deletion
 	SymSafe int // 1: each unsafe symlink --copy-unsafe-links copies as its referent (the sender)
+	Remove  int // 1: each source file --remove-source-files removes (the sender)
 }

@@ -47,6 +47,11 @@ var removeScenarios = []diffScenario{
 	{name: "remove-source-files", fx: fxBasic, args: dtArgs("-a", "--remove-source-files", "src/", "dst/"), srcChanges: true},
 	{name: "remove-source-files-uptodate", fx: fxPlain, pre: preQuick, args: dtArgs("-a", "--remove-source-files", "src/", "dst/"), srcChanges: true},
 	{name: "remove-sent-files-filter", fx: fxFilter, args: dtArgs("-a", "--remove-sent-files", "--exclude=*.o", "src/", "dst/"), srcChanges: true},
+	// -vv (--info=remove) names each source file removed; with -L a
+	// symlink's referent another name removed first is "already
+	// removed", a note.
+	{name: "remove-source-files-vv", fx: fxPlain, args: dtArgs("-avv", "--remove-source-files", "src/", "dst/"), srcChanges: true, stdout: true, sorted: true},
+	{name: "remove-source-files-L-vv", fx: fxLinks, args: dtArgs("-rvvL", "--remove-source-files", "src/a", "src/lf", "dst/"), srcChanges: true, stdout: true, sorted: true, runTimes: true, cmp: dtSkipRoot},
 	{name: "remove-source-files-itemize", fx: fxPlain, pre: preQuick, args: dtArgs("-ai", "--remove-source-files", "src/", "dst/"), srcChanges: true, stdout: true, sorted: true},
 	{name: "remove-source-files-dry-run", fx: fxBasic, args: dtArgs("-an", "--remove-source-files", "src/", "dst/")},
 	// Every name of a hard-link group goes from the source once it is a

@@ -1228,11 +1228,12 @@ zip zst`)
 // progress (0: none, 1: per file as --progress, 2: the whole transfer),
 // name, skip (level 1: why an entry was left alone), backup, del, stats
 // (1: -v's closing lines, 2: --stats, 3: each process's heap statistics
-// too), symsafe (unsafe symlinks copied as their referents) and help;
+// too), symsafe (unsafe symlinks copied as their referents), remove
+// (source files --remove-source-files removed) and help;
 // any other flag or level
 // is refused by name. Levels above what a flag uses mean what its top
 // level means, as in rsync (which caps them at 4).
-var infoFlags = map[string]int{"progress": 2, "help": 0, "name": 4, "skip": 1, "backup": 4, "del": 4, "stats": 4, "symsafe": 1}
+var infoFlags = map[string]int{"progress": 2, "help": 0, "name": 4, "skip": 1, "backup": 4, "del": 4, "stats": 4, "symsafe": 1, "remove": 1}
 
 func splitInfo(word string) (flag string, level int) {
 	i := len(word)
@@ -1386,6 +1387,7 @@ func settleInfo(c *Invocation) {
 		Backup:  c.infoLevel("backup", atLeast(2)),
 		Del:     c.infoLevel("del", atLeast(1)),
 		SymSafe: c.infoLevel("symsafe", atLeast(1)),
+		Remove:  c.infoLevel("remove", atLeast(2)),
 	}
 	if c.statsLevel() >= 2 {
 		c.Opts.Stats = true
@@ -1413,6 +1415,7 @@ BACKUP     Mention files backed up
 DEL        Mention deletions on the receiving side
 NAME       Mention 1) updated file/dir names, 2) unchanged names
 PROGRESS   Mention 1) per-file progress or 2) total transfer progress
+REMOVE     Mention files removed on the sending side
 SKIP       Mention files skipped due to transfer overrides
 STATS      Mention statistics at end of run (levels 1-3)
 SYMSAFE    Mention symlinks that are unsafe

@@ -72,9 +72,10 @@ func TestInfoLevels(t *testing.T) {
 		stat int
 	}{
 		{[]string{"-v"}, wire.InfoLevels{Name: 1, Del: 1, SymSafe: 1}, 1},
-		{[]string{"-vv"}, wire.InfoLevels{Name: 2, Skip: 1, Backup: 1, Del: 1, SymSafe: 1}, 1},
-		{[]string{"-vvv", "--stats"}, wire.InfoLevels{Name: 2, Skip: 1, Backup: 1, Del: 1, SymSafe: 1}, 2},
-		{[]string{"--info=name0,DEL", "-vv"}, wire.InfoLevels{Name: 0, Skip: 1, Backup: 1, Del: 1, SymSafe: 1}, 1},
+		{[]string{"-vv"}, wire.InfoLevels{Name: 2, Skip: 1, Backup: 1, Del: 1, SymSafe: 1, Remove: 1}, 1},
+		{[]string{"-vvv", "--stats"}, wire.InfoLevels{Name: 2, Skip: 1, Backup: 1, Del: 1, SymSafe: 1, Remove: 1}, 2},
+		{[]string{"--info=name0,DEL", "-vv"}, wire.InfoLevels{Name: 0, Skip: 1, Backup: 1, Del: 1, SymSafe: 1, Remove: 1}, 1},
+		{[]string{"--info=remove"}, wire.InfoLevels{Remove: 1}, 0},
 		{[]string{"--info=backup", "--info=BACKUP99999999999999999999", "--info=stats2"}, wire.InfoLevels{Backup: 4}, 2},
 		{[]string{"-v", "--info=stats0,skip"}, wire.InfoLevels{Name: 1, Skip: 1, Del: 1, SymSafe: 1}, 0},
 		{[]string{"-v", "--info=symsafe0"}, wire.InfoLevels{Name: 1, Del: 1}, 1},
