@@ -715,6 +715,11 @@ func (r *Receiver) deleteLate() {
 			}
 			dir = d
 		}
+		if r.opts.DeleteAfter && r.opts.DebugDel > 0 && r.opts.Recursive && r.topNames[l.dir] {
+			// rsync's pass after the transfer names each top
+			// directory it goes into, as --delete-before's does.
+			r.out.now("deleting in "+r.display(l.dir), true)
+		}
 		names := l.names
 		if l.listed != nil {
 			have, err := dir.Names()

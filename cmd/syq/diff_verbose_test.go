@@ -210,6 +210,10 @@ func init() {
 		// directory it goes into; "delta-transmission ..." comes after
 		// the pass.
 		diffScenario{name: "vv-delete-before-deleting-in", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-avv", "--delete-before", "src/", "dst/"), stdout: true},
+		// --delete-after's pass, on a whole list, names the top
+		// directories it goes into too; incrementally it does not.
+		diffScenario{name: "vv-delete-after-deleting-in", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-avv", "--delete-after", "--no-inc-recursive", "src/", "dst/"), stdout: true, sorted: true},
+		diffScenario{name: "vv-delete-after-incremental", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-avv", "--delete-after", "src/", "dst/"), stdout: true, sorted: true},
 		diffScenario{name: "debug-del-delete-before", fx: fxPlain, pre: preExtrasDeep, args: dtArgs("-av", "--debug=del", "--delete-before", "src/", "dst/"), stdout: true},
 		diffScenario{name: "vv-delete-before-operand-dir", fx: fxPlain, pre: func(b *fixtureBuilder) {
 			b.text("dst/src/zz", "x")
