@@ -65,7 +65,7 @@ var rdGroups = [][]string{
 	{"", "", "--delete", "--delete-before", "--delete-after", "--delete-delay", "--delete-excluded", "--delete|--force", "--delete|--max-delete=1"},
 	{"", "", "-W", "--inplace", "--partial", "--append", "--append-verify", "-S", "--no-whole-file", "--delay-updates", "--whole-file|--sparse"},
 	{"", "", "-H", "-L", "--copy-unsafe-links", "--safe-links", "-K", "--copy-dirlinks", "--munge-links"},
-	{"", "", "", "-v", "-i", "-vi", "--out-format=%i %n%L", "--out-format=%o %n %l %B", "-vv"},
+	{"", "", "", "-v", "-i", "-vi", "--out-format=%i %n%L", "--out-format=%o %n %l %B"},
 	{"", "", "--exclude=*.txt", "--include=sub/|--include=sub/**|--exclude=*", "--exclude=sub/", "-C", "--filter=- .hidden", "-m|--include=*/|--include=*.txt|--exclude=*", "--exclude=/a.txt|--exclude=deeper"},
 	{"", "", "", "-b", "-b|--suffix=.old", "--backup-dir=bak", "--backup-dir=bak|--suffix=.b"},
 	{"", "", "", "--chmod=u+rwx,go-w", "--chmod=D755,F644", "-E", "--chmod=Fa-x"},
@@ -116,7 +116,7 @@ func drawDiffScenario(seed int64, i int) rdScenario {
 		s.cmp.SkipRoot = true
 	}
 	s.srcChanges = has("--remove-source-files")
-	if has("-v", "-vi", "--out-format=%i %n%L", "--out-format=%o %n %l %B", "-vv") {
+	if has("-v", "-vi", "--out-format=%i %n%L", "--out-format=%o %n %l %B") {
 		s.stdout, s.sorted, s.silent = true, true, true
 	}
 	return rdScenario{s, fx.name}
