@@ -16,6 +16,7 @@ command -v setpriv >/dev/null || need+=(util-linux)
 command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh >/dev/null || need+=(openssh-client)
 command -v ip >/dev/null || need+=(iproute2)       # scripts/netstand's namespaces
+command -v ping >/dev/null || need+=(iputils-ping) # scripts/netstand measures its links' round trip
 command -v rclone >/dev/null || need+=(rclone)     # the benchmark smoke run's other arm
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ]; then

@@ -28,6 +28,9 @@ var (
 // Ping pings the far address n times (0.2 s apart) from the near namespace
 // with the system's ping and parses its summary.
 func (s *Stand) Ping(ctx context.Context, n int, to netip.Addr) (PingResult, error) {
+	if _, err := exec.LookPath("ping"); err != nil {
+		return PingResult{}, fmt.Errorf("netstand: ping not found (apt-get install -y iputils-ping): %w", err)
+	}
 	argv := s.NearCommand("ping", "-n", "-q", "-c", strconv.Itoa(n), "-i", "0.2", "-W", "5", to.String())
 	r := PingResult{Command: fmt.Sprint(argv)}
 	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
