@@ -1,6 +1,9 @@
 package daemon
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // TestHostToASCII: the cases of rsync's idn_test and daemon-access-idn
 // tests: U-labels become A-labels (case folded, normalized), ASCII labels
@@ -42,6 +45,11 @@ func TestHostToASCII(t *testing.T) {
 // daemon-access-idn cases, with the peer "localhost"), and what the
 // mapping would turn into a wildcard, a mask or nothing matches nothing.
 func TestAccessIDN(t *testing.T) {
+	// Names match by name only: no entry resolves (the forward lookup
+	// would ask the machine's resolver).
+	old := LookupHost
+	defer func() { LookupHost = old }()
+	LookupHost = func(name string) ([]string, error) { return nil, fmt.Errorf("no such host %q", name) }
 	fullwidth := func(s string) string {
 		var b []rune
 		for _, r := range s {

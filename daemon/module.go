@@ -149,7 +149,9 @@ func (s *session) serveModule(m *Module) int {
 	if !noHooks && (earlyCmd != "" || preCmd != "" || postCmd != "" || m.String("name converter") != "") {
 		os.Setenv("RSYNC_PID", strconv.Itoa(os.Getpid()))
 	}
-	code := wire.ExitStartClient
+	// What the post-xfer exec is told: rsync's -1 (255, raw 65280)
+	// until a transfer has run and ended with a code of its own.
+	postStatus := 255
 	if postCmd != "" && postErr == nil {
 		// Started first, as rsync forks it first: it runs whatever
 		// becomes of the rest (a failed early exec too), and waits for
@@ -164,7 +166,7 @@ func (s *session) serveModule(m *Module) int {
 			s.logf(fmt.Sprintf("post-xfer exec: %v", err))
 		} else {
 			defer func() {
-				fmt.Fprintf(postIn, "%d %d\n", code, code<<8)
+				fmt.Fprintf(postIn, "%d %d\n", postStatus, postStatus<<8)
 				postIn.Close()
 				done := make(chan struct{})
 				go func() { post.Wait(); close(done) }()
@@ -192,16 +194,14 @@ func (s *session) serveModule(m *Module) int {
 	// trickle cannot hold a "max connections" slot.
 	s.armHandshake(m.Int("timeout"))
 	if err := s.say(wire.DaemonOK); err != nil {
-		code = wire.ExitSocketIO
-		return code
+		return wire.ExitSocketIO
 	}
 	args, err := wire.ReadDaemonArgs(s.r)
 	if err != nil {
-		code = wire.ExitStreamIO
 		if s.readFailed(err) == wire.ExitTimeout {
-			code = wire.ExitTimeout
+			return wire.ExitTimeout
 		}
-		return code
+		return wire.ExitStreamIO
 	}
 	s.disarmHandshake()
 	refused := s.srv.refusedOption(m, args)
@@ -253,11 +253,12 @@ func (s *session) serveModule(m *Module) int {
 			defer names.Close()
 		}
 	}
-	code = s.transfer(&moduleRun{
+	code := s.transfer(&moduleRun{
 		m: m, root: root, inner: inner, chroot: chroot == 1, uid: uid, gid: gid, groups: groups,
 		rules: daemonRules, munge: munge == 1, numericIDs: numericIDs, readOnly: readOnly,
 		refused: refused, user: authUser, names: names,
 	})
+	postStatus = code
 	return code
 }
 

@@ -79,36 +79,35 @@ func (c *nameConverter) Close() {
 	c.out.Close()
 }
 
-// ask sends one request and reads its answer.
+// errConverterBroken: the converter failed before, which was logged
+// then; later requests fail quietly.
+var errConverterBroken = errors.New("the name converter failed before")
+
+// ask sends one request and reads its answer, one line that must fit
+// the reader's buffer (maxConverterLine).
 func (c *nameConverter) ask(req string) (string, error) {
 	if c.broken {
-		return "", errors.New("the name converter failed before")
+		return "", errConverterBroken
 	}
 	c.out.SetReadDeadline(time.Now().Add(converterTimeout))
 	if _, err := c.in.WriteString(req + "\n"); err != nil {
 		c.broken = true
 		return "", fmt.Errorf("connection to name-converter failed: %w", err)
 	}
-	var line []byte
-	for {
-		b, err := c.r.ReadByte()
-		if err != nil {
-			c.broken = true
-			return "", fmt.Errorf("name converter's answer to %q: %w", req, err)
-		}
-		if b == '\n' {
-			return string(line), nil
-		}
-		if len(line) >= maxConverterLine {
-			c.broken = true
-			return "", fmt.Errorf("name converter's answer to %q is too long", req)
-		}
-		line = append(line, b)
+	line, err := c.r.ReadSlice('\n')
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		c.broken = true
+		return "", fmt.Errorf("name converter's answer to %q is too long", req)
+	case err != nil:
+		c.broken = true
+		return "", fmt.Errorf("name converter's answer to %q: %w", req, err)
 	}
+	return string(line[:len(line)-1]), nil
 }
 
 func (c *nameConverter) fail(err error) {
-	if c.logf != nil {
+	if c.logf != nil && err != errConverterBroken {
 		c.logf(err.Error())
 	}
 }

@@ -28,7 +28,7 @@ func hookModules(out string) string {
 	path = %[1]s/MOD
 	early exec = exit 3
 	pre-xfer exec = touch %[1]s/pre.ran
-	post-xfer exec = echo "$RSYNC_EXIT_STATUS" > %[1]s/post.out
+	post-xfer exec = echo "$RSYNC_EXIT_STATUS $RSYNC_RAW_STATUS" > %[1]s/post.out
 `, out)
 }
 
@@ -98,8 +98,9 @@ func TestDaemonEarlyInputDiff(t *testing.T) {
 			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && len(post) == 0; time.Sleep(20 * time.Millisecond) {
 				post, _ = os.ReadFile(filepath.Join(out, "post.out"))
 			}
-			if len(post) == 0 {
-				t.Error("no post-xfer exec after a failing early exec")
+			// No transfer ran: the hook is told rsync's -1.
+			if string(post) != "255 65280\n" {
+				t.Errorf("post-xfer exec after a failing early exec was told %q, want %q", post, "255 65280\n")
 			}
 		})
 	}

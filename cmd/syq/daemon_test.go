@@ -237,6 +237,15 @@ func TestDaemonConnectProg(t *testing.T) {
 		t.Errorf("daemon over a remote shell: %d %s %q", r.code, r.stderr, b)
 	}
 
+	// The same with the remote command exactly as the client sends it
+	// (`rsync --server --daemon .`), the config read by a wrapper.
+	wrap := filepath.Join(f.dir, "rsync-wrap")
+	os.WriteFile(wrap, []byte("#!/bin/sh\nexec "+f.rsyncBin+" \"$@\" --config="+f.conf+"\n"), 0o755)
+	r = f.run(t, nil, f.rsyncBin, "-a", "-e", rsh, "--rsync-path="+wrap, "somehost::pub/sub/", dst("viarsh2")+"/")
+	if b, _ := os.ReadFile(dst("viarsh2/b.txt")); r.code != 0 || string(b) != "beta\n" {
+		t.Errorf("daemon over a remote shell, bare server command: %d %s %q", r.code, r.stderr, b)
+	}
+
 	// Authentication.
 	r = f.syq(t, []string{"RSYNC_PASSWORD=wrong"}, "-a", "joe@localhost::auth/sub/", dst("auth")+"/")
 	if r.code != 5 || !strings.Contains(r.stderr, "@ERROR: auth failed on module auth") {

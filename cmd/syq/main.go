@@ -109,7 +109,11 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		case remote.ServerFlag:
 			return runServer(os.Stdin, os.Stdout, stderr)
 		case "--server":
-			// `syq --server ...`: --rsync-path naming syq itself.
+			// `syq --server ...`: --rsync-path naming syq itself; with
+			// --daemon, a daemon reached over a remote shell.
+			if !isRsyncServer(args) {
+				return runDaemon(args, stdout, stderr)
+			}
 			return runRsyncServer(args, os.Stdin, os.Stdout, stderr)
 		case remote.VersionFlag:
 			v, err := helperVersion()
