@@ -405,6 +405,9 @@ type SparseWriter struct {
 	// inPlace: dst holds old data (--inplace), which zero blocks punch
 	// out rather than skip, as rsync's receiver does.
 	inPlace bool
+	// noPunch: the file system refused to punch once; its zeros are
+	// written from then on.
+	noPunch bool
 }
 
 // NewSparseWriter writes dst sparsely: an empty file, or with inPlace
@@ -447,7 +450,7 @@ func (w *SparseWriter) writePunching(p []byte, off int64) (int64, error) {
 			}
 			j = end
 		}
-		if zero {
+		if zero && !w.noPunch {
 			err := copyNoEINTR(func() error {
 				return unix.Fallocate(int(w.dst.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off+int64(i), int64(j-i))
 			})
@@ -459,6 +462,7 @@ func (w *SparseWriter) writePunching(p []byte, off int64) (int64, error) {
 			if err != unix.EOPNOTSUPP && err != unix.ENOSYS {
 				return 0, err
 			}
+			w.noPunch = true
 		}
 		if _, err := w.dst.WriteAt(p[i:j], off+int64(i)); err != nil {
 			return 0, err

@@ -135,7 +135,7 @@ func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
 	entries := fb.Entries
 	m := r.idMap
 	byName := r.cfg.Names != nil && len(fb.Names) > 0 && !r.opts.NumericIDs
-	if m == nil && !byName || len(entries) == 0 {
+	if !r.rewritesIDs() || len(entries) == 0 {
 		return entries
 	}
 	var names [2]map[uint32]string
@@ -173,6 +173,13 @@ func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
 		}
 	}
 	return out
+}
+
+// rewritesIDs says whether received owners and groups may change on
+// arrival (a map, or names the sender gives): the entries then keep the
+// sender's ids in SentUid and SentGid, for %U and %G.
+func (r *Receiver) rewritesIDs() bool {
+	return r.idMap != nil || r.cfg.Names != nil && !r.opts.NumericIDs
 }
 
 // localID is the id here of the sender's id, by the name the sender

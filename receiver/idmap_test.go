@@ -44,6 +44,13 @@ func TestMapIDsByName(t *testing.T) {
 		if [2]uint32{e.Uid, e.Gid} != want[i] {
 			t.Errorf("%s: %d:%d, want %v", e.Name, e.Uid, e.Gid, want[i])
 		}
+		// %U and %G of a push show the sender's ids.
+		if s := fb.Entries[i]; e.SentUid != s.Uid || e.SentGid != s.Gid {
+			t.Errorf("%s: sender's ids kept as %d:%d, want %d:%d", e.Name, e.SentUid, e.SentGid, s.Uid, s.Gid)
+		}
+	}
+	if !r.rewritesIDs() {
+		t.Error("mapping by name does not count as rewriting ids (the out-format would show the mapped ones)")
 	}
 	if fb.Entries[0].Uid != 1000 {
 		t.Error("the sender's entries were changed")

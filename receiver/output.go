@@ -360,7 +360,7 @@ func (r *Receiver) formatLine(format, itemized, name, rel string, e *wire.Entry,
 			if !r.opts.Owner {
 				return "0"
 			}
-			if r.idMap != nil && !r.cfg.Pulled {
+			if r.rewritesIDs() && !r.cfg.Pulled {
 				return fmt.Sprint(e.SentUid) // rsync's sender prints the line
 			}
 			return fmt.Sprint(e.Uid)
@@ -368,7 +368,7 @@ func (r *Receiver) formatLine(format, itemized, name, rel string, e *wire.Entry,
 			if !r.opts.Group {
 				return "DEFAULT"
 			}
-			if r.idMap != nil && !r.cfg.Pulled {
+			if r.rewritesIDs() && !r.cfg.Pulled {
 				return fmt.Sprint(e.SentGid)
 			}
 			return fmt.Sprint(e.Gid)

@@ -361,15 +361,15 @@ func TestDaemonTCP(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(f.dir, "proxied/b.txt")); r.code != 0 || string(b) != "beta\n" {
 		t.Errorf("pull through a proxy: %d %s %q", r.code, r.stderr, b)
 	}
-	if got := <-seen; got != fmt.Sprintf("CONNECT daemon.invalid:%d HTTP/1.0|", port) {
+	if got := proxyRequest(t, seen); got != fmt.Sprintf("CONNECT daemon.invalid:%d HTTP/1.0|", port) {
 		t.Errorf("the proxy saw %q", got)
 	}
 	r = f.run(t, []string{"RSYNC_PROXY=joe:se:same@" + proxy}, f.rsyncBin, fmt.Sprintf("rsync://daemon.invalid:%d/", port))
-	if got := <-seen; r.code != 0 || got != fmt.Sprintf("CONNECT daemon.invalid:%d HTTP/1.0|Proxy-Authorization: Basic am9lOnNlOnNhbWU=|", port) {
+	if got := proxyRequest(t, seen); r.code != 0 || got != fmt.Sprintf("CONNECT daemon.invalid:%d HTTP/1.0|Proxy-Authorization: Basic am9lOnNlOnNhbWU=|", port) {
 		t.Errorf("list through a proxy with credentials: %d %s, the proxy saw %q", r.code, r.stderr, got)
 	}
 	r = f.run(t, []string{"RSYNC_PROXY=" + proxy}, f.rsyncBin, "rsync://refuse.invalid/")
-	<-seen
+	proxyRequest(t, seen)
 	if r.code != 10 || !strings.Contains(r.stderr, "bad response from proxy -- HTTP/1.0 503 Service Unavailable") {
 		t.Errorf("a proxy's refusal: %d %s", r.code, r.stderr)
 	}
@@ -565,6 +565,19 @@ func TestDaemonChrootInner(t *testing.T) {
 	}
 }
 
+// proxyRequest is the next request the test proxy saw; a client that
+// never reached it fails the test instead of hanging it.
+func proxyRequest(t *testing.T, seen <-chan string) string {
+	t.Helper()
+	select {
+	case r := <-seen:
+		return r
+	case <-time.After(30 * time.Second):
+		t.Fatal("the proxy saw no request")
+		return ""
+	}
+}
+
 // startConnectProxy runs a small HTTP CONNECT proxy on loopback that
 // tunnels to the daemon on port (and refuses a host named
 // "refuse.invalid"); each request's lines (joined by '|') arrive on
@@ -629,7 +642,7 @@ func TestDaemonHTTPProxyIDN(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(out, "b.txt")); r.code != 0 || string(b) != "beta\n" {
 		t.Errorf("pull through a proxy: code %d, b.txt %q: %s", r.code, b, r.stderr)
 	}
-	if got, want := <-seen, fmt.Sprintf("CONNECT xn--iku-eqab.example:%d HTTP/1.0|", port); got != want {
+	if got, want := proxyRequest(t, seen), fmt.Sprintf("CONNECT xn--iku-eqab.example:%d HTTP/1.0|", port); got != want {
 		t.Errorf("the proxy saw %q, want %q", got, want)
 	}
 	r = f.run(t, []string{"RSYNC_PROXY=nocolon"}, f.rsyncBin, "-r", "rsync://upstream.example/pub/", filepath.Join(t.TempDir(), "y")+"/")
