@@ -29,10 +29,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sync"
-	"syscall"
 
 	"syq/delta"
 )
@@ -106,8 +104,8 @@ func ReadBatchHeader(r *bufio.Reader, name string) (*BatchHeader, error) {
 	if string(head[:len(BatchMagic)]) != BatchMagic {
 		// rsync's batch starts with its stream flags and then its
 		// protocol version, both 4-byte little-endian.
-		if v := binary.LittleEndian.Uint32(head[4:8]); v >= 20 && v <= 40 {
-			return nil, bad("an rsync batch (protocol %d); syq reads only batches syq wrote", v)
+		if IsRsyncGreeting(head[4:8]) {
+			return nil, bad("an rsync batch (protocol %d); syq reads only batches syq wrote", head[4])
 		}
 		return nil, bad("not a syq batch (no %s magic)", BatchMagic)
 	}
@@ -373,11 +371,12 @@ func (c *batchConn) Recv() (Message, error) {
 				m.Ref.Release()
 				continue
 			}
-			c.skipped(m.Seq, rec[k], w, k > 0)
+			wantAt := positions(w.Indexes)
+			c.skipped(m.Seq, rec[k], wantAt, k > 0)
 			c.mu.Lock()
 			c.answered[m.Seq]++
 			c.mu.Unlock()
-			return &Data{Seq: m.Seq, Ref: &batchRef{c: c, inner: m.Ref, seq: m.Seq, rec: rec[k], have: indexSet(rec[k].Indexes), want: w, redo: k > 0}}, nil
+			return &Data{Seq: m.Seq, Ref: &batchRef{c: c, inner: m.Ref, seq: m.Seq, rec: rec[k], recAt: positions(rec[k].Indexes), want: w, wantAt: wantAt, redo: k > 0}}, nil
 		case *DataEnd:
 			c.mu.Lock()
 			c.atEnd = true
@@ -426,17 +425,14 @@ func (c *batchConn) secondWants(w *Wants) bool {
 }
 
 // skipped reports the files the batch has data for that the receiver
-// does not want (its destination has them already).
-func (c *batchConn) skipped(seq uint64, rec, w *Wants, redo bool) {
+// does not want (its destination has them already); want holds the
+// positions of what it wants (nil: nothing).
+func (c *batchConn) skipped(seq uint64, rec *Wants, want map[int32]int, redo bool) {
 	if rec == nil || c.report == nil || c.dryRun {
 		return
 	}
-	want := map[int32]bool{}
-	if w != nil {
-		want = indexSet(w.Indexes)
-	}
 	for _, i := range rec.Indexes {
-		if !want[i] {
+		if _, ok := want[i]; !ok {
 			c.report(ProblemInfo, fmt.Sprintf("(Skipping batched update for%s \"%s\")", resendOf(redo), c.path(seq, i)))
 		}
 	}
@@ -464,10 +460,12 @@ func (c *batchConn) path(seq uint64, i int32) string {
 	return name
 }
 
-func indexSet(idx []int32) map[int32]bool {
-	m := make(map[int32]bool, len(idx))
-	for _, i := range idx {
-		m[i] = true
+// positions maps each index of idx to its place there (where its
+// signature is, in a Wants).
+func positions(idx []int32) map[int32]int {
+	m := make(map[int32]int, len(idx))
+	for k, i := range idx {
+		m[i] = k
 	}
 	return m
 }
@@ -475,20 +473,21 @@ func indexSet(idx []int32) map[int32]bool {
 // batchRef gives the receiver the files of one of its Wants that the
 // batch has data for; inner is nil when the batch has none at all.
 type batchRef struct {
-	c     *batchConn
-	inner SourceRef
-	seq   uint64
-	rec   *Wants // what the recording wanted
-	have  map[int32]bool
-	want  *Wants
-	redo  bool
+	c      *batchConn
+	inner  SourceRef
+	seq    uint64
+	rec    *Wants        // what the recording wanted
+	recAt  map[int32]int // positions(rec.Indexes): the files the batch has data for
+	want   *Wants
+	wantAt map[int32]int // positions(want.Indexes)
+	redo   bool
 }
 
 // errNoBatched: the batch holds no data for a file the receiver wants.
 var errNoBatched = errors.New("no batched update")
 
 func (r *batchRef) Open(i int32) (Source, error) {
-	if r.inner == nil || !r.have[i] {
+	if _, ok := r.recAt[i]; r.inner == nil || !ok {
 		r.noUpdate(i)
 		return nil, errNoBatched
 	}
@@ -496,7 +495,7 @@ func (r *batchRef) Open(i int32) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f, ok := src.(*streamFile); ok && f.isDelta() && !sameSig(sigOf(r.rec, i), sigOf(r.want, i)) {
+	if f, ok := src.(*streamFile); ok && f.isDelta() && !sameSig(sigOf(r.rec, r.recAt, i), sigOf(r.want, r.wantAt, i)) {
 		// The basis check: a delta applies only to the copy it was
 		// made against, which had the same signature.
 		src.Close()
@@ -509,15 +508,11 @@ func (r *batchRef) Open(i int32) (Source, error) {
 	return src, nil
 }
 
-// sigOf is the signature w sent for entry i, nil if none.
-func sigOf(w *Wants, i int32) *delta.Signature {
-	for k, j := range w.Indexes {
-		if j == i {
-			if k < len(w.Sigs) {
-				return w.Sigs[k]
-			}
-			return nil
-		}
+// sigOf is the signature w sent for entry i (at holds the positions
+// of w's indexes), nil if none.
+func sigOf(w *Wants, at map[int32]int, i int32) *delta.Signature {
+	if k, ok := at[i]; ok && k < len(w.Sigs) {
+		return w.Sigs[k]
 	}
 	return nil
 }
@@ -546,15 +541,8 @@ func (r *batchRef) Release() {
 // files with deltas, as rsync's batches hold) and the sender's list and
 // data.
 func BatchStreamPair(rec *BatchRecorder) (sender, receiver Conn, err error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	sf := os.NewFile(uintptr(fds[0]), "receiver")
-	rf := os.NewFile(uintptr(fds[1]), "sender")
 	// Both halves are this syq: every capability, so whole files carry
 	// their checksum and a replay checks them.
-	sender = NewStream(bufio.NewReader(sf), sf, sf, StreamConfig{Peer: "receiver", Verify: true, Sum128: true, Append: true})
-	receiver = NewStream(bufio.NewReader(rf), rf, rf, StreamConfig{Peer: "sender", Record: rec, Verify: true, Sum128: true, Append: true})
-	return sender, receiver, nil
+	return configuredStreamPair(StreamConfig{Peer: "receiver", Verify: true, Sum128: true, Append: true},
+		StreamConfig{Peer: "sender", Record: rec, Verify: true, Sum128: true, Append: true})
 }

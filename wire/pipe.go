@@ -75,13 +75,19 @@ func (p *pipeConn) Close() error {
 // tests of either half against a fake peer. The sockets are
 // non-blocking, so closing a Stream also ends its pending read.
 func StreamPair(a, b string) (Conn, Conn, error) {
+	return configuredStreamPair(StreamConfig{Peer: a}, StreamConfig{Peer: b})
+}
+
+// configuredStreamPair is StreamPair with each half's configuration (its Peer
+// names it).
+func configuredStreamPair(a, b StreamConfig) (Conn, Conn, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	end := func(fd int, peer string) Conn {
-		f := os.NewFile(uintptr(fd), peer)
-		return NewStream(bufio.NewReader(f), f, f, StreamConfig{Peer: peer})
+	end := func(fd int, cfg StreamConfig) Conn {
+		f := os.NewFile(uintptr(fd), cfg.Peer)
+		return NewStream(bufio.NewReader(f), f, f, cfg)
 	}
 	return end(fds[0], a), end(fds[1], b), nil
 }
