@@ -185,8 +185,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 				if clean := SanitizeLink(e.Link, strings.Count(joinRel(fb.Dir, e.Name), "/")); clean != e.Link {
 					// Output shows what the sender listed, as rsync's
 					// lines come from its sender in a push.
-					r.sentLinks.Store(e, e.Link)
-					e.Link = clean
+					e.SentLink, e.Link = e.Link, clean
 				}
 			}
 		}
@@ -346,8 +345,15 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 					b.changed.Store(true) // its mtime is put back after the deletions
 				}
 				if r.opts.DeleteAfter {
-					// Listed again at the end: keep what the sender has.
-					l.names, l.listed = nil, r.listedNames(fb)
+					// Listed again at the end: keep what the sender has
+					// (a sorted slice: held for every directory until
+					// then).
+					keep := r.listedNames(fb)
+					l.names, l.listed = nil, make([]string, 0, len(keep))
+					for n := range keep {
+						l.listed = append(l.listed, n)
+					}
+					slices.Sort(l.listed)
 				}
 				r.lateMu.Lock()
 				r.late = append(r.late, l)
@@ -679,7 +685,7 @@ type lateDeletion struct {
 	seq    uint64 // the directory's batch: the file list's order
 	dir    string
 	names  []string
-	listed map[string]bool
+	listed []string // sorted; nil unless --delete-after
 }
 
 // listedNames is the set of names the sender has in fb's directory.
@@ -721,14 +727,14 @@ func (r *Receiver) deleteLate() {
 			r.out.now("deleting in "+r.display(l.dir), true)
 		}
 		names := l.names
-		if l.listed != nil {
+		if r.opts.DeleteAfter {
 			have, err := dir.Names()
 			if err != nil {
 				r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(l.dir), fsops.ErrText(err))
 			}
 			names = nil
 			for _, n := range have {
-				if !l.listed[n] {
+				if _, found := slices.BinarySearch(l.listed, n); !found {
 					names = append(names, n)
 				}
 			}

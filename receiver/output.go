@@ -179,8 +179,8 @@ func (r *Receiver) shownLink(e *wire.Entry) string {
 	if r.opts.MungeLinks && r.opts.Links && !r.cfg.Pulled {
 		return strings.TrimPrefix(e.Link, wire.MungePrefix)
 	}
-	if sent, ok := r.sentLinks.Load(e); ok {
-		return sent.(string)
+	if e.SentLink != "" {
+		return e.SentLink
 	}
 	return e.Link
 }

@@ -139,9 +139,6 @@ type Receiver struct {
 	// name a sender gave (idmap.go).
 	namedMu sync.Mutex
 	named   [2]map[string]uint32
-	// sentLinks holds, per entry whose link target SanitizeLink
-	// changed, the target the sender listed (for output).
-	sentLinks sync.Map
 	// groups are ours, for a receiver that is not root (idmap.go).
 	groupsOnce sync.Once
 	groups     []uint32

@@ -52,6 +52,10 @@ type Entry struct {
 	// (--usermap, --groupmap, --chown) keeps the sender's ids here, which
 	// rsync's sender shows in %U and %G.
 	SentUid, SentGid uint32
+	// SentLink is not sent either: a receiver that cleans a link target
+	// (a daemon module's SanitizeLinks) keeps the sender's here, for
+	// output.
+	SentLink string
 }
 
 // Xattr is one extended attribute of an Entry.
