@@ -338,11 +338,6 @@ func applyBatchFlags(inv *Invocation, rec *wire.Options, stdout io.Writer) {
 
 // readBatch applies the batch --read-batch names to inv.Dest.
 func readBatch(inv *Invocation, stdout, stderr io.Writer) int {
-	fail := func(fe *wire.FatalError) int {
-		fmt.Fprintln(stderr, fatalLine(fe))
-		fmt.Fprintln(stderr, exitLine(fe.Code))
-		return fe.Code
-	}
 	name := inv.batchName
 	var f *os.File
 	if name == "-" {
@@ -350,11 +345,11 @@ func readBatch(inv *Invocation, stdout, stderr io.Writer) int {
 	} else {
 		var err error
 		if f, err = fsops.OpenOwned(name); err != nil {
-			return fail(batchFileError(name, err, wire.ExitFileIO))
+			return reportFatal(stderr, batchFileError(name, err, wire.ExitFileIO))
 		}
 		if st, err := fsops.Fstat(f); err == nil && !st.IsReg() {
 			f.Close()
-			return fail(&wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("Batch file %s is not a regular file", quotedPath(name))})
+			return reportFatal(stderr, &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("Batch file %s is not a regular file", quotedPath(name))})
 		}
 	}
 	defer f.Close()
@@ -364,7 +359,7 @@ func readBatch(inv *Invocation, stdout, stderr io.Writer) int {
 	br := bufio.NewReaderSize(f, 256<<10)
 	hdr, err := wire.ReadBatchHeader(br, quotedPath(name))
 	if err != nil {
-		return fail(asFatal(err))
+		return reportFatal(stderr, asFatal(err))
 	}
 	// Whether this side would recurse incrementally is rsync's
 	// decision before the batch sets -r.
@@ -415,9 +410,7 @@ func readBatch(inv *Invocation, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fe := fatal(recvErr); fe != nil {
-		fmt.Fprintln(errOut, fatalLine(fe))
-		fmt.Fprintln(errOut, exitLine(fe.Code))
-		return fe.Code
+		return reportFatal(errOut, fe)
 	}
 	printHeapStats(inv, roleReceiver, stdout)
 	printSummary(inv, stats, nil, elapsed, stdout)

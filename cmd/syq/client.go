@@ -105,9 +105,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			err = &wire.FatalError{Code: wire.ExitTimeout, Err: fmt.Errorf("timeout: the remote side did not start within %ds", opts.TimeoutSec)}
 		}
 		fe := asFatal(err)
-		fmt.Fprintln(errOut, fatalLine(fe))
-		fmt.Fprintln(errOut, exitLine(fe.Code))
-		return fe.Code
+		return reportFatal(errOut, fe)
 	}
 
 	for _, a := range inv.RailAddrs {

@@ -161,9 +161,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	}
 	var pfe *wire.FatalError
 	if errors.As(err, &pfe) {
-		fmt.Fprintln(stderr, fatalLine(pfe))
-		fmt.Fprintln(stderr, exitLine(pfe.Code))
-		return pfe.Code
+		return reportFatal(stderr, pfe)
 	}
 	if err != nil {
 		return usageFailure(stderr, err)
@@ -215,9 +213,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			return usageFailure(stderr, err)
 		}
 		fe := asFatal(err)
-		fmt.Fprintln(stderr, fatalLine(fe))
-		fmt.Fprintln(stderr, exitLine(fe.Code))
-		return fe.Code
+		return reportFatal(stderr, fe)
 	}
 	for _, l := range nstrLines(inv) {
 		fmt.Fprintln(stdout, l)
@@ -357,9 +353,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		}
 		if err != nil {
 			fe := asFatal(err)
-			fmt.Fprintln(stderr, fatalLine(fe))
-			fmt.Fprintln(stderr, exitLine(fe.Code))
-			return fe.Code
+			return reportFatal(stderr, fe)
 		}
 	}
 	early := watchStop(inv.StopAt, func() {
@@ -442,9 +436,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	}
 	tune.Finish(fe == nil && code == 0, live.Bytes.Load(), live.Files.Load(), elapsed)
 	if fe != nil {
-		fmt.Fprintln(errOut, fatalLine(fe))
-		fmt.Fprintln(errOut, exitLine(fe.Code))
-		return fe.Code
+		return reportFatal(errOut, fe)
 	}
 	printMatchReport(inv, stats, stdout, false)
 	printHeapStats(inv, roleLocal, stdout)
@@ -540,6 +532,14 @@ func fatal(errs ...error) *wire.FatalError {
 		}
 	}
 	return first
+}
+
+// reportFatal prints fe as rsync ends on it (its message and the
+// "error ... (code N)" line) and returns its exit code.
+func reportFatal(w io.Writer, fe *wire.FatalError) int {
+	fmt.Fprintln(w, fatalLine(fe))
+	fmt.Fprintln(w, exitLine(fe.Code))
+	return fe.Code
 }
 
 // fatalLine is the message of the error that ended a run: "syq: " and
