@@ -245,9 +245,10 @@ type BasisCloner interface {
 	CloneBasis(off, n int64) (int64, error)
 }
 
-// MinClone is the shortest run of matched bytes Apply offers a
-// BasisCloner: below it, a clone's fixed costs (a flush, a system call,
+// MinClone is the shortest run of matched bytes worth sharing with a
+// clone: below it, a clone's fixed costs (a flush, a system call,
 // reading the range back for the whole-file check) outweigh the copy.
+// A BasisCloner is offered every run and decides.
 const MinClone = 256 << 10
 
 // Op is one step of a delta: Literal bytes, or Count basis blocks from
@@ -306,7 +307,7 @@ var ErrBadDelta = errors.New("bad delta")
 // Blocks are copied through a buffer, each read before it is written, so
 // basis may be the file w writes (--inplace) as long as the delta only
 // refers to blocks at or after the write offset. A w that is a
-// BasisCloner is offered each run of at least MinClone matched bytes.
+// BasisCloner is offered each run of matched bytes.
 func Apply(w io.Writer, basis io.ReaderAt, blockLen int, basisLen int64, ops OpReader, size int64) (Stats, error) {
 	var st Stats
 	var done int64
@@ -342,7 +343,7 @@ func Apply(w io.Writer, basis io.ReaderAt, blockLen int, basisLen int64, ops OpR
 		if end-off > size-done {
 			return st, fmt.Errorf("%w: more data than the file's size %d", ErrBadDelta, size)
 		}
-		if c, ok := w.(BasisCloner); ok && end-off >= MinClone {
+		if c, ok := w.(BasisCloner); ok {
 			k, err := c.CloneBasis(off, end-off)
 			if err != nil {
 				return st, err

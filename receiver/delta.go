@@ -220,23 +220,27 @@ const cloneAlign = 4096
 // a copy would read them, for the whole-file hash: that check then
 // covers them as it covers what is written.
 //
-// In place (inPlace) it takes a run only where it would be written over
-// itself: it reads it for the hash and writes nothing, as rsync's
-// receiver seeks past such a match.
+// In place (inPlace) it takes a run, of any length, only where it would
+// be written over itself: it reads it for the hash and writes nothing,
+// as rsync's receiver seeks past such a match. Elsewhere it shares only
+// runs of at least delta.MinClone.
 func (w *rebuild) CloneBasis(off, n int64) (int64, error) {
 	if w.noClone && !w.inPlace {
 		return 0, nil
 	}
-	if err := w.bw.Flush(); err != nil {
-		return 0, err
-	}
+	// Where the next byte lands, what is buffered written.
 	pos, _ := w.out.Seek(0, io.SeekCurrent)
+	pos += int64(w.bw.Buffered())
 	if w.inPlace {
+		// Any run, however short: its bytes are there already.
 		if pos != off {
 			return 0, nil
 		}
+		if err := w.bw.Flush(); err != nil {
+			return 0, err
+		}
 		if w.buf == nil {
-			w.buf = make([]byte, delta.MinClone)
+			w.buf = make([]byte, min(delta.MinClone, max(n, 4096)))
 		}
 		if err := delta.CopyBasis(w.h, w.basis, off, n, w.buf); err != nil {
 			return 0, err
@@ -248,8 +252,11 @@ func (w *rebuild) CloneBasis(off, n int64) (int64, error) {
 		return n, nil
 	}
 	head := (cloneAlign - off%cloneAlign) % cloneAlign
-	if (pos-off)%cloneAlign != 0 || n-head < cloneAlign {
+	if n < delta.MinClone || (pos-off)%cloneAlign != 0 || n-head < cloneAlign {
 		return 0, nil
+	}
+	if err := w.bw.Flush(); err != nil {
+		return 0, err
 	}
 	m := (n - head) / cloneAlign * cloneAlign
 	if w.buf == nil {

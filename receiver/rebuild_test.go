@@ -145,17 +145,52 @@ func (c *writeCounter) WriteAt(p []byte, off int64) (int, error) {
 // seeks past them; the file and its whole-file hash are the target's.
 func TestRebuildInPlaceKeepsSameSpot(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	rnd := func(n int) []byte {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte(r.Uint32())
-		}
-		return b
-	}
-	basis := rnd(4 << 20)
+	basis := randBytes(r, 4<<20)
 	target := bytes.Clone(basis)
-	copy(target[1<<20:], rnd(4096))                                                // an edit in place
-	target = append(target[:3<<20:3<<20], append(rnd(1000), target[3<<20:]...)...) // the rest shifted
+	copy(target[1<<20:], randBytes(r, 4096))                                                // an edit in place
+	target = append(target[:3<<20:3<<20], append(randBytes(r, 1000), target[3<<20:]...)...) // the rest shifted
+	w, written, st := rebuildInPlace(t, basis, target)
+	// The unchanged first 3 MiB (less the edit) stay where they are;
+	// what follows the shift is literal (in place nothing behind the
+	// write offset may be used), and so is the edit.
+	if w.cloned < 3<<20-2*4096-delta.MinClone || written > int64(len(target))-w.cloned || written < st.Literal {
+		t.Errorf("kept %d bytes, wrote %d (literal %d) of %d", w.cloned, written, st.Literal, len(target))
+	}
+}
+
+// TestRebuildInPlaceKeepsShortRuns: edits every 64 KiB leave only short
+// runs at their own offset (shorter than a clone is worth): in place
+// they are kept too, and only the edits are written.
+func TestRebuildInPlaceKeepsShortRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	basis := randBytes(r, 2<<20)
+	target := bytes.Clone(basis)
+	for off := 32 << 10; off < len(target); off += 64 << 10 {
+		copy(target[off:], randBytes(r, 100))
+	}
+	w, written, st := rebuildInPlace(t, basis, target)
+	if w.cloned != st.Matched || written != st.Literal {
+		t.Errorf("kept %d of %d matched bytes, wrote %d (literal %d)", w.cloned, st.Matched, written, st.Literal)
+	}
+	if st.Matched < int64(len(target))/2 {
+		t.Errorf("only %d bytes matched", st.Matched)
+	}
+}
+
+func randBytes(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// rebuildInPlace applies target's in-place delta against basis to a file
+// holding basis, as applyDelta does with --inplace, checks the result
+// and its hash, and returns the rebuild, the bytes written and the
+// delta's figures.
+func rebuildInPlace(t *testing.T, basis, target []byte) (*rebuild, int64, delta.Stats) {
+	t.Helper()
 	const blockLen = 4096
 	sig, err := delta.Sign(bytes.NewReader(basis), int64(len(basis)), blockLen)
 	if err != nil {
@@ -205,10 +240,5 @@ func TestRebuildInPlaceKeepsSameSpot(t *testing.T) {
 	if h.Sum128() != xxh3.Hash128(target) {
 		t.Fatal("the whole-file hash is not the target's")
 	}
-	// The unchanged first 3 MiB (less the edit) stay where they are;
-	// what follows the shift is literal (in place nothing behind the
-	// write offset may be used), and so is the edit.
-	if w.cloned < 3<<20-2*4096-delta.MinClone || wc.n > int64(len(target))-w.cloned || wc.n < st.Literal {
-		t.Errorf("kept %d bytes, wrote %d (literal %d) of %d", w.cloned, wc.n, st.Literal, len(target))
-	}
+	return w, wc.n, st
 }
