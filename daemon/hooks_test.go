@@ -201,6 +201,15 @@ func TestServeHandshakeTimeout(t *testing.T) {
 	if n := exitOf(t, c, code); n != wire.ExitTimeout {
 		t.Errorf("exit %d, want %d", n, wire.ExitTimeout)
 	}
+	if !d.logged("daemon handshake timeout") {
+		t.Errorf("log %q", d.log)
+	}
+	// Without a global timeout (the default wait is longer than the
+	// client's deadline) only the module's can end the arguments' wait.
+	d, _ = hookDaemon(t, `[slow]
+	path = %[1]s
+	timeout = 1
+`)
 	c, r, line, code := d.open(t, "slow", "")
 	if line != wire.DaemonOK {
 		t.Fatalf("slow: %q", line)

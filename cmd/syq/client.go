@@ -620,7 +620,6 @@ func drainPeer(st *wire.Stream) error {
 	}
 }
 
-// asFatal gives any error rsync's exit code: a broken stream is 12.
 // senderGone returns the remote sender's own fatal error when that is
 // what ended a pull (the receiver reports it as the sender going away).
 func senderGone(err error) *wire.FatalError {
@@ -635,6 +634,7 @@ func senderGone(err error) *wire.FatalError {
 	return peer
 }
 
+// asFatal gives any error rsync's exit code: a broken stream is 12.
 func asFatal(err error) *wire.FatalError {
 	var fe *wire.FatalError
 	if errors.As(err, &fe) {
