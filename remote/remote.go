@@ -28,6 +28,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"runtime"
 	"strings"
 	"sync"
@@ -43,6 +44,9 @@ type Config struct {
 	User      string // "" for the remote shell's default
 	Host      string
 	RsyncPath string // --rsync-path: a command (may have words, e.g. "sudo /opt/syq")
+	// IPFamily is "4" or "6" for -4/--ipv4 or -6/--ipv6 ("" for
+	// neither); ssh is told the same.
+	IPFamily  string
 	Bootstrap bool   // install this binary on the remote side when missing
 	Version   string // this build's version, part of the cache path
 	// Binary is this executable, uploaded when the helper is missing.
@@ -504,7 +508,18 @@ func Command(cfg Config, script string) ([]string, error) {
 	if cfg.User != "" {
 		argv = append(argv, "-l", cfg.User)
 	}
+	argv = AppendFamily(argv, cfg.IPFamily)
 	return append(argv, cfg.Host, "sh -c "+ShellQuote(script)), nil
+}
+
+// AppendFamily adds -4 or -6 (family "4" or "6") to a remote shell
+// command line when the shell is ssh, as rsync does for --ipv4 and
+// --ipv6: any other remote shell is not known to take them.
+func AppendFamily(argv []string, family string) []string {
+	if family == "" || len(argv) == 0 || path.Base(argv[0]) != "ssh" {
+		return argv
+	}
+	return append(argv, "-"+family)
 }
 
 // CommandWords is the argv that runs the remote command words (escaped

@@ -63,6 +63,21 @@ func TestCommand(t *testing.T) {
 	if _, err := Command(Config{Rsh: "  ", Host: "h"}, "x"); err == nil {
 		t.Error("an empty -e was accepted")
 	}
+	// -4/-6 reach ssh (by its base name) after -l, and no other shell.
+	for _, c := range []struct {
+		rsh, family string
+		want        []string
+	}{
+		{"/usr/bin/ssh -p 22", "4", []string{"/usr/bin/ssh", "-p", "22", "-l", "u", "-4", "h", "sh -c x"}},
+		{"ssh", "6", []string{"ssh", "-l", "u", "-6", "h", "sh -c x"}},
+		{"rsh", "4", []string{"rsh", "-l", "u", "h", "sh -c x"}},
+		{"/opt/ssh-wrapper", "4", []string{"/opt/ssh-wrapper", "-l", "u", "h", "sh -c x"}},
+	} {
+		argv, err := Command(Config{Rsh: c.rsh, User: "u", Host: "h", IPFamily: c.family}, "x")
+		if err != nil || !reflect.DeepEqual(argv, c.want) {
+			t.Errorf("Command(%q, -%s) = %q, %v; want %q", c.rsh, c.family, argv, err, c.want)
+		}
+	}
 }
 
 func TestUnameFor(t *testing.T) {

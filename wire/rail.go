@@ -661,6 +661,20 @@ func RailHosts(sshAddr string, only []string) []string {
 	return hosts
 }
 
+// AddrsOfFamily keeps the host:port addresses of family: "4" for IPv4,
+// "6" for IPv6.
+func AddrsOfFamily(addrs []string, family string) []string {
+	var out []string
+	for _, a := range addrs {
+		host, _, err := net.SplitHostPort(a)
+		ip := net.ParseIP(host)
+		if err == nil && ip != nil && (ip.To4() != nil) == (family == "4") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // PlanRails chooses where the client opens its rails. An offered
 // address in a subnet of a local interface makes a pair with that
 // interface's address; pairs come first, in the offer's order, then the

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net"
+	"slices"
 	"testing"
 	"time"
 )
@@ -218,5 +219,15 @@ func TestRailPlanning(t *testing.T) {
 	}
 	if p := PlanRails(offer, 99); len(p) != MaxRails {
 		t.Errorf("99 rails planned as %d", len(p))
+	}
+}
+
+func TestAddrsOfFamily(t *testing.T) {
+	addrs := []string{"198.18.0.1:7000", "[fd00::1]:7000", "[::ffff:198.18.0.2]:7000", "not-an-address", "host:1"}
+	if got, want := AddrsOfFamily(addrs, "4"), []string{"198.18.0.1:7000", "[::ffff:198.18.0.2]:7000"}; !slices.Equal(got, want) {
+		t.Errorf("-4 keeps %q, want %q", got, want)
+	}
+	if got, want := AddrsOfFamily(addrs, "6"), []string{"[fd00::1]:7000"}; !slices.Equal(got, want) {
+		t.Errorf("-6 keeps %q, want %q", got, want)
 	}
 }

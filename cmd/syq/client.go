@@ -195,7 +195,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		return fail(&wire.FatalError{Code: wire.ExitStartClient, Err: err})
 	}
 	rcfg := remote.Config{
-		Rsh: inv.Rsh, User: end.User, Host: end.Host, RsyncPath: inv.RsyncPath,
+		Rsh: inv.Rsh, User: end.User, Host: end.Host, RsyncPath: inv.RsyncPath, IPFamily: inv.IPFamily,
 		Bootstrap: !inv.NoBootstrap, Version: ver, Binary: exe,
 		Stderr: stderr, Debug: debugf, Early: firstWords,
 		ServerArgs: rsyncServerArgs(inv), RsyncForm: inv.RsyncForm,
@@ -291,7 +291,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		} else if n > 0 {
 			debugf("tuner: rails: %d: fixed by --syq-rails", n)
 		}
-		rails := takeRails(ctx, sess, n, setup.MultiRail, func(helper string) wire.RailCount {
+		rails := takeRails(ctx, sess, n, setup.MultiRail, inv.IPFamily, func(helper string) wire.RailCount {
 			if n != 0 || !setup.MultiRail {
 				return nil
 			}
@@ -516,17 +516,21 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 // many as the path needs, wire.OpenRails, with count(the helper's
 // address) choosing); none (after telling the helper) means the
 // transfer stays on the ssh channel. An old helper (not multi) takes one
-// rail.
-func takeRails(ctx context.Context, sess *remote.Session, n int, multi bool, count func(helper string) wire.RailCount) []net.Conn {
+// rail. With family ("4" or "6": -4, -6) only the helper's addresses of
+// that family are used.
+func takeRails(ctx context.Context, sess *remote.Session, n int, multi bool, family string, count func(helper string) wire.RailCount) []net.Conn {
 	offer, err := wire.ReadRailOffer(sess.Reader)
 	if err != nil {
 		debugf("rail: no offer (%v)", err)
 		return nil
 	}
+	if family != "" {
+		offer.Addrs = wire.AddrsOfFamily(offer.Addrs, family)
+	}
 	var rails []net.Conn
 	switch {
 	case len(offer.Addrs) == 0:
-		debugf("rail: none offered (the remote shell is not sshd, or the helper has none of the --syq-rail-addrs); data stays on the ssh connection")
+		debugf("rail: none offered (the remote shell is not sshd, or the helper has none of the --syq-rail-addrs or none of the -4/-6 family); data stays on the ssh connection")
 	default:
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		helper, _, _ := net.SplitHostPort(offer.Addrs[0])

@@ -90,6 +90,7 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		if end.User != "" {
 			argv = append(argv, "-l", end.User)
 		}
+		argv = remote.AppendFamily(argv, inv.IPFamily)
 		path := inv.RsyncPath
 		if path == "" {
 			path = "rsync"
@@ -155,7 +156,7 @@ func connectDaemon(ctx context.Context, inv *Invocation, stderr io.Writer) (net.
 		}
 	}
 	addr := net.JoinHostPort(dialHost, strconv.Itoa(dialPort))
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := d.DialContext(ctx, "tcp"+inv.IPFamily, addr)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {

@@ -814,6 +814,11 @@ var diffScenarios = []diffScenario{
 	{name: "sparse", fx: fxSparse, args: dtArgs("-aS", "src/", "dst/"), check: checkDtSparse},
 	{name: "many-files", fx: fxMany, args: dtArgs("-a", "src/", "dst/")},
 	{name: "nested-dir-mtimes", fx: fxDeep, args: dtArgs("-a", "src/", "dst/")},
+	// --old-dirs: -r with "- /*/*" after the other rules; a later -d
+	// cancels it. Over ssh -4 goes to ssh too.
+	{name: "old-dirs", fx: fxDeep, args: dtArgs("-a", "--old-dirs", "--include=x", "src/", "dst/")},
+	{name: "old-dirs-cancelled", fx: fxDeep, args: dtArgs("-lpt", "--old-d", "-d", "src/", "dst/")},
+	{name: "ipv4-trust-sender", fx: fxBasic, args: dtArgs("-a", "-4", "--trust-sender", "src/", "dst/")},
 	{name: "nested-dir-mtimes-existing", fx: fxDeep, pre: func(b *fixtureBuilder) {
 		b.file("dst/l1/l2/l3/l4/f", 3)
 		b.dir("dst/l1/l2/l3/l4")

@@ -106,6 +106,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
  -R, --relative          keep each operand's path (from a /./ in it)
      --no-implied-dirs   with -R: do not send the directories on the way
  -d, --dirs              copy directories without recursing
+     --old-dirs          (also --old-d) -r with "- /*/*": one level down
  -l, --links             recreate symlinks as symlinks
  -L, --copy-links        copy what symlinks point to, not the links
      --copy-unsafe-links copy what links leaving the tree point to
@@ -231,6 +232,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --contimeout=SECONDS  how long to wait for a daemon's TCP connection
      --port=PORT         a daemon's TCP port (default 873)
      --address=ADDRESS   the local address to connect to a daemon from
+ -4, --ipv4              use IPv4 (daemon socket, rails; ssh gets -4 too)
+ -6, --ipv6              use IPv6 (daemon socket, rails; ssh gets -6 too)
      --sockopts=OPTIONS  socket options of a daemon's TCP connection
                          (SO_KEEPALIVE, SO_SNDBUF=N, TCP_NODELAY, ...)
      --password-file=FILE  a daemon module's password (else $RSYNC_PASSWORD)
@@ -254,6 +257,7 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
      --qsort             accepted; the file order is rsync's
  -s, --secluded-args     accepted (also --protect-args): syq never passes
                          names through the remote shell
+     --trust-sender      accepted; syq's receiver checks the file list anyway
      --old-args          remote names are split into words by the remote shell
                          (also RSYNC_OLD_ARGS=1); wildcards expand there always
  -M, --remote-option=OPT an rsync option for the remote side only

@@ -80,6 +80,7 @@ type Invocation struct {
 	altDestConflict string                                  // the error for a second kind of --*-dest
 	filesFrom       string                                  // --files-from
 	given           struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
+	oldDirs         bool                                    // --old-dirs, not cancelled by a later -d or --no-d
 	maxSize         string                                  // --max-size as given
 	bwlimit         string                                  // --bwlimit as given
 	outbuf          string                                  // --outbuf as given
@@ -142,7 +143,11 @@ type Invocation struct {
 	EarlyInput   string // --early-input: a file sent to a daemon's "early exec"
 	NoMotd       bool   // --no-motd
 	ConTimeout   int    // --contimeout, seconds (0: none)
-	SockOpts     string // --sockopts: socket options of a daemon's TCP connection
+	// IPFamily is "4" (-4/--ipv4) or "6" (-6/--ipv6): the address
+	// family of the daemon's socket and the rails, passed to ssh as
+	// its own -4/-6.
+	IPFamily string
+	SockOpts string // --sockopts: socket options of a daemon's TCP connection
 	// hits are the options as given, which a daemon client sends the
 	// daemon for its "refuse options".
 	hits []cliHit
@@ -346,10 +351,13 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("inc-recursive", 0, incRecursive(true)), optFlag("i-r", 0, incRecursive(true)),
 		optFlag("no-inc-recursive", 0, incRecursive(false)), optFlag("no-i-r", 0, incRecursive(false)))
 	dirs := func(on bool) func(*Invocation) {
-		return func(c *Invocation) { c.Opts.Dirs, c.given.dirs = on, given(on) }
+		return func(c *Invocation) { c.Opts.Dirs, c.given.dirs, c.oldDirs = on, given(on), false }
 	}
 	add(optFlag("dirs", 'd', dirs(true)), optFlag("no-dirs", 0, dirs(false)), optFlag("no-d", 0, dirs(false)))
-	add(optTodos("old-dirs", "old-d")...)
+	// --old-dirs is rsync's old way to copy one level: -r with a rule
+	// that excludes everything two levels down (-d cancels it).
+	oldDirs := func(c *Invocation) { c.oldDirs = true }
+	add(optFlag("old-dirs", 0, oldDirs), optFlag("old-d", 0, oldDirs))
 	relative := func(on bool) func(*Invocation) {
 		return func(c *Invocation) { c.Opts.Relative, c.given.relative = on, given(on) }
 	}
@@ -556,7 +564,10 @@ func buildCLIOptions() []cliOpt {
 	// (they travel in the handshake), which is what -s asks for.
 	add(optFlag("secluded-args", 's', func(*Invocation) {}), optFlag("protect-args", 0, func(*Invocation) {}))
 	add(optNoop("no-secluded-args"), optNoop("no-protect-args"), optNoop("no-s"))
-	add(optTodo("trust-sender", 0, cliNoArg))
+	// --trust-sender lets rsync skip its checks of what a sender lists;
+	// syq's receiver keeps its own (they cost nothing), so the option
+	// changes nothing that a sender rsync would accept shows.
+	add(optNoop("trust-sender"))
 	add(optText("address", 0, func(c *Invocation, s string) { c.Address = s }), optNum("port", 0, func(c *Invocation, n int) { c.Port = n }), optText("sockopts", 0, func(c *Invocation, s string) { c.SockOpts = s }))
 	// syq never talks to the remote shell in non-blocking mode, so
 	// --blocking-io changes nothing.
@@ -574,7 +585,7 @@ func buildCLIOptions() []cliOpt {
 	add(optText("stop-after", 0, stopAfter), optText("time-limit", 0, stopAfter))
 	add(optText("stop-at", 0, func(c *Invocation, s string) { c.stopAt, c.stopAfter = s, "" }))
 	add(optTodo("iconv", 0, cliStrArg), optNoop("no-iconv"))
-	add(optTodo("ipv4", '4', cliNoArg), optTodo("ipv6", '6', cliNoArg))
+	add(optFlag("ipv4", '4', func(c *Invocation) { c.IPFamily = "4" }), optFlag("ipv6", '6', func(c *Invocation) { c.IPFamily = "6" }))
 	// --protocol picks an older rsync protocol to talk to an older rsync.
 	// syq talks to syq; what an old protocol changes that a user sees
 	// (mtimes in whole seconds before 31) it does the same.
@@ -1013,6 +1024,11 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	if inv.idMapErr != "" {
 		return nil, &UsageError{Msg: inv.idMapErr}
+	}
+	if inv.oldDirs {
+		inv.Filters = append(inv.Filters, filterArg{kind: filter.Filter, text: "- /*/*"})
+		inv.Opts.Recursive, inv.Opts.Dirs = true, true
+		inv.given.recursive = 1
 	}
 	if inv.filesFrom != "" {
 		// --files-from's defaults, wherever it stands on the line: -R

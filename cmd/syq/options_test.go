@@ -346,10 +346,8 @@ func TestParseRefused(t *testing.T) {
 	}{
 		{[]string{"--zt", "3"}, "--zt"},
 		{[]string{"--compress-threads=2"}, "--compress-threads"},
-		{[]string{"--old-d"}, "--old-d"},
 		{[]string{"-N"}, "--crtimes"},
-		{[]string{"-4"}, "--ipv4"},
-		{[]string{"-6"}, "--ipv6"},
+		{[]string{"--copy-as=nobody"}, "--copy-as"},
 		{[]string{"--info=flist2"}, "--info=flist2"},
 		{[]string{"--daemon"}, "--daemon"},
 		// Only an rsync server (serverargs.go) takes these.
