@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,6 +130,77 @@ func TestBatchDamaged(t *testing.T) {
 			if string(got) != string(want) {
 				t.Errorf("%s: big is there with other content", c.name)
 			}
+		}
+	}
+}
+
+// TestBatchChangedDestination: a batch replayed onto a destination that
+// changed after the recording. A delta recorded against another basis
+// than the one found (its signature differs) or against a basis that is
+// gone cannot be rebuilt: syq names the file, leaves it as it is, still
+// applies the rest and ends with exit 23. (Not compared with rsync:
+// 3.5.0's replay onto the changed basis hangs, as it waits for a
+// redo the batch cannot hold, and it aborts the second case with exit
+// 2, "got a block match with no basis file".)
+func TestBatchChangedDestination(t *testing.T) {
+	setupDiff(t)
+	root := t.TempDir()
+	os.Chmod(root, 0o755)
+	b := newFixtureBuilder(t, root, false)
+	fxBig(b)
+	preDeltaBig(b)
+	b.finish()
+	syq := func(args ...string) (int, string, string) {
+		code, stdout, stderr, timedOut, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), args...), root, false)
+		if err != nil || timedOut {
+			t.Fatalf("%q: %v (timed out: %v)\n%s", args, err, timedOut, stderr)
+		}
+		return code, stdout, stderr
+	}
+	old, err := os.ReadFile(filepath.Join(root, "dst", "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := append([]byte{}, old...)
+	changed[len(changed)/2] ^= 0x55
+	for _, d := range []string{"changed", "gone"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "changed", "big"), changed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := syq("-a", "--write-batch=B", "src/", "dst/"); code != 0 {
+		t.Fatalf("recording: exit %d\n%s", code, stderr)
+	}
+	small, _ := os.ReadFile(filepath.Join(root, "src", "small"))
+
+	code, _, stderr := syq("-a", "--read-batch=B", "changed/")
+	if code != 23 || !strings.Contains(stderr, `delta for "big" against a copy other than the destination's`) {
+		t.Errorf("changed basis: exit %d, stderr %q; want 23 naming big", code, stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "changed", "big")); !bytes.Equal(got, changed) {
+		t.Errorf("changed basis: big was rewritten")
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "changed", "small")); !bytes.Equal(got, small) {
+		t.Errorf("changed basis: small was not applied")
+	}
+
+	code, _, stderr = syq("-a", "--read-batch=B", "gone/")
+	if code != 23 || !strings.Contains(stderr, `"big"`) {
+		t.Errorf("missing basis: exit %d, stderr %q; want 23 naming big", code, stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "gone", "big")); err == nil {
+		t.Errorf("missing basis: big was made")
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "gone", "small")); !bytes.Equal(got, small) {
+		t.Errorf("missing basis: small was not applied")
+	}
+	entries, _ := os.ReadDir(filepath.Join(root, "gone"))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("missing basis: left %s", e.Name())
 		}
 	}
 }
