@@ -650,3 +650,60 @@ func TestDaemonHTTPProxyIDN(t *testing.T) {
 		t.Errorf("a bad RSYNC_PROXY: code %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestDaemonShellClientAddress: a daemon run through a remote shell
+// ("--server --daemon") takes the client's address from the environment
+// ssh gives it (REMOTE_HOST, then SSH_CONNECTION, SSH_CLIENT,
+// SSH2_CLIENT: the first word), which "hosts allow" then judges; real
+// rsync's daemon, run through the same shell, must decide the same.
+func TestDaemonShellClientAddress(t *testing.T) {
+	f := newDaemonFixture(t, "")
+	dst := func(name string) string { return filepath.Join(f.dir, name) }
+	conf, err := os.OpenFile(f.conf, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conf, "[ssh]\n\tpath = %s\n\thosts allow = 198.18.0.9\n", dst("pub"))
+	conf.Close()
+	for _, c := range []struct {
+		name, env string
+		allowed   bool
+	}{
+		{"ssh-connection", "SSH_CONNECTION='198.18.0.9 50000 198.18.0.1 22'", true},
+		{"ssh-client", "SSH_CLIENT='198.18.0.9 50000 22'", true},
+		{"remote-host-first", "REMOTE_HOST=198.18.0.10 SSH_CONNECTION='198.18.0.9 50000 198.18.0.1 22'", false},
+		{"other-address", "SSH_CONNECTION='198.18.0.10 50000 198.18.0.1 22'", false},
+		{"none", "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rsh := dst("rsh-" + c.name)
+			script := "#!/bin/sh\nshift\nunset REMOTE_HOST SSH_CONNECTION SSH_CLIENT SSH2_CLIENT\n"
+			if c.env != "" {
+				script += "export " + c.env + "\n"
+			}
+			script += "exec sh -c \"$*\"\n"
+			if err := os.WriteFile(rsh, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var codes [2]int
+			var stderrs [2]string
+			// Each tool is its own daemon's client: syq's daemon talks
+			// syq's protocol only.
+			for i, bin := range []string{dtRefRsync, f.rsyncBin} {
+				out := dst(fmt.Sprintf("%s-%d", c.name, i))
+				r := f.run(t, nil, bin, "-a", "-e", rsh, "--rsync-path="+bin+" --config="+f.conf, "somehost::ssh/sub/", out+"/")
+				codes[i], stderrs[i] = r.code, r.stderr
+				b, _ := os.ReadFile(filepath.Join(out, "b.txt"))
+				if got := string(b) == "beta\n"; got != c.allowed {
+					t.Errorf("%s's daemon: copied %v, want %v (exit %d)\n%s", []string{"rsync", "syq"}[i], got, c.allowed, r.code, r.stderr)
+				}
+			}
+			if codes[0] != codes[1] {
+				t.Errorf("exit codes: rsync's daemon %d, syq's %d\n%s\n%s", codes[0], codes[1], stderrs[0], stderrs[1])
+			}
+			if !c.allowed && !strings.Contains(stderrs[1], "@ERROR: access denied to ssh from") {
+				t.Errorf("syq's refusal does not say access denied:\n%s", stderrs[1])
+			}
+		})
+	}
+}
