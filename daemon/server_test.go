@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -433,4 +434,56 @@ func TestServeMaxConnections(t *testing.T) {
 	}
 
 	exitOf(t, c, code)
+}
+
+// TestServeConnSocketOptions: the global "socket options" are set on
+// each accepted TCP connection before the greeting, and a name the
+// table lacks is logged, not fatal.
+func TestServeConnSocketOptions(t *testing.T) {
+	d := newTestDaemon(t)
+	cfg, err := ParseText("socket options = SO_KEEPALIVE, SO_NOSUCH, SO_RCVLOWAT=7\n[pub]\n\tpath = " + d.root + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.srv.Config = cfg
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cli, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	srv, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := make(chan int, 1)
+	go func() { code <- d.srv.ServeConn(srv) }()
+	cli.SetDeadline(time.Now().Add(5 * time.Second))
+	if line := readLine(t, bufio.NewReader(cli)); line != wire.DaemonGreeting() {
+		t.Fatalf("greeting %q", line)
+	}
+	// The greeting came, so the options are set.
+	raw, err := srv.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep, lowat int
+	raw.Control(func(fd uintptr) {
+		keep, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_KEEPALIVE)
+		lowat, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT)
+	})
+	if keep == 0 || lowat != 7 {
+		t.Errorf("on the accepted connection SO_KEEPALIVE is %d and SO_RCVLOWAT %d, want on and 7", keep, lowat)
+	}
+	exitOf(t, cli, code)
+	d.mu.Lock()
+	logged := strings.Join(d.log, "\n")
+	d.mu.Unlock()
+	if !strings.Contains(logged, "SO_NOSUCH") {
+		t.Errorf("the unknown socket option was not logged:\n%s", logged)
+	}
 }
