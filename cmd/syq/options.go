@@ -512,7 +512,7 @@ func buildCLIOptions() []cliOpt {
 	// Filters and file lists.
 	rule := func(kind filter.Kind, fromFile bool) func(*Invocation, string) {
 		return func(c *Invocation, s string) {
-			c.Filters = append(c.Filters, filterArg{kind: kind, text: s, fromFile: fromFile})
+			c.Filters = append(c.Filters, filterArg{kind: kind, text: s, fromFile: fromFile, debugFilter: debugLevel(c, "filter")})
 		}
 	}
 	add(optText("filter", 'f', rule(filter.Filter, false)))
@@ -1036,7 +1036,7 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := settleServerOptions(inv); err != nil {
 		return nil, err
 	}
-	if _, err := buildFilters(inv, strings.NewReader("")); err != nil {
+	if _, err := buildFilters(inv, strings.NewReader(""), nil); err != nil {
 		return nil, err
 	}
 	// The checks below come in rsync's order (its options.c), so that
