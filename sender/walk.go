@@ -484,8 +484,8 @@ func (s *Sender) list(j *dirJob) {
 		var se *filter.SyntaxError
 		if errors.As(err, &se) {
 			// A rule rsync cannot parse ends the transfer (exit 1),
-			// wherever it was read.
-			j.fatal = &wire.FatalError{Code: wire.ExitSyntax, Err: err}
+			// wherever it was read; rsync prints the message bare.
+			j.fatal = &wire.FatalError{Code: wire.ExitSyntax, Err: err, Plain: true}
 			d.Close()
 			j.complete = false
 			break
