@@ -157,3 +157,18 @@ func TestNoticesKeepTheError(t *testing.T) {
 		t.Errorf("notices %q, err %v; want the discarded rule and then the syntax error", msgs, err)
 	}
 }
+
+func TestOverlongLineDiscarded(t *testing.T) {
+	// rsync's line buffer holds 5119 bytes: a longer line is dropped,
+	// comment or not, and a line that fits is read as usual.
+	fits := "#" + strings.Repeat("Q", maxPathLen+1024-2)
+	over := fits + "Q"
+	b := NewBuilder(Options{ReadFile: memFS{"/r": fits + "\n" + over + "\n- *.o\n"}.read})
+	msgs, err := noteMsgs(b.Add(Filter, ". /r"))
+	if err != nil || !slices.Equal(msgs, []string{"discarding over-long filter: <rule from /r line 2>"}) {
+		t.Errorf("notices %q, err %v; want line 2 discarded", msgs, err)
+	}
+	if !b.List().Excluded(Sender, "a.o", false) {
+		t.Error("the rule after the discarded line should apply")
+	}
+}

@@ -390,6 +390,12 @@ func (cfg *config) parseFile(s *sink, name string, data []byte, tmpl flags, ctx 
 		if !words {
 			ctx.line++
 		}
+		if len(tok) >= maxPathLen+1024 {
+			// Past rsync's line buffer: dropped before it is even
+			// seen to be a comment.
+			ctx.note(Notice{Msg: "discarding over-long filter: " + ctx.ruleText(tok)})
+			continue
+		}
 		if tok == "" || !words && (tok[0] == ';' || tok[0] == '#') {
 			continue
 		}
