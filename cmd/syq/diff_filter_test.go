@@ -234,6 +234,11 @@ func init() {
 		diffScenario{name: "filter-debug-trailing-space", fx: fxTrailingSpace, pre: preDstDir,
 			args:   dtArgs("-rt", "--filter=- before-debug ", "--debug=FILTER1", "--filter=- my-own-rule ", "--exclude=b.txt\t", "--filter=:e .rules ", "-F", "src/", "dst/"),
 			stdout: true, stderr: true, check: checkNoEchoIn("probe", "-r", "--debug=FILTER1", "-F", "src/", "dst/")},
+		// -q silences the traces of the rules given after it, and the
+		// sender's.
+		diffScenario{name: "filter-debug-trailing-space-quiet", fx: fxTrailingSpace, pre: preDstDir,
+			args:   dtArgs("-rt", "--debug=FILTER1", "--filter=- before-quiet ", "-q", "--filter=- after-quiet ", "-F", "src/", "dst/"),
+			stdout: true, stderr: true},
 		diffScenario{name: "filter-exclude-self-from-file-vv", fx: fxExcludeSelfFromFile, pre: preDstDir, args: dtArgs("-rt", "-vv", "-F", "src/", "dst/"),
 			stdout: true, sorted: true, check: checkNoEchoIn("[x]", "-r", "-vv", "-F", "src/", "dst/")},
 		// rsync's own stderr ends in a race of its processes (a

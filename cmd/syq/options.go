@@ -512,7 +512,13 @@ func buildCLIOptions() []cliOpt {
 	// Filters and file lists.
 	rule := func(kind filter.Kind, fromFile bool) func(*Invocation, string) {
 		return func(c *Invocation, s string) {
-			c.Filters = append(c.Filters, filterArg{kind: kind, text: s, fromFile: fromFile, debugFilter: debugLevel(c, "filter")})
+			// The trace level of the rule is --debug's as given so far;
+			// a -q given so far already silences rsync's traces.
+			level := debugLevel(c, "filter")
+			if c.Opts.Quiet {
+				level = 0
+			}
+			c.Filters = append(c.Filters, filterArg{kind: kind, text: s, fromFile: fromFile, debugFilter: level})
 		}
 	}
 	add(optText("filter", 'f', rule(filter.Filter, false)))
