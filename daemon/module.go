@@ -592,7 +592,10 @@ func moduleFilters(m *Module) (*filter.List, error) {
 	}
 	b := filter.NewBuilder(filter.Options{ReadFile: fsops.ReadFile})
 	for _, r := range rules {
-		if err := b.Add(filter.Filter, r); err != nil {
+		// What rsync would print about the module's own rules (an
+		// over-long one it leaves out) is for the daemon's log, not the
+		// client; the rules themselves are read all the same.
+		if _, err := filter.SplitNotices(b.Add(filter.Filter, r)); err != nil {
 			return nil, err
 		}
 	}

@@ -4,16 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"strings"
 )
 
 // enter computes the per-directory rules for one directory.
 type enter struct {
-	l     *List
-	dir   string
-	read  ReadFunc
-	state map[*rule][]*rule
+	l         *List
+	dir       string
+	read      ReadFunc
+	state     map[*rule][]*rule
+	longNamed map[*rule]bool // l.longNamed, copied before it grows
+	notes     []Notice
 }
 
 // visit brings every dir-merge rule reachable from rules up to date, including
@@ -27,19 +30,28 @@ func (e *enter) visit(rules []*rule) error {
 		if _, done := e.state[r]; done {
 			continue
 		}
+		ctx := context{perDir: true, dir: e.dir, read: e.read, hideName: r.fromFile,
+			debugType: " [per-dir " + r.shown + "]", notes: &e.notes}
 		var inherited []*rule
 		if old, seen := e.l.state[r]; !seen {
-			var err error
-			if inherited, err = e.scanParents(r); err != nil {
-				return err
+			if e.nameOverflows(r, &ctx) {
+				e.markLongNamed(r)
+			} else {
+				var err error
+				if inherited, err = e.scanParents(r, ctx); err != nil {
+					return err
+				}
 			}
 		} else if r.flags&fNoInherit == 0 {
 			inherited = old
 		}
-		ctx := context{perDir: true, dir: e.dir, read: e.read, hideName: r.fromFile}
-		local, cleared, err := e.parse(r, path.Join(e.dir, r.base), ctx)
-		if err != nil {
-			return err
+		var local []*rule
+		var cleared bool
+		if e.fitsDir(r, &ctx) {
+			var err error
+			if local, cleared, err = e.parse(r, path.Join(e.dir, r.base), ctx); err != nil {
+				return err
+			}
 		}
 		if cleared {
 			inherited = nil
@@ -57,7 +69,7 @@ func (e *enter) visit(rules []*rule) error {
 // each directory from the one its name points at down to the parent of the
 // current directory, as rsync does for a name such as "/.rsync-filter" that
 // contains a slash. Deeper files come first, as if inherited.
-func (e *enter) scanParents(r *rule) ([]*rule, error) {
+func (e *enter) scanParents(r *rule, dirCtx context) ([]*rule, error) {
 	if !strings.Contains(r.text, "/") || r.flags&fNoInherit != 0 || e.l.root == "" {
 		return nil, nil
 	}
@@ -72,7 +84,8 @@ func (e *enter) scanParents(r *rule) ([]*rule, error) {
 	}
 	var inherited []*rule
 	for dir := from; dir != cur; {
-		ctx := context{perDir: true, scan: true, absDir: dir, read: e.read, hideName: r.fromFile}
+		ctx := dirCtx
+		ctx.scan, ctx.absDir = true, dir
 		local, cleared, err := e.parse(r, path.Join(dir, r.base), ctx)
 		if err != nil {
 			return nil, err
@@ -85,6 +98,61 @@ func (e *enter) scanParents(r *rule) ([]*rule, error) {
 		dir = path.Join(dir, next)
 	}
 	return inherited, nil
+}
+
+// dirPrefix is the directory being entered as rsync writes it before a
+// per-directory file's name (its dirbuf): absolute, ending in a slash.
+func (e *enter) dirPrefix() string {
+	d := path.Join(e.l.root, e.dir)
+	if d == "/" {
+		return d
+	}
+	return d + "/"
+}
+
+// nameOverflows is rsync's check, when it first meets the dir-merge rule
+// r, that a relative name with a slash in it still fits MAXPATHLEN once
+// put after the directory. A name that does not is never set up: it
+// stays whole, so no directory has room for it.
+func (e *enter) nameOverflows(r *rule, ctx *context) bool {
+	if path.IsAbs(r.text) || !strings.Contains(r.text, "/") {
+		return false
+	}
+	name := path.Clean(r.text)
+	if len(e.dirPrefix())+len(name) < maxPathLen {
+		return false
+	}
+	ctx.note(Notice{Msg: "merge-file name overflows: " + ctx.ruleText(name)})
+	return true
+}
+
+func (e *enter) markLongNamed(r *rule) {
+	if len(e.longNamed) == len(e.l.longNamed) {
+		e.longNamed = maps.Clone(e.l.longNamed)
+		if e.longNamed == nil {
+			e.longNamed = map[*rule]bool{}
+		}
+	}
+	e.longNamed[r] = true
+}
+
+// fitsDir reports whether the path of r's per-directory file in the
+// directory being entered fits MAXPATHLEN; rsync reads no file, and
+// counts an I/O error, when it does not.
+func (e *enter) fitsDir(r *rule, ctx *context) bool {
+	name := r.base
+	if e.longNamed[r] {
+		name = r.text
+	}
+	full := e.dirPrefix() + name
+	if len(full) < maxPathLen {
+		return true
+	}
+	ctx.note(Notice{
+		Msg:     "cannot add local filter rules in long-named directory: " + ctx.ruleText(`"`+full[:maxPathLen-1]+`"`),
+		IOError: true,
+	})
+	return false
 }
 
 // parse reads the per-directory file name for r; a missing file has no

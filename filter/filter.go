@@ -67,6 +67,9 @@ type List struct {
 	root  string            // absolute transfer root, "" if unknown
 	rules []*rule           // the global rules, in order
 	state map[*rule][]*rule // per-directory rules of each reachable dir-merge rule
+	// longNamed holds the dir-merge rules whose name overflowed when first
+	// met (rsync then keeps the whole name, and reads no file for them).
+	longNamed map[*rule]bool
 	// daemon, if set, is an rsync daemon module's own list, checked
 	// first: what it excludes is excluded whatever l says. Its paths are
 	// relative to daemonBase, the module's absolute root.
@@ -144,7 +147,8 @@ func (l *List) EnterPaths(dir string, readPath func(path string) ([]byte, error)
 // file in dir through read. A file read reports as not existing adds no
 // rules; rsync treats every file it cannot open that way, so read may do the
 // same. Other read errors are returned wrapped, and so are syntax errors in
-// the files, which rsync treats as fatal.
+// the files, which rsync treats as fatal. A *Notices error with no Err
+// comes with a valid list: rsync printed the messages and went on.
 func (l *List) Enter(dir string, read ReadFunc) (*List, error) {
 	if !l.hasDirMerge() {
 		return l, nil
@@ -153,13 +157,13 @@ func (l *List) Enter(dir string, read ReadFunc) (*List, error) {
 	if dir == "." {
 		dir = ""
 	}
-	e := &enter{l: l, dir: dir, read: read, state: make(map[*rule][]*rule, len(l.state))}
+	e := &enter{l: l, dir: dir, read: read, state: make(map[*rule][]*rule, len(l.state)), longNamed: l.longNamed}
 	if err := e.visit(l.rules); err != nil {
-		return nil, err
+		return nil, withNotices(e.notes, err)
 	}
 	c := *l
-	c.state = e.state
-	return &c, nil
+	c.state, c.longNamed = e.state, e.longNamed
+	return &c, withNotices(e.notes, nil)
 }
 
 // Excluded reports whether the rules exclude path for side: the first rule
@@ -267,7 +271,63 @@ func (l *List) hasDirMerge() bool {
 	return false
 }
 
-// SyntaxError reports a rule that rsync would refuse.
+// maxPathLen is rsync's MAXPATHLEN: it discards a rule whose pattern is
+// this long, and does not read a per-directory file whose path would be.
+const maxPathLen = 4096
+
+// Notice is a message rsync prints about the rules while it goes on
+// reading them.
+type Notice struct {
+	Msg string
+	// Trace marks a --debug=FILTER line, which rsync prints as
+	// information after "[WHO] " (the side reading the rules); any other
+	// notice is an error line, printed bare.
+	Trace bool
+	// IOError: rsync also counts an I/O error, so the transfer ends
+	// with exit 23.
+	IOError bool
+}
+
+// Notices is the error Builder.Add, Builder.AddFrom and List.Enter return
+// when rsync would have printed messages while reading the rules. Err is
+// the error that then stopped the reading, if any; without one the rules
+// were read (rules the messages name left out), and Enter's list is
+// valid.
+type Notices struct {
+	List []Notice
+	Err  error
+}
+
+func (n *Notices) Error() string {
+	msgs := make([]string, 0, len(n.List)+1)
+	for _, m := range n.List {
+		msgs = append(msgs, m.Msg)
+	}
+	if n.Err != nil {
+		msgs = append(msgs, n.Err.Error())
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (n *Notices) Unwrap() error { return n.Err }
+
+// SplitNotices separates what err says: the notices to print, and the
+// error that remains (nil when there were only notices).
+func SplitNotices(err error) ([]Notice, error) {
+	if n, ok := err.(*Notices); ok {
+		return n.List, n.Err
+	}
+	return nil, err
+}
+
+// withNotices returns err with notes attached, when there are any.
+func withNotices(notes []Notice, err error) error {
+	if len(notes) == 0 {
+		return err
+	}
+	return &Notices{List: notes, Err: err}
+}
+
 // OpenError is a merge file named on the command line that could not
 // be read.
 type OpenError struct {
@@ -280,6 +340,7 @@ func (e *OpenError) Error() string {
 }
 func (e *OpenError) Unwrap() error { return e.Err }
 
+// SyntaxError reports a rule that rsync would refuse.
 type SyntaxError struct {
 	Msg string // what is wrong
 	// Rule is the offending rule as messages show it: its text when it

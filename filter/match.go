@@ -19,8 +19,11 @@ type rule struct {
 	wild3Suffix bool   // ends with ***, which also matches the directory itself
 	slashes     int
 
-	base string  // dir-merge: the file name looked for in each directory
-	cvs  []*rule // -C: the ignore list it stands for
+	base string // dir-merge: the file name looked for in each directory
+	// shown is base as messages name it: "<rule from WHERE>" when the
+	// rule came from a file.
+	shown string
+	cvs   []*rule // -C: the ignore list it stands for
 
 	// fromFile: the rule's text came from a file's contents, which
 	// rsync keeps out of its messages (the peer may have chosen the
@@ -124,7 +127,7 @@ func (m *matcher) explainMatch(r, from *rule) {
 	switch {
 	case from == nil:
 	case from.flags&fDirMerge != 0:
-		m.why += " [per-dir " + from.base + "]"
+		m.why += " [per-dir " + from.shown + "]"
 	default:
 		m.why += " [global CVS]"
 	}

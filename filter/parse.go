@@ -39,6 +39,11 @@ type Options struct {
 	// list after rsync's built-in names.
 	HomeCVSIgnore []byte
 	CVSIgnore     string
+	// DebugFilter is rsync's --debug=FILTER level. From 1 up a rule
+	// whose pattern ends in white space is reported with rsync's
+	// trailing-whitespace caution (syq prints none of FILTER2's other
+	// traces of rule parsing).
+	DebugFilter int
 }
 
 // Builder accumulates command-line rules in order. Its zero value is not
@@ -57,8 +62,19 @@ func NewBuilder(o Options) *Builder {
 // Add adds one command-line rule: text is the argument of --filter (kind
 // Filter), --exclude or --include. The -C option is not a rule: rsync
 // appends Add(Filter, ":C") and Add(Filter, "-C") after all other rules.
+// A *Notices error carries what rsync prints on the way.
 func (b *Builder) Add(kind Kind, text string) error {
-	return b.cfg.parse(&b.list, text, kind.template(), context{old: kind != Filter})
+	var notes []Notice
+	err := b.cfg.parse(&b.list, text, kind.template(), context{old: kind != Filter, notes: &notes})
+	return withNotices(notes, err)
+}
+
+// SetDebugFilter sets Options.DebugFilter for the rules added from now
+// on and the lists made from now on: rsync traces an option's rules at
+// the --debug level given before it, and per-directory rules at the
+// final one.
+func (b *Builder) SetDebugFilter(level int) {
+	b.cfg.DebugFilter = level
 }
 
 // AddFrom adds the rules in a file, as --exclude-from (kind Exclude),
@@ -69,12 +85,15 @@ func (b *Builder) AddFrom(kind Kind, name string, r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("filter: reading %s: %w", name, err)
 	}
-	return b.cfg.parseFile(&b.list, name, data, kind.template(), context{old: kind != Filter})
+	var notes []Notice
+	err = b.cfg.parseFile(&b.list, name, data, kind.template(), context{old: kind != Filter, notes: &notes})
+	return withNotices(notes, err)
 }
 
 // List returns the rules added so far. The Builder may still be used.
 func (b *Builder) List() *List {
-	return &List{cfg: b.cfg, rules: append([]*rule(nil), b.list.rules...)}
+	cfg := *b.cfg
+	return &List{cfg: &cfg, rules: append([]*rule(nil), b.list.rules...)}
 }
 
 func (k Kind) template() flags {
@@ -166,6 +185,18 @@ type context struct {
 	// per-directory file, read long after the file that named it).
 	hideName bool
 	namedAt  string
+	// debugType names the list the rules go to in traces, as rsync's
+	// debug_type: "" for the global list, " [per-dir NAME]".
+	debugType string
+	// notes collects what rsync prints while it goes on; nil drops it.
+	notes *[]Notice
+}
+
+// note records n, for the caller to print.
+func (c *context) note(n Notice) {
+	if c.notes != nil {
+		*c.notes = append(*c.notes, n)
+	}
 }
 
 // fromFile reports whether the rule text being parsed is a file's
@@ -219,6 +250,10 @@ func (cfg *config) parse(s *sink, text string, tmpl flags, ctx context) error {
 			return err
 		}
 		text = rest
+		if len(pat) >= maxPathLen {
+			ctx.note(Notice{Msg: "discarding over-long filter: " + ctx.ruleText(pat)})
+			continue
+		}
 		if err := cfg.add(s, r, pat, &ctx); err != nil {
 			return err
 		}
@@ -238,8 +273,11 @@ func (cfg *config) add(s *sink, r *rule, pat string, ctx *context) error {
 		}
 		if r.flags&fExcludeSelf != 0 {
 			if base := pat[strings.LastIndexByte(pat, '/')+1:]; base != "" {
-				self := &rule{}
+				// Its pattern is the merge rule's own text, so it
+				// keeps that rule's provenance out of messages.
+				self := &rule{fromFile: r.fromFile}
 				cfg.sideDefault(self)
+				cfg.traceAdd(self, base, ctx)
 				self.setPattern(base)
 				s.rules = append(s.rules, self)
 			}
@@ -252,8 +290,9 @@ func (cfg *config) add(s *sink, r *rule, pat string, ctx *context) error {
 			pat = path.Join(ctx.absDir, pat) // rsync resolves these at once
 		}
 	}
+	cfg.traceAdd(r, pat, ctx)
 	if r.flags&fCVS != 0 && r.flags&fMerge == 0 {
-		cvs, err := cfg.cvsList(r.flags)
+		cvs, err := cfg.cvsList(r.flags, ctx.notes)
 		if err != nil {
 			return err
 		}
@@ -264,6 +303,7 @@ func (cfg *config) add(s *sink, r *rule, pat string, ctx *context) error {
 		if s.hasDirMerge(r.base) {
 			return nil
 		}
+		r.shown = ctx.ruleText(r.base)
 	} else if ctx.perDir && r.anchored && r.flags&fAbs == 0 {
 		// A leading slash in a per-directory file anchors at that file's
 		// directory, not at the transfer root.
@@ -311,7 +351,8 @@ func (cfg *config) merge(s *sink, r *rule, name string, ctx *context) error {
 		}
 		return &OpenError{Name: name, Err: err}
 	}
-	sub := context{file: name, depth: ctx.depth + 1, read: ctx.read, dir: ctx.dir, absDir: ctx.absDir, scan: ctx.scan}
+	sub := context{file: name, depth: ctx.depth + 1, read: ctx.read, dir: ctx.dir, absDir: ctx.absDir, scan: ctx.scan,
+		debugType: ctx.debugType, notes: ctx.notes}
 	if ctx.fromFile() {
 		sub.hideName, sub.namedAt = true, ctx.where()
 	}
@@ -319,9 +360,9 @@ func (cfg *config) merge(s *sink, r *rule, name string, ctx *context) error {
 }
 
 // cvsList builds the rules a -C rule stands for.
-func (cfg *config) cvsList(tmpl flags) ([]*rule, error) {
+func (cfg *config) cvsList(tmpl flags, notes *[]Notice) ([]*rule, error) {
 	var s sink
-	sub := context{file: "the default CVS ignore list"}
+	sub := context{file: "the default CVS ignore list", debugType: " [global CVS]", notes: notes}
 	if err := cfg.parse(&s, cvsDefault, tmpl|fPerishable, sub); err != nil {
 		return nil, err
 	}
@@ -348,6 +389,12 @@ func (cfg *config) parseFile(s *sink, name string, data []byte, tmpl flags, ctx 
 		data = data[next:]
 		if !words {
 			ctx.line++
+		}
+		if len(tok) >= maxPathLen+1024 {
+			// Past rsync's line buffer: dropped before it is even
+			// seen to be a comment.
+			ctx.note(Notice{Msg: "discarding over-long filter: " + ctx.ruleText(tok)})
+			continue
 		}
 		if tok == "" || !words && (tok[0] == ';' || tok[0] == '#') {
 			continue
@@ -574,8 +621,34 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
+// traceAdd is rsync's FILTER1 trace of a rule added with pattern pat
+// (before any trailing slash is taken off): it cautions about trailing
+// white space, which is easily typed and then never matches. For a rule
+// read from a file neither the text nor the caution (which tells its last
+// byte) is shown, only where it came from.
+func (cfg *config) traceAdd(r *rule, pat string, ctx *context) {
+	if cfg.DebugFilter < 1 || pat == "" || pat[len(pat)-1] != ' ' && pat[len(pat)-1] != '\t' {
+		return
+	}
+	msg := "add_rule(" + r.prefix() + pat + ")" + ctx.debugType + " -- CAUTION: trailing whitespace!"
+	if r.fromFile {
+		msg = "add_rule(" + ctx.ruleText(pat) + ")" + ctx.debugType
+	}
+	ctx.note(Notice{Msg: msg, Trace: true})
+}
+
 // String formats r as rsync sends it to its peer.
 func (r *rule) String() string {
+	s := r.prefix() + r.text
+	if r.flags&fDirOnly != 0 {
+		s += "/"
+	}
+	return s
+}
+
+// prefix is the rule name and modifiers as rsync writes them before a
+// pattern, with the space that ends them.
+func (r *rule) prefix() string {
 	var b strings.Builder
 	switch {
 	case r.flags&fDirMerge != 0:
@@ -610,9 +683,5 @@ func (r *rule) String() string {
 	mod(fReceiver, 'r')
 	mod(fPerishable, 'p')
 	b.WriteByte(' ')
-	b.WriteString(r.text)
-	if r.flags&fDirOnly != 0 {
-		b.WriteByte('/')
-	}
 	return b.String()
 }

@@ -968,6 +968,17 @@ func (r *Receiver) enterRules(parent *filter.List, dir string) *filter.List {
 		return nil
 	}
 	l, err := parent.EnterPaths(dir, fsops.ReadFile)
+	notes, err := filter.SplitNotices(err)
+	for _, n := range notes {
+		switch {
+		case n.Trace:
+			r.problem(wire.ProblemInfo, "[generator] %s", n.Msg)
+		case n.IOError:
+			r.problem(wire.ProblemPlain, "%s", n.Msg)
+		default:
+			r.problem(wire.ProblemWarning, "%s", n.Msg)
+		}
+	}
 	if err != nil {
 		r.problem(wire.ProblemGeneral, "%v", err)
 		return parent

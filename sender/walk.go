@@ -469,11 +469,23 @@ func (s *Sender) list(j *dirJob) {
 			continue
 		}
 		rules, err := s.enterRules(src.rules, j.rel)
+		notes, err := filter.SplitNotices(err)
+		for _, n := range notes {
+			switch {
+			case n.Trace:
+				s.problem(wire.ProblemInfo, "[sender] %s", n.Msg)
+			case n.IOError:
+				s.problem(wire.ProblemPlain, "%s", n.Msg)
+				j.ioError = true
+			default:
+				s.problem(wire.ProblemWarning, "%s", n.Msg)
+			}
+		}
 		var se *filter.SyntaxError
 		if errors.As(err, &se) {
 			// A rule rsync cannot parse ends the transfer (exit 1),
-			// wherever it was read.
-			j.fatal = &wire.FatalError{Code: wire.ExitSyntax, Err: err}
+			// wherever it was read; rsync prints the message bare.
+			j.fatal = &wire.FatalError{Code: wire.ExitSyntax, Err: err, Plain: true}
 			d.Close()
 			j.complete = false
 			break

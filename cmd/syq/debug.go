@@ -16,7 +16,8 @@ filter flist fuzzy genr hash hlink iconv io nstr own proto recv send time all no
 // with an optional level; "none" and level 0 silence) and refuses names
 // rsync does not know. Of rsync's debug output syq prints only FUZZY's,
 // the --fuzzy choices (scripts check them), FILTER's, the rule that hid,
-// showed or protected a name, DEL's, the top directories
+// showed or protected a name and the caution about a rule ending in white
+// space, DEL's, the top directories
 // --delete-before goes into, DELTASUM's match counts (printMatchReport,
 // the sender's per-file lines), NSTR's (nstrLines) and CMD's
 // (connectionLine); the rest traces
@@ -168,7 +169,8 @@ DELTASUM DUP EXIT FILTER FLIST FUZZY GENR HASH HLINK ICONV IO NSTR OWN PROTO
 RECV SEND TIME, ALL, NONE). Of rsync's debug output it prints only FUZZY's
 (the --fuzzy basis choices, levels 1-2), DELTASUM's (the sender's match
 counts: the total at level 1, each file's at 2), FILTER's (the rule that hid,
-showed or protected a name), NSTR's (the checksum and compressor
+showed or protected a name, and the caution about a rule ending in white
+space), NSTR's (the checksum and compressor
 chosen) and CMD's (the remote-shell command, which -vv shows too); the
 rest traces rsync's own internals. SYQ_DEBUG=1 shows syq's decisions
 instead.

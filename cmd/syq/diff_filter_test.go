@@ -181,3 +181,103 @@ func checkNoEcho(text string) func(t *testing.T, root string) {
 		}
 	}
 }
+
+// Rules too long for rsync's MAXPATHLEN (4096), and the --debug=FILTER1
+// caution about a pattern ending in white space: what rsync prints is
+// compared, and no text read from a file may appear in it.
+
+// fxPerDirNameOverflows: a per-directory file names a dir-merge file
+// whose name fits on its own but not after the directory it is read in.
+// Both arms get the same file, sized on the longer root ("rsync"), so the
+// name overflows by 7 bytes there and 5 in "syq": both inside the window
+// (up to 21) in which only that check trips.
+func fxPerDirNameOverflows(b *fixtureBuilder) {
+	b.text("src/sub/f", "x\n")
+	pad := 4096 - len(filepath.Join(filepath.Dir(b.root), "rsync", "src")) - 14
+	b.text("src/.rsync-filter", ": sub/DEFERRED-SECRET-"+strings.Repeat("Q", pad)+"\n")
+	b.dir("src/sub")
+	b.dir("src")
+}
+
+// fxPerDirOverlong: a per-directory file with a pattern of 4096 bytes or
+// more (line 1), a line longer than rsync's line buffer (line 2), and a
+// rule that still applies after them.
+func fxPerDirOverlong(b *fixtureBuilder) {
+	fxPlain(b)
+	b.text("src/.rsync-filter", "- OVERLONG-"+strings.Repeat("Q", 4100)+"\n- HUGE-"+strings.Repeat("Q", 6000)+"\n- *.txt\n")
+}
+
+// fxTrailingSpace: per-directory files whose rules end in white space.
+func fxTrailingSpace(b *fixtureBuilder) {
+	fxPlain(b)
+	b.text("src/.rsync-filter", "- trailing-ws-probe \n:e .inner \n")
+	b.text("src/sub/.inner ", "- hidden-probe\t\n")
+}
+
+// fxExcludeSelfFromFile: an ":e" rule read from a per-directory file
+// whose name is a glob that only the file shows with its brackets.
+func fxExcludeSelfFromFile(b *fixtureBuilder) {
+	b.text("src/f", "keep\n")
+	b.text("src/excl-self-x9", "hidden\n")
+	b.text("src/.rsync-filter", ":e excl-self-[x]9\n")
+	b.dir("src")
+}
+
+func init() {
+	diffScenarios = append(diffScenarios,
+		diffScenario{name: "filter-perdir-name-overflows", fx: fxPerDirNameOverflows, pre: preDstDir, args: dtArgs("-rt", "-F", "src/", "dst/"),
+			code: 23, stderr: true, check: checkNoEchoIn("DEFERRED-SECRET", "-r", "-F", "src/", "dst/")},
+		diffScenario{name: "filter-perdir-overlong-rule", fx: fxPerDirOverlong, pre: preDstDir, args: dtArgs("-rt", "-F", "src/", "dst/"),
+			stderr: true, check: checkNoEchoIn("OVERLONG", "-r", "-F", "src/", "dst/")},
+		diffScenario{name: "filter-arg-overlong-rule", fx: fxPlain, pre: preDstDir, args: dtArgs("-rt", "--filter=- ARGLONG-"+strings.Repeat("Q", 4300), "--exclude=*.txt", "src/", "dst/"),
+			stderr: true},
+		diffScenario{name: "filter-debug-trailing-space", fx: fxTrailingSpace, pre: preDstDir,
+			args:   dtArgs("-rt", "--filter=- before-debug ", "--debug=FILTER1", "--filter=- my-own-rule ", "--exclude=b.txt\t", "--filter=:e .rules ", "-F", "src/", "dst/"),
+			stdout: true, stderr: true, check: checkNoEchoIn("probe", "-r", "--debug=FILTER1", "-F", "src/", "dst/")},
+		// -q silences the traces of the rules given after it, and the
+		// sender's.
+		diffScenario{name: "filter-debug-trailing-space-quiet", fx: fxTrailingSpace, pre: preDstDir,
+			args:   dtArgs("-rt", "--debug=FILTER1", "--filter=- before-quiet ", "-q", "--filter=- after-quiet ", "-F", "src/", "dst/"),
+			stdout: true, stderr: true},
+		diffScenario{name: "filter-exclude-self-from-file-vv", fx: fxExcludeSelfFromFile, pre: preDstDir, args: dtArgs("-rt", "-vv", "-F", "src/", "dst/"),
+			stdout: true, sorted: true, check: checkNoEchoIn("[x]", "-r", "-vv", "-F", "src/", "dst/")},
+		// rsync's own stderr ends in a race of its processes (a
+		// "received SIGUSR1" line, or not), so syq's is checked alone.
+		diffScenario{name: "filter-bad-perdir-location", fx: fxBadPerDir, pre: preDstDir, args: dtArgs("-r", "-F", "src/", "dst/"), code: 1, pullCode: 12,
+			check: checkStderrStarts("Unknown filter rule: <rule from <ROOT>/src/.rsync-filter line 2>\n", "-r", "-F", "src/", "dst/")},
+	)
+}
+
+// checkNoEchoIn checks, by running syq again with args, that text, which
+// came from a file's contents, shows in none of its output.
+func checkNoEchoIn(text string, args ...string) func(t *testing.T, root string) {
+	return func(t *testing.T, root string) {
+		if filepath.Base(root) != "syq" {
+			return
+		}
+		_, stdout, stderr, _, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), args...), root, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(stdout+stderr, text) {
+			t.Errorf("output shows %q, which came from a file: stdout %q, stderr %q", text, stdout, stderr)
+		}
+	}
+}
+
+// checkStderrStarts checks, by running syq again with args, that its
+// error output starts with want (the root written as <ROOT>).
+func checkStderrStarts(want string, args ...string) func(t *testing.T, root string) {
+	return func(t *testing.T, root string) {
+		if filepath.Base(root) != "syq" {
+			return
+		}
+		_, _, stderr, _, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), args...), root, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dtNormOut(stderr, root); !strings.HasPrefix(got, want) {
+			t.Errorf("stderr %q, want it to start with %q", got, want)
+		}
+	}
+}

@@ -26,12 +26,16 @@ type filterArg struct {
 	kind     filter.Kind
 	text     string
 	fromFile bool
+	// debugFilter is the --debug=FILTER level given before this option,
+	// which is the one rsync traces its rules at.
+	debugFilter int
 }
 
 // buildFilters compiles the command line's filter rules; nil when there
 // are none. A rule rsync would refuse is a usage error (exit 1); a rule
-// file that cannot be read is exit 11, as in rsync.
-func buildFilters(inv *Invocation, stdin io.Reader) (*filter.List, error) {
+// file that cannot be read is exit 11, as in rsync. What rsync prints on
+// the way goes to report, if not nil.
+func buildFilters(inv *Invocation, stdin io.Reader, report func(filter.Notice)) (*filter.List, error) {
 	if len(inv.Filters) == 0 && !inv.CVSExclude {
 		return nil, nil
 	}
@@ -48,8 +52,18 @@ func buildFilters(inv *Invocation, stdin io.Reader) (*filter.List, error) {
 		HomeCVSIgnore:  homeCVSIgnore(),
 		CVSIgnore:      os.Getenv("CVSIGNORE"),
 	})
+	added := func(err error) error {
+		notes, err := filter.SplitNotices(err)
+		for _, n := range notes {
+			if report != nil {
+				report(n)
+			}
+		}
+		return err
+	}
 	for _, f := range inv.Filters {
 		var err error
+		b.SetDebugFilter(f.debugFilter)
 		if f.fromFile {
 			var data []byte
 			if data, err = read(f.text); err != nil {
@@ -63,17 +77,20 @@ func buildFilters(inv *Invocation, stdin io.Reader) (*filter.List, error) {
 		} else {
 			err = b.Add(f.kind, f.text)
 		}
-		if err != nil {
+		if err = added(err); err != nil {
 			return nil, filterError(f.text, err)
 		}
 	}
 	if inv.CVSExclude {
 		for _, r := range []string{":C", "-C"} {
-			if err := b.Add(filter.Filter, r); err != nil {
+			if err := added(b.Add(filter.Filter, r)); err != nil {
 				return nil, filterError(r, err)
 			}
 		}
 	}
+	// The per-directory files are read at the level the whole command
+	// line sets, -v included.
+	b.SetDebugFilter(inv.Opts.DebugFilter)
 	return b.List(), nil
 }
 
@@ -95,10 +112,13 @@ func helperFiltersRead(opts *wire.Options, read func(string) ([]byte, error)) (*
 		ReadFile:       read,
 	})
 	for _, r := range opts.FilterRules {
-		if err := b.Add(filter.Filter, r); err != nil {
+		// The client has already said what there is to say about
+		// its own rules (an over-long one never comes this far).
+		if _, err := filter.SplitNotices(b.Add(filter.Filter, r)); err != nil {
 			return nil, filterError(r, err)
 		}
 	}
+	b.SetDebugFilter(opts.DebugFilter) // for the per-directory files
 	return b.List(), nil
 }
 

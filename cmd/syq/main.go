@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"syq/filter"
 	"syq/fsops"
 	"syq/receiver"
 	"syq/remote"
@@ -205,7 +206,13 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		err = expandFilesFrom(inv, os.Stdin)
 	}
 	if err == nil {
-		inv.filters, err = buildFilters(inv, os.Stdin)
+		inv.filters, err = buildFilters(inv, os.Stdin, func(n filter.Notice) {
+			if n.Trace {
+				fmt.Fprintln(stdout, "[client] "+n.Msg)
+			} else {
+				fmt.Fprintln(stderr, n.Msg)
+			}
+		})
 	}
 	if err != nil {
 		var ue *UsageError

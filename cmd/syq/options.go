@@ -520,7 +520,13 @@ func buildCLIOptions() []cliOpt {
 	// Filters and file lists.
 	rule := func(kind filter.Kind, fromFile bool) func(*Invocation, string) {
 		return func(c *Invocation, s string) {
-			c.Filters = append(c.Filters, filterArg{kind: kind, text: s, fromFile: fromFile})
+			// The trace level of the rule is --debug's as given so far;
+			// a -q given so far already silences rsync's traces.
+			level := debugLevel(c, "filter")
+			if c.Opts.Quiet {
+				level = 0
+			}
+			c.Filters = append(c.Filters, filterArg{kind: kind, text: s, fromFile: fromFile, debugFilter: level})
 		}
 	}
 	add(optText("filter", 'f', rule(filter.Filter, false)))
@@ -1052,7 +1058,7 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := settleServerOptions(inv); err != nil {
 		return nil, err
 	}
-	if _, err := buildFilters(inv, strings.NewReader("")); err != nil {
+	if _, err := buildFilters(inv, strings.NewReader(""), nil); err != nil {
 		return nil, err
 	}
 	// The checks below come in rsync's order (its options.c), so that
