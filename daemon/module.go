@@ -85,7 +85,7 @@ func (s *session) serveModule(m *Module) int {
 	// inside it.
 	inner := ""
 	if i := strings.Index(root, "/./"); i >= 0 {
-		root, inner = root[:i], sanitizePath(root[i+3:])
+		root, inner = root[:i], moduleRel(root[i+3:])
 	}
 	root = filepath.Clean(root)
 	if st, err := fsops.StatPath(filepath.Join(root, inner)); err != nil || !st.IsDir() {
@@ -398,7 +398,7 @@ func (s *session) transfer(run *moduleRun) int {
 			if p == "" || !strings.HasPrefix(p, "/") {
 				return p
 			}
-			return path.Join(base, sanitizePath(p))
+			return path.Join(base, moduleRel(p))
 		}
 		for i, d := range opts.AltDests {
 			opts.AltDests[i] = inModule(d)
@@ -418,15 +418,15 @@ func (s *session) transfer(run *moduleRun) int {
 				continue
 			}
 			if !strings.HasPrefix(*o.dir, "/") {
-				*o.dir = sanitizePath(*o.dir)
+				*o.dir = moduleRel(*o.dir)
 				if *o.dir == "" {
 					*o.dir = "."
 				}
 			}
 			if daemonRules != nil {
-				rel := sanitizePath(strings.TrimPrefix(*o.dir, base))
+				rel := moduleRel(strings.TrimPrefix(*o.dir, base))
 				if !strings.HasPrefix(*o.dir, "/") {
-					rel = sanitizePath(path.Join(dest, *o.dir))
+					rel = moduleRel(path.Join(dest, *o.dir))
 				}
 				if rel != "" && (daemonRules.Excluded(filter.Receiver, rel, true) || daemonRules.Excluded(filter.Receiver, *o.dir, true)) {
 					return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New("The server is configured to refuse --" + o.name)}
@@ -607,7 +607,7 @@ func modulePath(module, p string) string {
 		p = rest
 	}
 	trailing := strings.HasSuffix(p, "/")
-	s := sanitizePath(p)
+	s := moduleRel(p)
 	if s == "" {
 		s = "."
 	}
@@ -619,23 +619,15 @@ func modulePath(module, p string) string {
 	return s
 }
 
-// sanitizePath is rsync's sanitize_path: the path made relative, with
-// "." and empty components dropped and ".." removing the component
-// before it, never more than there are ("" for the root).
-func sanitizePath(p string) string {
-	var out []string
-	for _, c := range strings.Split(p, "/") {
-		switch c {
-		case "", ".":
-		case "..":
-			if len(out) > 0 {
-				out = out[:len(out)-1]
-			}
-		default:
-			out = append(out, c)
-		}
+// moduleRel is p sanitised as rsync's daemon sanitises its paths
+// (fsops.SanitizePath), as a plain relative path: no trailing '/', and
+// "" for the module's root.
+func moduleRel(p string) string {
+	s := strings.TrimSuffix(fsops.SanitizePath(p, 0), "/")
+	if s == "." {
+		return ""
 	}
-	return strings.Join(out, "/")
+	return s
 }
 
 // requestPaths are the paths of the daemon arguments, after ".".

@@ -182,7 +182,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		fb.Entries = slices.Clone(fb.Entries)
 		for i := range fb.Entries {
 			if e := &fb.Entries[i]; e.Type() == wire.TypeLnk && e.Link != "" {
-				if clean := SanitizeLink(e.Link, strings.Count(joinRel(fb.Dir, e.Name), "/")); clean != e.Link {
+				if clean := fsops.SanitizePath(e.Link, strings.Count(joinRel(fb.Dir, e.Name), "/")); clean != e.Link {
 					// Output shows what the sender listed, as rsync's
 					// lines come from its sender in a push.
 					e.SentLink, e.Link = e.Link, clean
@@ -981,42 +981,6 @@ func (r *Receiver) destPath(rel string) string {
 		return absPath(r.rootPath)
 	}
 	return absPath(r.rootPath + "/" + rel)
-}
-
-// SanitizeLink is rsync's sanitize_path of a received symlink's target
-// in a daemon module without chroot: a leading '/' and "." components
-// go, and ".." removes the component before it; only the first depth
-// leading ".." stay (the link's own depth below the transfer's root),
-// so the target never climbs above that root. An empty result is ".".
-func SanitizeLink(target string, depth int) string {
-	var out []string
-	keep := 0      // the leading ".." kept
-	slash := false // the result ends in '/', as rsync's keeps it
-	comps := strings.Split(target, "/")
-	for i, c := range comps {
-		switch {
-		case c == "" || c == ".":
-		case c == ".." && len(out) > keep:
-			out = out[:len(out)-1]
-			slash = len(out) > 0
-		case c == ".." && depth <= 0:
-		default:
-			if c == ".." {
-				keep++
-				depth--
-			}
-			out = append(out, c)
-			slash = i < len(comps)-1
-		}
-	}
-	if len(out) == 0 {
-		return "."
-	}
-	s := strings.Join(out, "/")
-	if slash {
-		s += "/"
-	}
-	return s
 }
 
 func joinRel(dir, name string) string {

@@ -62,7 +62,7 @@ type Config struct {
 	// reported and left alone, a directory with all it holds.
 	Refuse func(rel string, isDir bool) bool
 	// SanitizeLinks: a daemon module without chroot, where every symlink
-	// received is cleaned so it cannot lead out (SanitizeLink).
+	// received is cleaned so it cannot lead out (fsops.SanitizePath).
 	SanitizeLinks bool
 	// Names, if set, maps the names a sender gives its ids to ids here
 	// (rsync's mapping of owners and groups by name); nil keeps the
