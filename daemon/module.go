@@ -204,7 +204,10 @@ func (s *session) serveModule(m *Module) int {
 		return wire.ExitStreamIO
 	}
 	s.disarmHandshake()
-	refused := s.srv.refusedOption(m, args)
+	// The module's "refuse options" judge both the client's arguments
+	// (now) and what its Setup asks for (once the transfer starts).
+	refuser := NewRefuser(m.String("refuse options"), s.srv.refuseTable())
+	refused := s.srv.refusedOption(refuser, args)
 	request := strings.Join(requestPaths(args), " ")
 	if authUser != "" {
 		s.logf(fmt.Sprintf("rsync on %s from %s@%s (%s)", request, authUser, s.host, s.addr))
@@ -256,7 +259,7 @@ func (s *session) serveModule(m *Module) int {
 	code := s.transfer(&moduleRun{
 		m: m, root: root, inner: inner, chroot: chroot == 1, uid: uid, gid: gid, groups: groups,
 		rules: daemonRules, munge: munge == 1, numericIDs: numericIDs, readOnly: readOnly,
-		refused: refused, user: authUser, names: names,
+		refuser: refuser, refused: refused, user: authUser, names: names,
 	})
 	postStatus = code
 	return code
@@ -290,6 +293,7 @@ type moduleRun struct {
 	munge       bool         // munge symlinks
 	numericIDs  bool
 	readOnly    bool
+	refuser     *Refuser       // the module's "refuse options"
 	refused     error          // an option the module refuses, reported once the client can hear it
 	user        string         // the authenticated user ("" for none)
 	names       *nameConverter // the module's name converter (nil: the host's database)
@@ -377,7 +381,7 @@ func (s *session) transfer(run *moduleRun) int {
 			return refused
 		}
 		opts := &setup.Options
-		if msg, bad := s.srv.refusedImplied(m, opts); bad {
+		if msg, bad := run.refuser.refusedImplied(opts); bad {
 			return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New(msg)}
 		}
 		switch {
@@ -654,9 +658,8 @@ func (s *Server) refuseTable() []Option {
 }
 
 // refusedOption checks the client's arguments against the module's
-// "refuse options"; nil when none is refused.
-func (s *Server) refusedOption(m *Module, args []string) error {
-	r := NewRefuser(m.String("refuse options"), s.refuseTable())
+// "refuse options" (r); nil when none is refused.
+func (s *Server) refusedOption(r *Refuser, args []string) error {
 	var opts []string
 	for _, a := range args {
 		if a == "." {
@@ -706,8 +709,7 @@ var sameAction = map[string][]string{
 
 // refusedImplied checks what the client's Setup actually asks for,
 // whatever its arguments said, against the module's "refuse options".
-func (s *Server) refusedImplied(m *Module, o *wire.Options) (string, bool) {
-	r := NewRefuser(m.String("refuse options"), s.refuseTable())
+func (r *Refuser) refusedImplied(o *wire.Options) (string, bool) {
 	check := []struct {
 		on    bool
 		long  string
