@@ -156,7 +156,7 @@ func (s *session) serveModule(m *Module) int {
 		// Started first, as rsync forks it first: it runs whatever
 		// becomes of the rest (a failed early exec too), and waits for
 		// the exit status on its input.
-		post := exec.Command("sh", "-c", `read RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; export RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; `+postCmd)
+		post := hookCommand(`read RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; export RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; ` + postCmd)
 		post.Stdout, post.Stderr = nil, nil
 		postIn, err := post.StdinPipe()
 		if err == nil {
@@ -215,7 +215,16 @@ func (s *session) serveModule(m *Module) int {
 		s.logf(fmt.Sprintf("rsync on %s from %s (%s)", request, s.host, s.addr))
 	}
 	os.Setenv("RSYNC_REQUEST", request)
+	// The hooks see the paths as the module will (rsync's daemon shows
+	// them so: the module's name gone, "." for its root).
+	paths := false
 	for i, a := range append([]string{"rsyncd"}, args...) {
+		if paths {
+			if a = modulePath(name, a); a == "./" {
+				a = "."
+			}
+		}
+		paths = paths || a == "."
 		os.Setenv("RSYNC_ARG"+strconv.Itoa(i), a)
 	}
 	for _, err := range []error{preErr, postErr} {
@@ -226,7 +235,7 @@ func (s *session) serveModule(m *Module) int {
 		}
 	}
 	if cmdline := preCmd; cmdline != "" && refused == nil {
-		cmd := exec.Command("sh", "-c", cmdline)
+		cmd := hookCommand(cmdline)
 		cmd.Stdin = strings.NewReader(strings.Join(args, "\x00"))
 		out, err := cmd.Output()
 		if err != nil {
@@ -265,11 +274,21 @@ func (s *session) serveModule(m *Module) int {
 	return code
 }
 
+// hookCommand runs a module's hook command line in a shell: the one
+// RSYNC_SHELL names, as rsync's daemon does, else sh.
+func hookCommand(cmdline string) *exec.Cmd {
+	shell := os.Getenv("RSYNC_SHELL")
+	if shell == "" {
+		shell = "sh"
+	}
+	return exec.Command(shell, "-c", cmdline)
+}
+
 // runEarlyExec runs a module's "early exec" command with the client's
 // early input as its standard input and RSYNC_REQUEST "(NONE)" (nothing
 // of the request is known yet); what it prints is not shown to anyone.
 func runEarlyExec(cmdline string, input []byte) error {
-	cmd := exec.Command("sh", "-c", cmdline)
+	cmd := hookCommand(cmdline)
 	cmd.Env = append(os.Environ(), "RSYNC_REQUEST=(NONE)")
 	cmd.Stdin = bytes.NewReader(input)
 	if err := cmd.Run(); err != nil {
