@@ -138,6 +138,17 @@ func (r *Receiver) getReady(rel string) *dirReady {
 	return d
 }
 
+// ownEntries makes fb's entries the receiver's to change (mapped ids,
+// cleaned or munged links). Entries decoded from a stream are its own
+// already; an in-process sender (wire.Pipe passes messages as they are,
+// as it passes open files) still holds the ones it sent, for its data
+// and its output, so those are copied.
+func (r *Receiver) ownEntries(fb *wire.FileBatch) {
+	if r.conn != nil && r.conn.PassesFiles() && len(fb.Entries) > 0 {
+		fb.Entries = slices.Clone(fb.Entries)
+	}
+}
+
 // dirInfo hands a directory's entry to the batch that fills it.
 func (r *Receiver) dirInfo(rel string, e *wire.Entry, recorded bool) {
 	d := r.getReady(rel)
@@ -174,12 +185,16 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		r.batchDone(fb.Seq)
 		return
 	}
-	fb.Entries = r.mapIDs(fb) // idmap.go
-	if r.cfg.SanitizeLinks && r.opts.Links && !r.opts.MungeLinks {
+	sanitize := r.cfg.SanitizeLinks && r.opts.Links && !r.opts.MungeLinks
+	munge := r.opts.MungeLinks && r.opts.Links
+	if r.rewritesIDs() || sanitize || munge {
+		r.ownEntries(fb)
+	}
+	r.mapIDs(fb) // idmap.go
+	if sanitize {
 		// A daemon module without chroot: every symlink made here is
 		// cleaned as rsync's sanitize_path cleans it, so it cannot lead
 		// out of the module (rsync does this unless it munges).
-		fb.Entries = slices.Clone(fb.Entries)
 		for i := range fb.Entries {
 			if e := &fb.Entries[i]; e.Type() == wire.TypeLnk && e.Link != "" {
 				if clean := fsops.SanitizePath(e.Link, strings.Count(joinRel(fb.Dir, e.Name), "/")); clean != e.Link {
@@ -190,11 +205,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			}
 		}
 	}
-	if r.opts.MungeLinks && r.opts.Links {
+	if munge {
 		// --munge-links: every link made here leads below MungePrefix
-		// (output shows the sender's target: shownLink). A local sender
-		// still holds the entries: change a copy.
-		fb.Entries = slices.Clone(fb.Entries)
+		// (output shows the sender's target: shownLink).
 		for i := range fb.Entries {
 			if e := &fb.Entries[i]; e.Type() == wire.TypeLnk {
 				e.Link = wire.MungeLink(e.Link)

@@ -126,17 +126,16 @@ func (r *Receiver) newIDMapper() error {
 	return nil
 }
 
-// mapIDs returns the batch's entries with their owners and groups
-// mapped; the sender's slice is left as it is (locally it is shared).
-// An id the maps do not cover and the sender named becomes the id its
-// name has here (rsync's mapping by name), unless --numeric-ids; a name
-// unknown here keeps the sender's id.
-func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
-	entries := fb.Entries
+// mapIDs maps the owners and groups of the batch's entries in place
+// (they must be the receiver's own: ownEntries). An id the maps do not
+// cover and the sender named becomes the id its name has here (rsync's
+// mapping by name), unless --numeric-ids; a name unknown here keeps the
+// sender's id.
+func (r *Receiver) mapIDs(fb *wire.FileBatch) {
 	m := r.idMap
 	byName := r.cfg.Names != nil && len(fb.Names) > 0 && !r.opts.NumericIDs
-	if !r.rewritesIDs() || len(entries) == 0 {
-		return entries
+	if !r.rewritesIDs() || len(fb.Entries) == 0 {
+		return
 	}
 	var names [2]map[uint32]string
 	if byName {
@@ -151,9 +150,8 @@ func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
 			names[k][n.ID] = n.Name
 		}
 	}
-	out := slices.Clone(entries)
-	for i := range out {
-		e := &out[i]
+	for i := range fb.Entries {
+		e := &fb.Entries[i]
 		if e.Mode == 0 {
 			continue // a --delete-missing-args name
 		}
@@ -172,7 +170,6 @@ func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
 			}
 		}
 	}
-	return out
 }
 
 // rewritesIDs says whether received owners and groups may change on
