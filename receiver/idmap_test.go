@@ -42,6 +42,9 @@ func TestMapIDsByName(t *testing.T) {
 	mapped := func(r *Receiver) []wire.Entry {
 		b := *fb
 		b.Entries = slices.Clone(sent)
+		if err := r.learnNames(&b); err != nil {
+			t.Fatal(err)
+		}
 		r.mapIDs(&b)
 		return b.Entries
 	}
@@ -76,6 +79,30 @@ func TestMapIDsByName(t *testing.T) {
 	got = mapped(r)
 	if got[2].Uid != 4242 || got[0].Uid != 501 || got[0].Gid != 20 {
 		t.Errorf("--usermap=mallory:4242: %d, %d:%d", got[2].Uid, got[0].Uid, got[0].Gid)
+	}
+}
+
+// TestMapIDsLearnt: a name the sender gave in an earlier batch maps
+// the id in every later one, which does not name it again; an id named
+// twice keeps its first name.
+func TestMapIDsLearnt(t *testing.T) {
+	names := &tableNames{ids: map[string]uint32{"alice": 501, "bob": 502, "g:staff": 20}}
+	r := &Receiver{cfg: Config{Names: names}, opts: &wire.Options{Owner: true, Group: true}}
+	batches := []*wire.FileBatch{
+		{Entries: []wire.Entry{{Name: "a", Mode: wire.TypeReg | 0o644, Uid: 1000, Gid: 1000}},
+			Names: []wire.IDName{{ID: 1000, Name: "alice"}, {Group: true, ID: 1000, Name: "staff"}}},
+		{Entries: []wire.Entry{{Name: "b", Mode: wire.TypeReg | 0o644, Uid: 1000, Gid: 1000}}},
+		{Entries: []wire.Entry{{Name: "c", Mode: wire.TypeReg | 0o644, Uid: 1000, Gid: 1000}},
+			Names: []wire.IDName{{ID: 1000, Name: "bob"}}},
+	}
+	for _, fb := range batches {
+		if err := r.learnNames(fb); err != nil {
+			t.Fatal(err)
+		}
+		r.mapIDs(fb)
+		if e := fb.Entries[0]; e.Uid != 501 || e.Gid != 20 || e.SentUid != 1000 {
+			t.Errorf("%s: %d:%d (sent %d), want 501:20 (sent 1000)", e.Name, e.Uid, e.Gid, e.SentUid)
+		}
 	}
 }
 

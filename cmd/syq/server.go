@@ -162,6 +162,7 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 		Verify:       peer.Has(wire.CapVerify),
 		Sum128:       peer.Has(wire.CapSum128),
 		Append:       peer.Has(wire.CapAppend),
+		NamesOnce:    peer.Has(wire.CapNamesOnce),
 	})
 	// The client ends the transfer by closing the connection; signals
 	// (ssh hanging up) stop the helper the same way.
