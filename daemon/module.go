@@ -235,8 +235,9 @@ func (s *session) serveModule(m *Module) int {
 		}
 	}
 	if cmdline := preCmd; cmdline != "" && refused == nil {
+		// Its standard input is empty, as rsync's daemon leaves it
+		// (the request is in RSYNC_REQUEST and RSYNC_ARG#).
 		cmd := hookCommand(cmdline)
-		cmd.Stdin = strings.NewReader(strings.Join(args, "\x00"))
 		out, err := cmd.Output()
 		if err != nil {
 			status := -1

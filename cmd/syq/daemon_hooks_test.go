@@ -377,10 +377,12 @@ func TestInsecureLinksKeepDirLinks(t *testing.T) {
 
 // hookEnvScript writes, into the file its argument names, the RSYNC_*
 // variables it sees, RSYNC_PID aside: for that one, whether it names
-// a live process of the session (one of the script's ancestors).
+// a live process of the session (one of the script's ancestors); and
+// how many bytes its standard input holds.
 const hookEnvScript = `#!/bin/sh
 {
 	env | grep '^RSYNC_' | grep -v '^RSYNC_PID=' | sort
+	echo "standard input: $(wc -c | tr -d ' ') bytes"
 	p=$$
 	i=0
 	while [ "$i" -lt 64 ] && [ -n "$p" ] && [ "$p" -gt 1 ]; do
