@@ -298,3 +298,25 @@ forward lookup = no
 		t.Errorf("%d lookups for one name among an address pattern and a name pattern", asked)
 	}
 }
+
+// TestModulePath: a client's MODULE/PATH argument becomes a path that
+// never climbs above the module, keeping the trailing '/' that decides
+// what is copied.
+func TestModulePath(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{
+		{"m", "./"},
+		{"m/", "./"},
+		{"m/a/b", "a/b"},
+		{"m/a/b/", "a/b/"},
+		{"m/./a//b/.", "a/b"},
+		{"m/a/../../../etc/", "etc/"},
+		{"m/../..", "."},
+		{"m/../../", "./"},
+		{"/etc/passwd", "etc/passwd"},
+		{"mx/a", "mx/a"},
+	} {
+		if got := modulePath("m", tc.arg); got != tc.want {
+			t.Errorf("modulePath(%q) = %q, want %q", tc.arg, got, tc.want)
+		}
+	}
+}

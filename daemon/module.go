@@ -85,7 +85,7 @@ func (s *session) serveModule(m *Module) int {
 	// inside it.
 	inner := ""
 	if i := strings.Index(root, "/./"); i >= 0 {
-		root, inner = root[:i], sanitizePath(root[i+3:])
+		root, inner = root[:i], moduleRel(root[i+3:])
 	}
 	root = filepath.Clean(root)
 	if st, err := fsops.StatPath(filepath.Join(root, inner)); err != nil || !st.IsDir() {
@@ -156,7 +156,7 @@ func (s *session) serveModule(m *Module) int {
 		// Started first, as rsync forks it first: it runs whatever
 		// becomes of the rest (a failed early exec too), and waits for
 		// the exit status on its input.
-		post := exec.Command("sh", "-c", `read RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; export RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; `+postCmd)
+		post := hookCommand(`read RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; export RSYNC_EXIT_STATUS RSYNC_RAW_STATUS; ` + postCmd)
 		post.Stdout, post.Stderr = nil, nil
 		postIn, err := post.StdinPipe()
 		if err == nil {
@@ -204,7 +204,10 @@ func (s *session) serveModule(m *Module) int {
 		return wire.ExitStreamIO
 	}
 	s.disarmHandshake()
-	refused := s.srv.refusedOption(m, args)
+	// The module's "refuse options" judge both the client's arguments
+	// (now) and what its Setup asks for (once the transfer starts).
+	refuser := NewRefuser(m.String("refuse options"), s.srv.refuseTable())
+	refused := s.srv.refusedOption(refuser, args)
 	request := strings.Join(requestPaths(args), " ")
 	if authUser != "" {
 		s.logf(fmt.Sprintf("rsync on %s from %s@%s (%s)", request, authUser, s.host, s.addr))
@@ -212,7 +215,16 @@ func (s *session) serveModule(m *Module) int {
 		s.logf(fmt.Sprintf("rsync on %s from %s (%s)", request, s.host, s.addr))
 	}
 	os.Setenv("RSYNC_REQUEST", request)
+	// The hooks see the paths as the module will (rsync's daemon shows
+	// them so: the module's name gone, "." for its root).
+	paths := false
 	for i, a := range append([]string{"rsyncd"}, args...) {
+		if paths {
+			if a = modulePath(name, a); a == "./" {
+				a = "."
+			}
+		}
+		paths = paths || a == "."
 		os.Setenv("RSYNC_ARG"+strconv.Itoa(i), a)
 	}
 	for _, err := range []error{preErr, postErr} {
@@ -223,8 +235,9 @@ func (s *session) serveModule(m *Module) int {
 		}
 	}
 	if cmdline := preCmd; cmdline != "" && refused == nil {
-		cmd := exec.Command("sh", "-c", cmdline)
-		cmd.Stdin = strings.NewReader(strings.Join(args, "\x00"))
+		// Its standard input is empty, as rsync's daemon leaves it
+		// (the request is in RSYNC_REQUEST and RSYNC_ARG#).
+		cmd := hookCommand(cmdline)
 		out, err := cmd.Output()
 		if err != nil {
 			status := -1
@@ -256,17 +269,27 @@ func (s *session) serveModule(m *Module) int {
 	code := s.transfer(&moduleRun{
 		m: m, root: root, inner: inner, chroot: chroot == 1, uid: uid, gid: gid, groups: groups,
 		rules: daemonRules, munge: munge == 1, numericIDs: numericIDs, readOnly: readOnly,
-		refused: refused, user: authUser, names: names,
+		refuser: refuser, refused: refused, user: authUser, names: names,
 	})
 	postStatus = code
 	return code
+}
+
+// hookCommand runs a module's hook command line in a shell: the one
+// RSYNC_SHELL names, as rsync's daemon does, else sh.
+func hookCommand(cmdline string) *exec.Cmd {
+	shell := os.Getenv("RSYNC_SHELL")
+	if shell == "" {
+		shell = "sh"
+	}
+	return exec.Command(shell, "-c", cmdline)
 }
 
 // runEarlyExec runs a module's "early exec" command with the client's
 // early input as its standard input and RSYNC_REQUEST "(NONE)" (nothing
 // of the request is known yet); what it prints is not shown to anyone.
 func runEarlyExec(cmdline string, input []byte) error {
-	cmd := exec.Command("sh", "-c", cmdline)
+	cmd := hookCommand(cmdline)
 	cmd.Env = append(os.Environ(), "RSYNC_REQUEST=(NONE)")
 	cmd.Stdin = bytes.NewReader(input)
 	if err := cmd.Run(); err != nil {
@@ -290,6 +313,7 @@ type moduleRun struct {
 	munge       bool         // munge symlinks
 	numericIDs  bool
 	readOnly    bool
+	refuser     *Refuser       // the module's "refuse options"
 	refused     error          // an option the module refuses, reported once the client can hear it
 	user        string         // the authenticated user ("" for none)
 	names       *nameConverter // the module's name converter (nil: the host's database)
@@ -377,7 +401,7 @@ func (s *session) transfer(run *moduleRun) int {
 			return refused
 		}
 		opts := &setup.Options
-		if msg, bad := s.srv.refusedImplied(m, opts); bad {
+		if msg, bad := run.refuser.refusedImplied(opts); bad {
 			return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New(msg)}
 		}
 		switch {
@@ -398,7 +422,7 @@ func (s *session) transfer(run *moduleRun) int {
 			if p == "" || !strings.HasPrefix(p, "/") {
 				return p
 			}
-			return path.Join(base, sanitizePath(p))
+			return path.Join(base, moduleRel(p))
 		}
 		for i, d := range opts.AltDests {
 			opts.AltDests[i] = inModule(d)
@@ -418,15 +442,15 @@ func (s *session) transfer(run *moduleRun) int {
 				continue
 			}
 			if !strings.HasPrefix(*o.dir, "/") {
-				*o.dir = sanitizePath(*o.dir)
+				*o.dir = moduleRel(*o.dir)
 				if *o.dir == "" {
 					*o.dir = "."
 				}
 			}
 			if daemonRules != nil {
-				rel := sanitizePath(strings.TrimPrefix(*o.dir, base))
+				rel := moduleRel(strings.TrimPrefix(*o.dir, base))
 				if !strings.HasPrefix(*o.dir, "/") {
-					rel = sanitizePath(path.Join(dest, *o.dir))
+					rel = moduleRel(path.Join(dest, *o.dir))
 				}
 				if rel != "" && (daemonRules.Excluded(filter.Receiver, rel, true) || daemonRules.Excluded(filter.Receiver, *o.dir, true)) {
 					return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New("The server is configured to refuse --" + o.name)}
@@ -610,7 +634,7 @@ func modulePath(module, p string) string {
 		p = rest
 	}
 	trailing := strings.HasSuffix(p, "/")
-	s := sanitizePath(p)
+	s := moduleRel(p)
 	if s == "" {
 		s = "."
 	}
@@ -622,23 +646,15 @@ func modulePath(module, p string) string {
 	return s
 }
 
-// sanitizePath is rsync's sanitize_path: the path made relative, with
-// "." and empty components dropped and ".." removing the component
-// before it, never more than there are ("" for the root).
-func sanitizePath(p string) string {
-	var out []string
-	for _, c := range strings.Split(p, "/") {
-		switch c {
-		case "", ".":
-		case "..":
-			if len(out) > 0 {
-				out = out[:len(out)-1]
-			}
-		default:
-			out = append(out, c)
-		}
+// moduleRel is p sanitised as rsync's daemon sanitises its paths
+// (fsops.SanitizePath), as a plain relative path: no trailing '/', and
+// "" for the module's root.
+func moduleRel(p string) string {
+	s := strings.TrimSuffix(fsops.SanitizePath(p, 0), "/")
+	if s == "." {
+		return ""
 	}
-	return strings.Join(out, "/")
+	return s
 }
 
 // requestPaths are the paths of the daemon arguments, after ".".
@@ -665,9 +681,8 @@ func (s *Server) refuseTable() []Option {
 }
 
 // refusedOption checks the client's arguments against the module's
-// "refuse options"; nil when none is refused.
-func (s *Server) refusedOption(m *Module, args []string) error {
-	r := NewRefuser(m.String("refuse options"), s.refuseTable())
+// "refuse options" (r); nil when none is refused.
+func (s *Server) refusedOption(r *Refuser, args []string) error {
 	var opts []string
 	for _, a := range args {
 		if a == "." {
@@ -717,8 +732,7 @@ var sameAction = map[string][]string{
 
 // refusedImplied checks what the client's Setup actually asks for,
 // whatever its arguments said, against the module's "refuse options".
-func (s *Server) refusedImplied(m *Module, o *wire.Options) (string, bool) {
-	r := NewRefuser(m.String("refuse options"), s.refuseTable())
+func (r *Refuser) refusedImplied(o *wire.Options) (string, bool) {
 	check := []struct {
 		on    bool
 		long  string

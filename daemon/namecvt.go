@@ -52,7 +52,7 @@ func startNameConverter(cmdline string, logf func(string)) (*nameConverter, erro
 		inW.Close()
 		return nil, err
 	}
-	cmd := exec.Command("sh", "-c", cmdline)
+	cmd := hookCommand(cmdline)
 	cmd.Stdin, cmd.Stdout = inR, outW
 	err = cmd.Start()
 	inR.Close()

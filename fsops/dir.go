@@ -713,6 +713,44 @@ func CheckRelPath(rel string) error {
 	return nil
 }
 
+// SanitizePath is rsync's sanitize_path, for a path a peer sent that
+// must not climb above the directory it is relative to (a daemon
+// module's paths, a received symlink's target): a leading '/', empty and
+// "." components go, and ".." removes the component before it; only the
+// first depth leading ".." stay (a link's own depth below the transfer's
+// root), so the result never climbs above that root. A trailing '/'
+// stays, as rsync keeps it; an empty result is ".".
+func SanitizePath(p string, depth int) string {
+	var out []string
+	keep := 0      // the leading ".." kept
+	slash := false // the result ends in '/'
+	comps := strings.Split(p, "/")
+	for i, c := range comps {
+		switch {
+		case c == "" || c == ".":
+		case c == ".." && len(out) > keep:
+			out = out[:len(out)-1]
+			slash = len(out) > 0
+		case c == ".." && depth <= 0:
+		default:
+			if c == ".." {
+				keep++
+				depth--
+			}
+			out = append(out, c)
+			slash = i < len(comps)-1
+		}
+	}
+	if len(out) == 0 {
+		return "."
+	}
+	s := strings.Join(out, "/")
+	if slash {
+		s += "/"
+	}
+	return s
+}
+
 // ErrText words an error the way rsync does, "No such file or directory
 // (2)", for messages that already name the path.
 func ErrText(err error) string {

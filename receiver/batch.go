@@ -138,6 +138,17 @@ func (r *Receiver) getReady(rel string) *dirReady {
 	return d
 }
 
+// ownEntries makes fb's entries the receiver's to change (mapped ids,
+// cleaned or munged links). Entries decoded from a stream are its own
+// already; an in-process sender (wire.Pipe passes messages as they are,
+// as it passes open files) still holds the ones it sent, for its data
+// and its output, so those are copied.
+func (r *Receiver) ownEntries(fb *wire.FileBatch) {
+	if r.conn != nil && r.conn.PassesFiles() && len(fb.Entries) > 0 {
+		fb.Entries = slices.Clone(fb.Entries)
+	}
+}
+
 // dirInfo hands a directory's entry to the batch that fills it.
 func (r *Receiver) dirInfo(rel string, e *wire.Entry, recorded bool) {
 	d := r.getReady(rel)
@@ -174,15 +185,19 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		r.batchDone(fb.Seq)
 		return
 	}
-	fb.Entries = r.mapIDs(fb) // idmap.go
-	if r.cfg.SanitizeLinks && r.opts.Links && !r.opts.MungeLinks {
+	sanitize := r.cfg.SanitizeLinks && r.opts.Links && !r.opts.MungeLinks
+	munge := r.opts.MungeLinks && r.opts.Links
+	if r.rewritesIDs() || sanitize || munge {
+		r.ownEntries(fb)
+	}
+	r.mapIDs(fb) // idmap.go
+	if sanitize {
 		// A daemon module without chroot: every symlink made here is
 		// cleaned as rsync's sanitize_path cleans it, so it cannot lead
 		// out of the module (rsync does this unless it munges).
-		fb.Entries = slices.Clone(fb.Entries)
 		for i := range fb.Entries {
 			if e := &fb.Entries[i]; e.Type() == wire.TypeLnk && e.Link != "" {
-				if clean := SanitizeLink(e.Link, strings.Count(joinRel(fb.Dir, e.Name), "/")); clean != e.Link {
+				if clean := fsops.SanitizePath(e.Link, strings.Count(joinRel(fb.Dir, e.Name), "/")); clean != e.Link {
 					// Output shows what the sender listed, as rsync's
 					// lines come from its sender in a push.
 					e.SentLink, e.Link = e.Link, clean
@@ -190,11 +205,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			}
 		}
 	}
-	if r.opts.MungeLinks && r.opts.Links {
+	if munge {
 		// --munge-links: every link made here leads below MungePrefix
-		// (output shows the sender's target: shownLink). A local sender
-		// still holds the entries: change a copy.
-		fb.Entries = slices.Clone(fb.Entries)
+		// (output shows the sender's target: shownLink).
 		for i := range fb.Entries {
 			if e := &fb.Entries[i]; e.Type() == wire.TypeLnk {
 				e.Link = wire.MungeLink(e.Link)
@@ -992,42 +1005,6 @@ func (r *Receiver) destPath(rel string) string {
 		return absPath(r.rootPath)
 	}
 	return absPath(r.rootPath + "/" + rel)
-}
-
-// SanitizeLink is rsync's sanitize_path of a received symlink's target
-// in a daemon module without chroot: a leading '/' and "." components
-// go, and ".." removes the component before it; only the first depth
-// leading ".." stay (the link's own depth below the transfer's root),
-// so the target never climbs above that root. An empty result is ".".
-func SanitizeLink(target string, depth int) string {
-	var out []string
-	keep := 0      // the leading ".." kept
-	slash := false // the result ends in '/', as rsync's keeps it
-	comps := strings.Split(target, "/")
-	for i, c := range comps {
-		switch {
-		case c == "" || c == ".":
-		case c == ".." && len(out) > keep:
-			out = out[:len(out)-1]
-			slash = len(out) > 0
-		case c == ".." && depth <= 0:
-		default:
-			if c == ".." {
-				keep++
-				depth--
-			}
-			out = append(out, c)
-			slash = i < len(comps)-1
-		}
-	}
-	if len(out) == 0 {
-		return "."
-	}
-	s := strings.Join(out, "/")
-	if slash {
-		s += "/"
-	}
-	return s
 }
 
 func joinRel(dir, name string) string {

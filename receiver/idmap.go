@@ -126,34 +126,57 @@ func (r *Receiver) newIDMapper() error {
 	return nil
 }
 
-// mapIDs returns the batch's entries with their owners and groups
-// mapped; the sender's slice is left as it is (locally it is shared).
-// An id the maps do not cover and the sender named becomes the id its
-// name has here (rsync's mapping by name), unless --numeric-ids; a name
-// unknown here keeps the sender's id.
-func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
-	entries := fb.Entries
+// maxSenderNames bounds the names a sender may give ids of one kind
+// in a connection: far more owners than any tree has, far less memory
+// than a hostile sender could otherwise make the receiver keep.
+const maxSenderNames = 1 << 20
+
+// learnNames keeps the names fb gives the sender's ids for the rest of
+// the connection (a later batch does not name them again); an id named
+// twice keeps its first name, as rsync's list of ids does.
+func (r *Receiver) learnNames(fb *wire.FileBatch) error {
+	if len(fb.Names) == 0 {
+		return nil
+	}
+	r.senderNamesMu.Lock()
+	defer r.senderNamesMu.Unlock()
+	for _, n := range fb.Names {
+		k := 0
+		if n.Group {
+			k = 1
+		}
+		if r.senderNames[k] == nil {
+			r.senderNames[k] = map[uint32]string{}
+		}
+		if _, ok := r.senderNames[k][n.ID]; ok {
+			continue
+		}
+		if len(r.senderNames[k]) >= maxSenderNames {
+			return &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("protocol error: the sender named more than %d ids", maxSenderNames)}
+		}
+		r.senderNames[k][n.ID] = n.Name
+	}
+	return nil
+}
+
+// mapIDs maps the owners and groups of the batch's entries in place
+// (they must be the receiver's own: ownEntries). An id the maps do not
+// cover and the sender named (learnNames) becomes the id its name has
+// here (rsync's mapping by name), unless --numeric-ids; a name unknown
+// here keeps the sender's id.
+func (r *Receiver) mapIDs(fb *wire.FileBatch) {
 	m := r.idMap
-	byName := r.cfg.Names != nil && len(fb.Names) > 0 && !r.opts.NumericIDs
-	if !r.rewritesIDs() || len(entries) == 0 {
-		return entries
+	if !r.rewritesIDs() || len(fb.Entries) == 0 {
+		return
 	}
 	var names [2]map[uint32]string
-	if byName {
-		for _, n := range fb.Names {
-			k := 0
-			if n.Group {
-				k = 1
-			}
-			if names[k] == nil {
-				names[k] = map[uint32]string{}
-			}
-			names[k][n.ID] = n.Name
-		}
+	if r.cfg.Names != nil && !r.opts.NumericIDs {
+		r.senderNamesMu.RLock()
+		defer r.senderNamesMu.RUnlock()
+		names = r.senderNames
 	}
-	out := slices.Clone(entries)
-	for i := range out {
-		e := &out[i]
+	for i := range fb.Entries {
+		e := &fb.Entries[i]
 		if e.Mode == 0 {
 			continue // a --delete-missing-args name
 		}
@@ -172,7 +195,6 @@ func (r *Receiver) mapIDs(fb *wire.FileBatch) []wire.Entry {
 			}
 		}
 	}
-	return out
 }
 
 // rewritesIDs says whether received owners and groups may change on

@@ -62,7 +62,7 @@ type Config struct {
 	// reported and left alone, a directory with all it holds.
 	Refuse func(rel string, isDir bool) bool
 	// SanitizeLinks: a daemon module without chroot, where every symlink
-	// received is cleaned so it cannot lead out (SanitizeLink).
+	// received is cleaned so it cannot lead out (fsops.SanitizePath).
 	SanitizeLinks bool
 	// Names, if set, maps the names a sender gives its ids to ids here
 	// (rsync's mapping of owners and groups by name); nil keeps the
@@ -139,6 +139,12 @@ type Receiver struct {
 	// name a sender gave (idmap.go).
 	namedMu sync.Mutex
 	named   [2]map[string]uint32
+	// senderNames are the names the sender gave its ids, per users (0)
+	// and groups (1), learned from the batches in the order they came
+	// (learnNames) and kept for the connection: a batch names an id
+	// only once (wire.SendsNamesOnce).
+	senderNamesMu sync.RWMutex
+	senderNames   [2]map[uint32]string
 	// groups are ours, for a receiver that is not root (idmap.go).
 	groupsOnce sync.Once
 	groups     []uint32
@@ -386,6 +392,9 @@ func (r *Receiver) run(ctx context.Context) error {
 	for _, e := range top.Entries {
 		r.topNames[e.Name] = true
 	}
+	if err := r.learnNames(top); err != nil {
+		r.setFatal(err)
+	}
 	r.processBatch(ctx, top)
 	r.out.catchUp()
 
@@ -412,6 +421,13 @@ loop:
 				break loop
 			}
 			listed = r.listProgress(listed, m, false)
+			// Learnt here, in the order the batches came, so that a
+			// batch's names are known before any later batch, which
+			// may use them, is decided.
+			if err := r.learnNames(m); err != nil {
+				loopErr = err
+				break loop
+			}
 			batches <- m
 		case *wire.ListEnd:
 			r.listProgress(listed, nil, true)

@@ -68,6 +68,9 @@ type Sender struct {
 
 	listIOError bool // emitter only: some batch so far had a read error
 	listed      int  // emitter only: entries listed so far
+	// named: emitter only, the ids a batch has named so far, when the
+	// receiver keeps them (wire.SendsNamesOnce).
+	named map[wire.IDName]bool
 
 	pumpQueue chan pumpJob // wants whose file data goes out as bytes (nil within one process)
 	// prefetchQueue: answered batches whose files the prefetcher reads

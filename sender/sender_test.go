@@ -2,6 +2,7 @@ package sender
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -301,6 +302,127 @@ func TestChangedAfterListingNotSent(t *testing.T) {
 			}
 			rconn.Close()
 			<-done
+		})
+	}
+}
+
+// numberNames names every id: user 7 is "u7", group 7 "g7".
+type numberNames struct{}
+
+func (numberNames) Name(id uint32, group bool) (string, bool) {
+	if group {
+		return fmt.Sprintf("g%d", id), true
+	}
+	return fmt.Sprintf("u%d", id), true
+}
+func (numberNames) ID(string, bool) (uint32, bool) { return 0, false }
+
+// TestNamesOnce: over a Stream whose ends both listed CapNamesOnce, a
+// tree of many directories (one batch each) and a few owners names
+// each owner and group once, in the first batch that uses it, before
+// any batch uses it; to a receiver without it, every batch names the
+// ids it uses, as before.
+func TestNamesOnce(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files other owners")
+	}
+	src := t.TempDir()
+	const dirs, owners = 40, 3
+	for d := range dirs {
+		dir := filepath.Join(src, fmt.Sprintf("d%02d", d))
+		os.Mkdir(dir, 0o755)
+		for f := range owners {
+			p := filepath.Join(dir, fmt.Sprintf("f%d", f))
+			os.WriteFile(p, []byte("x"), 0o644)
+			if err := os.Chown(p, 1+f, 1+(f+d)%owners); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.Chown(dir, 1+d%owners, 1)
+	}
+	for _, once := range []bool{true, false} {
+		t.Run(fmt.Sprintf("once=%v", once), func(t *testing.T) {
+			rconn, sconn, err := wire.StreamPairWith(wire.StreamConfig{Peer: "receiver", NamesOnce: once}, wire.StreamConfig{Peer: "sender", NamesOnce: once})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rconn.Close()
+			defer sconn.Close()
+			opts := &wire.Options{Recursive: true, Owner: true, Group: true}
+			errc := make(chan error, 1)
+			go func() {
+				_, err := Run(context.Background(), Config{Opts: opts, Operands: []string{src + "/"}, Walkers: 3, Names: numberNames{}}, sconn)
+				errc <- err
+			}()
+			sent := map[wire.IDName]int{} // how often each id was named
+			known := map[wire.IDName]bool{}
+			batches, perBatch := 0, 0
+			timeout := time.After(20 * time.Second)
+			for done := false; !done; {
+				type res struct {
+					m   wire.Message
+					err error
+				}
+				ch := make(chan res, 1)
+				go func() { m, err := rconn.Recv(); ch <- res{m, err} }()
+				var r res
+				select {
+				case r = <-ch:
+				case <-timeout:
+					t.Fatal("sender did not finish")
+				}
+				if r.err != nil {
+					t.Fatal(r.err)
+				}
+				switch m := r.m.(type) {
+				case *wire.FileBatch:
+					batches++
+					for _, n := range m.Names {
+						sent[wire.IDName{ID: n.ID, Group: n.Group}]++
+						known[wire.IDName{ID: n.ID, Group: n.Group}] = true
+					}
+					uses := map[wire.IDName]bool{}
+					for _, e := range m.Entries {
+						for _, k := range []wire.IDName{{ID: e.Uid}, {ID: e.Gid, Group: true}} {
+							if k.ID != 0 {
+								uses[k] = true
+							}
+						}
+					}
+					for k := range uses {
+						if !known[k] {
+							t.Errorf("batch %q uses %v, named in no batch so far", m.Dir, k)
+						}
+					}
+					perBatch += len(uses)
+					if !once && len(m.Names) != len(uses) {
+						t.Errorf("batch %q names %d ids and uses %d", m.Dir, len(m.Names), len(uses))
+					}
+					rconn.Send(&wire.Wants{Seq: m.Seq})
+				case *wire.DataEnd:
+					rconn.Send(&wire.Done{})
+					done = true
+				}
+			}
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			if batches < dirs {
+				t.Fatalf("%d batches for %d directories", batches, dirs)
+			}
+			if len(sent) != 2*owners {
+				t.Errorf("ids named: %v, want %d users and groups", sent, owners)
+			}
+			total := 0
+			for k, n := range sent {
+				total += n
+				if once && n != 1 {
+					t.Errorf("%v named %d times", k, n)
+				}
+			}
+			if !once && total != perBatch {
+				t.Errorf("%d names sent, the batches use %d ids", total, perBatch)
+			}
 		})
 	}
 }

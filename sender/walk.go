@@ -231,14 +231,22 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 
 // idNames lists the names of the owners and groups entries carry
 // (Config.Names); an id without a name is left out, and the receiver
-// keeps it as it is.
+// keeps it as it is. A receiver that keeps the names it learns
+// (wire.SendsNamesOnce) hears each id's once per connection, as rsync
+// sends them; an older one, every batch's.
 func (s *Sender) idNames(entries []wire.Entry) []wire.IDName {
 	o := s.cfg.Opts
 	if s.cfg.Names == nil || o.NumericIDs || !o.Owner && !o.Group {
 		return nil
 	}
 	var out []wire.IDName
-	seen := map[wire.IDName]bool{}
+	seen := s.named
+	if seen == nil {
+		seen = map[wire.IDName]bool{}
+		if wire.SendsNamesOnce(s.conn) {
+			s.named = seen
+		}
+	}
 	add := func(id uint32, group bool) {
 		k := wire.IDName{ID: id, Group: group}
 		if id == 0 || seen[k] {

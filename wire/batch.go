@@ -543,6 +543,6 @@ func (r *batchRef) Release() {
 func BatchStreamPair(rec *BatchRecorder) (sender, receiver Conn, err error) {
 	// Both halves are this syq: every capability, so whole files carry
 	// their checksum and a replay checks them.
-	return configuredStreamPair(StreamConfig{Peer: "receiver", Verify: true, Sum128: true, Append: true},
+	return StreamPairWith(StreamConfig{Peer: "receiver", Verify: true, Sum128: true, Append: true},
 		StreamConfig{Peer: "sender", Record: rec, Verify: true, Sum128: true, Append: true})
 }

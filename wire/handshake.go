@@ -76,11 +76,18 @@ const (
 	// without it an appended file comes whole and the receiver skips
 	// what it has.
 	CapAppend = "append"
+	// CapNamesOnce: a FileBatch names only the ids no earlier batch of
+	// the connection named (FileBatch.Names), and the receiver keeps
+	// what it learned for the whole connection, as rsync sends each
+	// id's name once. Both sides set StreamConfig.NamesOnce only when
+	// both list it; without it every batch names all the ids it uses.
+	// A receiver keeps every name it is sent either way.
+	CapNamesOnce = "namesonce"
 )
 
 // LocalHello describes this build.
 func LocalHello(program string) *Hello {
-	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapMultiRail, CapZstd, CapDelta, CapVerify, CapRailZstd, CapSum128, CapAppend}}
+	return &Hello{Program: program, Version: ProtocolVersion, MinVersion: MinProtocolVersion, Caps: []string{CapRails, CapMultiRail, CapZstd, CapDelta, CapVerify, CapRailZstd, CapSum128, CapAppend, CapNamesOnce}}
 }
 
 // Has reports whether h lists the capability c.

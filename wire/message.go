@@ -108,9 +108,11 @@ type FileBatch struct {
 	IOError bool
 	// Names are the sender's user and group names of the ids its
 	// entries carry (rsync's uid/gid name lists), for a receiver that
-	// maps them to its own ids by name; each batch names the ids it
-	// uses, so it needs no other batch. Empty under --numeric-ids and
-	// within one process.
+	// maps them to its own ids by name, and keeps them for the
+	// connection: each id is named in the first batch that uses it
+	// (SendsNamesOnce), or, to a peer without CapNamesOnce, in every
+	// batch that uses it. Empty under --numeric-ids and within one
+	// process.
 	Names []IDName
 }
 

@@ -75,12 +75,13 @@ func (p *pipeConn) Close() error {
 // tests of either half against a fake peer. The sockets are
 // non-blocking, so closing a Stream also ends its pending read.
 func StreamPair(a, b string) (Conn, Conn, error) {
-	return configuredStreamPair(StreamConfig{Peer: a}, StreamConfig{Peer: b})
+	return StreamPairWith(StreamConfig{Peer: a}, StreamConfig{Peer: b})
 }
 
-// configuredStreamPair is StreamPair with each half's configuration (its Peer
-// names it).
-func configuredStreamPair(a, b StreamConfig) (Conn, Conn, error) {
+// StreamPairWith is StreamPair with each half's configuration (its
+// Peer names it), for a test that needs capabilities both halves
+// agreed on.
+func StreamPairWith(a, b StreamConfig) (Conn, Conn, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, err

@@ -53,6 +53,8 @@ type StreamConfig struct {
 	Sum128 bool
 	// Append: both sides listed CapAppend, so Wants may carry From.
 	Append bool
+	// NamesOnce: both sides listed CapNamesOnce (SendsNamesOnce).
+	NamesOnce bool
 
 	// Record, if not nil, records this side's part of the transfer in
 	// a batch file (batch.go); the Stream must then have no rails.

@@ -123,6 +123,17 @@ func AppendsFrom(c Conn) bool {
 
 func (s *Stream) appends() bool { return s.cfg.Append }
 
+// SendsNamesOnce reports whether a sender over c names each owner and
+// group id in the first FileBatch that uses it only (both sides of a
+// Stream listed CapNamesOnce); otherwise every batch names the ids it
+// uses, for a receiver that forgets them.
+func SendsNamesOnce(c Conn) bool {
+	n, ok := c.(interface{ namesOnce() bool })
+	return ok && n.namesOnce()
+}
+
+func (s *Stream) namesOnce() bool { return s.cfg.NamesOnce }
+
 // HashBefore adds the bytes of prefix, read to its end, to the checksum
 // Verify compares src's data with, as if they came first: with
 // --append-verify the sender's checksum covers the whole file and only

@@ -330,6 +330,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		Verify:       peer.Has(wire.CapVerify),
 		Sum128:       peer.Has(wire.CapSum128),
 		Append:       peer.Has(wire.CapAppend),
+		NamesOnce:    peer.Has(wire.CapNamesOnce),
 		Record:       batch.recorder(),
 		OnLog: func(class int, text string) {
 			switch class {

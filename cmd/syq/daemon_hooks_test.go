@@ -374,3 +374,190 @@ func TestInsecureLinksKeepDirLinks(t *testing.T) {
 		}
 	}
 }
+
+// hookEnvScript writes, into the file its argument names, the RSYNC_*
+// variables it sees, RSYNC_PID aside: for that one, whether it names
+// a live process of the session (one of the script's ancestors); and
+// how many bytes its standard input holds.
+const hookEnvScript = `#!/bin/sh
+{
+	env | grep '^RSYNC_' | grep -v '^RSYNC_PID=' | sort
+	echo "standard input: $(wc -c | tr -d ' ') bytes"
+	p=$$
+	i=0
+	while [ "$i" -lt 64 ] && [ -n "$p" ] && [ "$p" -gt 1 ]; do
+		if [ "$p" = "$RSYNC_PID" ]; then
+			echo RSYNC_PID=a-live-ancestor
+			break
+		fi
+		p=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$p/status)
+		i=$((i + 1))
+	done
+} > "$1.tmp" && mv "$1.tmp" "$1"
+`
+
+// hookArgsFromDot renumbers a hook's RSYNC_ARG# from the "." that ends
+// the options (RSYNC_ARG.+1 is the first path) and drops the options:
+// syq's client speaks its own protocol to syq's daemon and sends its
+// options in its own form, so only RSYNC_ARG0 and the paths are the
+// daemon's to match.
+func hookArgsFromDot(env string) string {
+	lines := strings.Split(env, "\n")
+	args := map[int]string{}
+	var out []string
+	for _, l := range lines {
+		k, v, _ := strings.Cut(l, "=")
+		if n, err := strconv.Atoi(strings.TrimPrefix(k, "RSYNC_ARG")); err == nil && strings.HasPrefix(k, "RSYNC_ARG") {
+			args[n] = v
+			continue
+		}
+		out = append(out, l)
+	}
+	dot := -1
+	for i := 0; i < len(args); i++ {
+		if args[i] == "." {
+			dot = i
+			break
+		}
+	}
+	if len(args) > 0 {
+		out = append(out, "RSYNC_ARG0="+args[0])
+	}
+	for i := dot + 1; dot >= 0 && i < len(args); i++ {
+		out = append(out, fmt.Sprintf("RSYNC_ARG.+%d=%s", i-dot, args[i]))
+	}
+	if len(args) > 0 && dot < 0 {
+		out = append(out, "(no \".\" among the RSYNC_ARG#)")
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestDaemonHookEnvDiff: the environment a module's pre-xfer and
+// post-xfer exec see, with real rsync's daemon and syq's listening on
+// loopback ports, each with its own client: every RSYNC_* variable
+// must match (the module's path aside, which is each one's own, and
+// the client's options among RSYNC_ARG#: hookArgsFromDot), and
+// RSYNC_PID must name a live process of the session. RSYNC_SHELL in
+// the daemon's environment names the shell that runs the hooks; with
+// RSYNC_NO_XFER_EXEC none runs.
+func TestDaemonHookEnvDiff(t *testing.T) {
+	rsync, err := exec.LookPath("rsync")
+	if err != nil {
+		t.Skip("no real rsync installed")
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc to find the hook's ancestors")
+	}
+	f := newDaemonFixture(t, "")
+	base, err := os.ReadFile(f.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var daemonEnv []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "RSYNC_") {
+			daemonEnv = append(daemonEnv, kv)
+		}
+	}
+	src := filepath.Join(f.dir, "envsrc")
+	os.MkdirAll(filepath.Join(src, "d"), 0o755)
+	os.WriteFile(filepath.Join(src, "d/g"), []byte("g\n"), 0o644)
+	type side struct {
+		out, client string
+		port, off   int // the daemon with hooks, and one with RSYNC_NO_XFER_EXEC
+	}
+	sides := map[string]*side{}
+	for _, tool := range []string{"rsync", "syq"} {
+		out := filepath.Join(f.dir, "hooks-"+tool)
+		os.MkdirAll(filepath.Join(out, "MOD/sub"), 0o755)
+		os.WriteFile(filepath.Join(out, "MOD/f"), []byte("f\n"), 0o644)
+		script := filepath.Join(out, "dump.sh")
+		os.WriteFile(script, []byte(hookEnvScript), 0o755)
+		// The shell RSYNC_SHELL names runs every hook.
+		shell := filepath.Join(out, "shell.sh")
+		os.WriteFile(shell, []byte("#!/bin/sh\necho \"$2\" >> "+filepath.Join(out, "shell.log")+"\nexec /bin/sh \"$@\"\n"), 0o755)
+		conf := filepath.Join(out, "rsyncd.conf")
+		os.WriteFile(conf, append(base, fmt.Sprintf(`[env]
+	path = %[1]s/MOD
+	read only = no
+	auth users = joe
+	secrets file = %[2]s/secrets
+	early exec = touch %[1]s/early.ran
+	pre-xfer exec = %[1]s/dump.sh %[1]s/pre.env
+	post-xfer exec = %[1]s/dump.sh %[1]s/post.env
+`, out, f.dir)...), 0o644)
+		bin, client := f.rsyncBin, f.rsyncBin
+		if tool == "rsync" {
+			bin, client = rsync, rsync
+		}
+		sides[tool] = &side{out: out, client: client,
+			port: f.listenWith(t, bin, conf, append(daemonEnv[:len(daemonEnv):len(daemonEnv)], "RSYNC_SHELL="+shell)),
+			off:  f.listenWith(t, bin, conf, append(daemonEnv, "RSYNC_NO_XFER_EXEC=1"))}
+	}
+	// readEnv waits (bounded) for a hook's dump: the post-xfer exec may
+	// run after the client has gone.
+	readEnv := func(s *side, name string) string {
+		p := filepath.Join(s.out, name)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if b, err := os.ReadFile(p); err == nil {
+				return hookArgsFromDot(strings.ReplaceAll(string(b), s.out, "OUT"))
+			}
+			if time.Now().After(deadline) {
+				return "(the hook never wrote " + name + ")"
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string // URL stands for the module's rsync:// URL, DST for a destination of each tool's own
+	}{
+		{"push", []string{"-a", src + "/", "URL/sub/"}},
+		{"pull", []string{"-rt", "--delete", "URL/f", "DST/"}},
+		{"failing pull", []string{"-r", "URL/nosuch", "URL/f", "DST/"}},
+	} {
+		got := map[string][3]string{}
+		for tool, s := range sides {
+			for _, name := range []string{"pre.env", "post.env"} {
+				os.Remove(filepath.Join(s.out, name))
+			}
+			args := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				a = strings.ReplaceAll(a, "URL", fmt.Sprintf("rsync://joe@127.0.0.1:%d/env", s.port))
+				args[i] = strings.ReplaceAll(a, "DST", filepath.Join(s.out, "dst"))
+			}
+			r := f.run(t, []string{"RSYNC_PASSWORD=sesame"}, s.client, args...)
+			got[tool] = [3]string{fmt.Sprint("exit ", r.code), readEnv(s, "pre.env"), readEnv(s, "post.env")}
+		}
+		for i, what := range []string{"exit code", "pre-xfer exec's environment", "post-xfer exec's environment"} {
+			if got["syq"][i] != got["rsync"][i] {
+				t.Errorf("%s: %s:\n%s\nrsync's:\n%s", tc.name, what, got["syq"][i], got["rsync"][i])
+			}
+		}
+		for i := 1; i < 3; i++ {
+			if !strings.Contains(got["syq"][i], "RSYNC_PID=a-live-ancestor\n") {
+				t.Errorf("%s: RSYNC_PID names no live process of the session:\n%s", tc.name, got["syq"][i])
+			}
+		}
+	}
+	for tool, s := range sides {
+		b, _ := os.ReadFile(filepath.Join(s.out, "shell.log"))
+		if !strings.Contains(string(b), "touch "+filepath.Join(s.out, "early.ran")) || !strings.Contains(string(b), filepath.Join(s.out, "pre.env")) {
+			t.Errorf("%s: RSYNC_SHELL did not run the hooks; it ran:\n%s", tool, b)
+		}
+	}
+	// RSYNC_NO_XFER_EXEC: the transfer runs, no hook does (the early
+	// and pre-xfer execs would have run before the transfer ended).
+	for tool, s := range sides {
+		os.Remove(filepath.Join(s.out, "early.ran"))
+		os.Remove(filepath.Join(s.out, "pre.env"))
+		r := f.run(t, []string{"RSYNC_PASSWORD=sesame"}, s.client, "-r", fmt.Sprintf("rsync://joe@127.0.0.1:%d/env/f", s.off), filepath.Join(s.out, "off")+"/")
+		if r.code != 0 {
+			t.Errorf("%s with RSYNC_NO_XFER_EXEC: exit %d %s", tool, r.code, r.stderr)
+		}
+		for _, name := range []string{"early.ran", "pre.env"} {
+			if _, err := os.Stat(filepath.Join(s.out, name)); err == nil {
+				t.Errorf("%s with RSYNC_NO_XFER_EXEC: a hook ran (%s)", tool, name)
+			}
+		}
+	}
+}

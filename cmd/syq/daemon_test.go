@@ -88,14 +88,25 @@ munge symlinks = no
 // rest of the test and returns the port.
 func (f *daemonFixture) listen(t *testing.T) int {
 	t.Helper()
+	return f.listenWith(t, f.rsyncBin, f.conf, nil)
+}
+
+// listenWith starts bin (syq or a real rsync) as a daemon with the
+// configuration conf and env in its environment, listening on a free
+// loopback port for the rest of the test, and returns the port.
+func (f *daemonFixture) listenWith(t *testing.T, bin, conf string, env []string) int {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command(f.rsyncBin, "--daemon", "--no-detach", "--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--config="+f.conf)
+	cmd := exec.Command(bin, "--daemon", "--no-detach", "--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--config="+conf)
 	cmd.Dir = f.dir
+	if env != nil {
+		cmd.Env = env
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -281,6 +281,7 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 	return func(class int, msg string) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		p.noteLocked(class)
 		who := side
 		switch class {
 		case wire.ProblemInfo:
@@ -288,17 +289,12 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 				fmt.Fprintln(p.stdout, msg)
 			}
 			return
-		case wire.ProblemGeneral:
-			p.general = true
 		case wire.ProblemGenerator:
-			p.general = true
 			who = "generator"
 		case wire.ProblemVanished:
-			p.vanished = true
 			fmt.Fprintf(stderr, "%s\n", msg)
 			return
 		case wire.ProblemPlain:
-			p.general = true
 			fmt.Fprintln(stderr, msg)
 			return
 		case wire.ProblemWarning:
@@ -310,11 +306,29 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 			fmt.Fprintf(stderr, "syq debug: %.3fs: %s\n", time.Since(processStart).Seconds(), msg)
 			return
 		case wire.ProblemDelLimit:
-			p.delLimit = true
 			fmt.Fprintln(stderr, msg) // a warning in rsync: no "rsync: [side]"
 			return
 		}
 		fmt.Fprintf(stderr, "syq: [%s] %s\n", who, msg)
+	}
+}
+
+// note counts a problem of class toward the exit code without showing
+// it (a helper, whose client shows it).
+func (p *problems) note(class int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.noteLocked(class)
+}
+
+func (p *problems) noteLocked(class int) {
+	switch class {
+	case wire.ProblemGeneral, wire.ProblemGenerator, wire.ProblemPlain:
+		p.general = true
+	case wire.ProblemVanished:
+		p.vanished = true
+	case wire.ProblemDelLimit:
+		p.delLimit = true
 	}
 }
 

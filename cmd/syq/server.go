@@ -162,6 +162,7 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 		Verify:       peer.Has(wire.CapVerify),
 		Sum128:       peer.Has(wire.CapSum128),
 		Append:       peer.Has(wire.CapAppend),
+		NamesOnce:    peer.Has(wire.CapNamesOnce),
 	})
 	// The client ends the transfer by closing the connection; signals
 	// (ssh hanging up) stop the helper the same way.
@@ -177,7 +178,12 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 		}
 	}()
 
+	// The helper's own exit code says what its problems did, as rsync's
+	// server's does (a daemon's post-xfer exec is told it); the client
+	// makes its own from the reports.
+	var probs problems
 	report := func(class int, msg string) {
+		probs.note(class)
 		if policy != nil && policy.Display != nil {
 			msg = policy.Display(msg)
 		}
@@ -284,7 +290,7 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 	// The last word: the error that stopped this side, if any. The
 	// client reads until the stream ends, so it sees this even after the
 	// conversation itself completed.
-	code := 0
+	code := probs.exitCode()
 	if fe := fatal(runErr); fe != nil {
 		debugf("helper: stopping: %v", fe.Err)
 		fe = policy.Shown(fe)

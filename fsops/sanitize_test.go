@@ -1,9 +1,10 @@
-package receiver
+package fsops
 
 import "testing"
 
-// TestSanitizeLink: rsync's sanitize_path of a received link target.
-func TestSanitizeLink(t *testing.T) {
+// TestSanitizePath: rsync's sanitize_path, for a received link target
+// (depth: the link's own depth) and a daemon module's paths (depth 0).
+func TestSanitizePath(t *testing.T) {
 	for _, tc := range []struct {
 		in    string
 		depth int
@@ -25,9 +26,13 @@ func TestSanitizeLink(t *testing.T) {
 		{"a/", 0, "a/"},
 		{"a/.", 0, "a/"},
 		{"../..", 1, "../"},
+		{"", 0, "."},
+		{"/", 0, "."},
+		{"//a/../../../b/c/", 0, "b/c/"},
+		{"/../../etc", 2, "../../etc"},
 	} {
-		if got := SanitizeLink(tc.in, tc.depth); got != tc.want {
-			t.Errorf("SanitizeLink(%q, %d) = %q, want %q", tc.in, tc.depth, got, tc.want)
+		if got := SanitizePath(tc.in, tc.depth); got != tc.want {
+			t.Errorf("SanitizePath(%q, %d) = %q, want %q", tc.in, tc.depth, got, tc.want)
 		}
 	}
 }
