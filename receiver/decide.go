@@ -11,6 +11,13 @@ import (
 // decideRootDir handles the "." entry: the destination directory itself.
 func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 	r.countEntry(e)
+	if r.root == nil && r.opts.Existing {
+		// A dry run into a destination that does not exist: --existing
+		// makes no new directory, this one neither (a real run has
+		// made it already); what it holds is new and skipped likewise.
+		r.signal(".", false)
+		return r.skipNote(lines, `not creating new directory "."`)
+	}
 	if r.rootCreated {
 		r.countCreated(e)
 	}
@@ -214,7 +221,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		switch {
 		case settled && leader != nil && old != nil && (fileID{old.Dev, old.Ino}) == *leader:
 			// Already a link to the leader, which needed nothing.
-			r.synced(b, index)
+			r.synced(b, index, e.Name)
 			return false, r.unchangedLine(lines, item{update: 'h'}, rel, e)
 		case settled && leader != nil && (opts.DryRun || b.dir != nil):
 			// The leader is in place already: link this one now, so it
@@ -285,12 +292,12 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			// up to date here or not.
 			var done bool
 			if done, _, lines = r.decideAlt(b, e, index, rel, old, lines); done {
-				r.synced(b, index)
+				r.synced(b, index, e.Name)
 				return false, lines
 			}
 		}
 		if r.unchanged(b, e, old) {
-			r.synced(b, index)
+			r.synced(b, index, e.Name)
 			if e.LinkLeader {
 				r.leaderSettled(e, &fileID{old.Dev, old.Ino})
 			}
@@ -318,7 +325,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		var done bool
 		var altItem item
 		if done, altItem, lines = r.decideAlt(b, e, index, rel, old, lines); done {
-			r.synced(b, index)
+			r.synced(b, index, e.Name)
 			return false, lines
 		}
 		if old == nil {
@@ -492,7 +499,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 			same = old.Rdev == e.Rdev
 		}
 		if same {
-			r.synced(b, index)
+			r.synced(b, index, e.Name)
 			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
 			// --fake-super: rsync sets the real mode and records of an
 			// unchanged entry too.
@@ -517,7 +524,8 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 	if old == nil && len(r.alts) > 0 {
 		var done bool
 		if done, it, lines = r.altOther(b, e, display, lines); done {
-			r.synced(b, index)
+			// rsync's generator tells the sender nothing of such an
+			// entry (linked or compared), so it stays at the source.
 			return lines
 		}
 	}
@@ -543,7 +551,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 	}
 	b.changed.Store(true)
 	if r.createSpecial(b.dir, e, rel, old) {
-		r.synced(b, index)
+		r.synced(b, index, e.Name)
 	}
 	return lines
 }

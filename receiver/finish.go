@@ -89,7 +89,7 @@ func (r *Receiver) linkFollower(f follower, lines []string) []string {
 	// that is (now) a link to its leader.
 	if lerr == nil && ferr == nil && ls.Ino == fs.Ino && ls.Dev == fs.Dev {
 		// Already linked: listed only as unchanged entries are.
-		r.syncedSeq(f.seq, f.index)
+		r.syncedAt(f.seq, f.index, dstDir, name)
 		return r.unchangedLine(lines, item{update: 'h'}, f.rel, &f.e)
 	}
 	it := newItem('h')
@@ -119,7 +119,7 @@ func (r *Receiver) linkFollower(f follower, lines []string) []string {
 		r.problem(wire.ProblemGeneral, "link %q => %s failed: %s", r.destPath(f.rel), leader, fsops.ErrText(err))
 		return lines
 	}
-	r.syncedSeq(f.seq, f.index)
+	r.syncedAt(f.seq, f.index, dstDir, name)
 	return r.followerLine(lines, it, quiet, display, f)
 }
 

@@ -67,6 +67,13 @@ func (s *Sender) removeSource(m *wire.Synced) {
 		s.removeFailed("re-lstat", name, err)
 		return
 	}
+	if m.DestIno != 0 && st.Dev == m.DestDev && st.Ino == m.DestIno {
+		// A local copy whose destination is this very file (a
+		// --link-dest link to it): removing it would lose a name the
+		// receiver just made, so rsync's sender refuses.
+		s.problem(wire.ProblemPlain, "ERROR: Skipping sender remove of destination file: %s", name)
+		return
+	}
 	if s.cfg.Opts.FakeSuper {
 		fsops.ApplyFakeStatPath(path, &st) // listed so; an error shows as a change
 	}
