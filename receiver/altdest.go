@@ -8,7 +8,6 @@ package receiver
 // exists there is transferred and itemized against it.
 
 import (
-	"fmt"
 	"path/filepath"
 
 	"syq/fsops"
@@ -243,9 +242,22 @@ func (r *Receiver) altDirItem(b *batchState, e *wire.Entry) (item, bool) {
 		return item{}, false
 	}
 	if level, _, st := r.altLookup(b, e, true); level > 0 {
-		return item{update: 'c', flags: r.attrChanges(e, &st)}, true
+		return item{update: 'c', flags: r.altDirFlags(e, &st)}, true
 	}
 	return item{}, false
+}
+
+// altDirFlags is what differs from the directory of an alternate
+// directory a new one is made against. Under -O its mtime still counts
+// (rsync's unchanged_attrs looks at every non-symlink's), and when
+// anything differs a directory whose time is not kept shows 't' too, as
+// rsync's itemize does for a local change.
+func (r *Receiver) altDirFlags(e *wire.Entry, st *fsops.Stat) itemFlags {
+	f := r.attrChanges(e, st)
+	if !r.keepsTime(e) && (f.any() || r.opts.Times && !sameMtime(st, e, r.opts.ModifyWindowSec)) {
+		f |= flagTime
+	}
+	return f
 }
 
 // altLookupOther finds a symlink, device or special file of e's name and
@@ -350,13 +362,11 @@ func (r *Receiver) linkAlt(b *batchState, dir *fsops.Dir, name string) error {
 	if !fsops.IsExist(err) {
 		return err
 	}
+	// An out-of-date file here goes without a backup (-b): rsync's
+	// generator unlinks it before it links.
 	tmp := fsops.TempName(name)
 	if err := b.dir.Link(dir, name, tmp); err != nil {
 		return err
-	}
-	if r.backupOn() && !r.backup(b.dir, name, joinRel(b.rel, name)) {
-		b.dir.Unlink(tmp)
-		return fmt.Errorf("backup failed")
 	}
 	if err := b.dir.Rename(tmp, b.dir, name); err != nil {
 		b.dir.Unlink(tmp)

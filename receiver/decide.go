@@ -72,7 +72,7 @@ func (r *Receiver) altRootItem(e *wire.Entry) (item, bool) {
 			if r.fake {
 				r.alts[0].ApplyFakeStat(".", &ast) // as for any other entry (lstat)
 			}
-			return item{update: 'c', flags: r.attrChanges(e, &ast)}, true
+			return item{update: 'c', flags: r.altDirFlags(e, &ast)}, true
 		}
 	}
 	return newItem('c'), false

@@ -55,6 +55,11 @@ var altDestScenarios = []diffScenario{
 	{name: "alt-copy-dest-itemize", fx: fxAltDest, args: dtArgs("-ai", "--copy-dest=../prev", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "alt-mixed-kinds", fx: fxAltDest, args: dtArgs("-a", "--link-dest=../prev", "--copy-dest=../prev2", "src/", "dst/"), code: 1},
 	{name: "alt-dest-exists", fx: fxAltDest, pre: func(b *fixtureBuilder) { b.text("dst/same", "other"); b.dir("dst") }, args: dtArgs("-a", "--link-dest=../prev", "src/", "dst/")},
+	// The out-of-date file a --link-dest link replaces is not backed up
+	// (rsync unlinks it first); one that is transferred is. -b implies
+	// -O, and a directory made against one there shows its time anyway.
+	{name: "alt-link-dest-exists-backup", fx: fxAltDest, pre: func(b *fixtureBuilder) { b.text("dst/same", "other"); b.text("dst/changed", "older"); b.dir("dst") },
+		args: dtArgs("-ai", "-b", "--link-dest=../prev", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
 }
 
 // checkLinked: after the run, the two paths are one file (a hard link).
