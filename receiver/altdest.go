@@ -323,10 +323,9 @@ func (r *Receiver) altOther(b *batchState, e *wire.Entry, display string, lines 
 		// Made here, shown only as unchanged entries are.
 		return false, item{}, r.unchangedLine(lines, item{update: 'c'}, display, e)
 	}
-	it = item{update: 'c', flags: r.attrChanges(e, &st)}
-	if level == 1 && e.Type() != wire.TypeFifo && e.Type() != wire.TypeSock {
-		it.flags |= flagSum // another target or device number
-	}
+	// rsync's generator reports a change of the value ('c') of every
+	// such entry it makes against an alternate one, whatever differs.
+	it = item{update: 'c', flags: r.attrChanges(e, &st) | flagSum}
 	return false, it, lines
 }
 
