@@ -513,6 +513,10 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 			return lines
 		}
 	}
+	// rsync's generator looks in the --*-dest directories only for a
+	// name the destination does not have: a directory removed to make
+	// way does not count as missing.
+	missing := old == nil
 	if old != nil && old.IsDir() {
 		var ok bool
 		if ok, lines = r.makeWay(b, e, rel, old, kindName(e), lines); !ok {
@@ -521,7 +525,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		old = nil
 	}
 	it := newItem('c')
-	if old == nil && len(r.alts) > 0 {
+	if missing && len(r.alts) > 0 {
 		var done bool
 		if done, it, lines = r.altOther(b, e, display, lines); done {
 			// rsync's generator tells the sender nothing of such an

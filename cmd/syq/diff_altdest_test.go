@@ -58,6 +58,10 @@ var altDestScenarios = []diffScenario{
 	// The out-of-date file a --link-dest link replaces is not backed up
 	// (rsync unlinks it first); one that is transferred is. -b implies
 	// -O, and a directory made against one there shows its time anyway.
+	// A directory where the source has a symlink is replaced by a new
+	// symlink: rsync does not look for one in the --link-dest
+	// directory, as the name was not missing.
+	{name: "alt-link-dest-dir-in-way", fx: fxBasic, pre: preReplace, args: dtArgs("-rlti", "--link-dest=../src", "src/", "dst/"), stdout: true, sorted: true, code: 23},
 	{name: "alt-link-dest-exists-backup", fx: fxAltDest, pre: func(b *fixtureBuilder) { b.text("dst/same", "other"); b.text("dst/changed", "older"); b.dir("dst") },
 		args: dtArgs("-ai", "-b", "--link-dest=../prev", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
 }
