@@ -81,18 +81,19 @@ func (r *Receiver) altLookup(b *batchState, e *wire.Entry, wantDir bool) (level 
 	return level, dir, st
 }
 
-// unchangedIn is the quick check against the file of e's name in dir.
+// unchangedIn is the quick check against the file of e's name in dir,
+// in rsync's order: -c and --size-only decide before -I does.
 func (r *Receiver) unchangedIn(dir *fsops.Dir, e *wire.Entry, st *fsops.Stat) bool {
 	opts := r.opts
 	switch {
-	case opts.IgnoreTimes:
-		return false
 	case st.Size != e.Size:
 		return false
-	case opts.SizeOnly:
-		return true
 	case opts.Checksum:
 		return r.sameChecksumIn(dir, e)
+	case opts.SizeOnly:
+		return true
+	case opts.IgnoreTimes:
+		return false
 	}
 	return sameMtime(st, e, opts.ModifyWindowSec)
 }
