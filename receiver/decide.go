@@ -279,6 +279,20 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 		old = nil
 	}
+	if old != nil && !r.isFile(old) && len(r.alts) > 0 {
+		// The same with a backup: the entry goes to its backup now,
+		// so that the file is looked up in the --*-dest directories
+		// as a missing one.
+		if !opts.DryRun && b.dir != nil {
+			if !r.backup(b.dir, e.Name, rel) {
+				return false, lines
+			}
+			b.changed.Store(true)
+		} else {
+			r.backedUp(rel) // as rsync says in a dry run too
+		}
+		old = nil
+	}
 	if old != nil && r.writesDevice(old) && old.Size == 0 && b.dir != nil {
 		// --write-devices: the device is the file, as long as seeking
 		// to its end says (the job writes into it: write.go).

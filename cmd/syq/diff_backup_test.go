@@ -67,6 +67,10 @@ var backupScenarios = []diffScenario{
 	{name: "b-backup-itemize", fx: fxBasic, pre: preBackupDst, args: dtArgs("-abi", "--delete", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoDirTimes},
 	// A stale backup (old~) is deleted, not backed up as old~~.
 	{name: "b-backup-of-backup", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ab", "--delete", "--filter=R *~", "src/", "dst/"), cmp: dtNoDirTimes},
+	// A symlink or FIFO where the source has a file goes to its backup
+	// as rsync decides, so the file is looked up in the --compare-dest
+	// directory as a missing one (and, matching there, not made here).
+	{name: "b-backup-dir-compare-dest-not-file", fx: fxBasic, pre: preReplace, args: dtArgs("-ai", "--info=backup", "--backup-dir=bk", "--compare-dest=../src", "src/", "dst/"), code: 23, stdout: true, sorted: true, runTimes: true},
 	{name: "b-bad-suffix", fx: fxBasic, args: dtArgs("-ab", "--suffix=a/b", "src/", "dst/"), code: 1},
 	{name: "b-empty-suffix", fx: fxBasic, args: dtArgs("-ab", "--suffix=", "src/", "dst/"), code: 1},
 }
