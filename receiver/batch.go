@@ -54,6 +54,9 @@ type batchState struct {
 	fuzzy      *fuzzyDir
 	names      []string // what dir held when the batch began (read once, also for --fuzzy)
 	fuzzyBasis map[int32]string
+	// notBasis: names the batch makes something other than a regular
+	// file (a directory, or with -l/-D a symlink or special file).
+	notBasis map[string]bool
 	// basisStat: for a missing file, the file rsync would open as its
 	// basis (in a --*-dest directory, or the fuzzy pick), by entry index.
 	basisStat map[int32]fsops.Stat
@@ -372,6 +375,16 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		r.beforeLine(b, fb.Dir)
 	}
 
+	if r.opts.Fuzzy > 0 {
+		for i := range fb.Entries {
+			if e := &fb.Entries[i]; e.Type() != wire.TypeReg && e.Type() != 0 && r.keepsType(e.Type()) {
+				if b.notBasis == nil {
+					b.notBasis = map[string]bool{}
+				}
+				b.notBasis[e.Name] = true
+			}
+		}
+	}
 	for i := range fb.Entries {
 		if ctx.Err() != nil {
 			break

@@ -92,7 +92,18 @@ func (r *Receiver) findFuzzy(b *batchState, e *wire.Entry, rel string) (basis st
 	if c.level != 0 {
 		return "", st
 	}
-	return c.name, c.st
+	// rsync's receiver opens the basis after its generator has gone
+	// on through the directory: a name the batch makes a directory,
+	// symlink or special file is none by then, and it takes no other.
+	// What is there now gives the permissions a basis lends.
+	if b.notBasis[c.name] {
+		return "", st
+	}
+	now, err := b.dir.Lstat(c.name)
+	if err != nil || !now.IsReg() {
+		return "", st
+	}
+	return c.name, now
 }
 
 // fuzzyUsed marks name, which a transfer of this run replaces, as no

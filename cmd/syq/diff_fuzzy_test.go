@@ -42,6 +42,11 @@ var fuzzyScenarios = []diffScenario{
 	{name: "fuzzy-debug", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "--fuzzy", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "fuzzy-scores", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "-y", "--no-whole-file", "--debug=FUZZY2", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "fuzzy-delete-delay", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-a", "-y", "--delete-delay", "src/", "dst/")},
+	// Without -p a new file keeps its basis's permissions, but a basis
+	// the directory's other entries replace (a file where the source
+	// has a directory) is none when rsync's receiver opens it.
+	{name: "fuzzy-basis-replaced-perms", fx: fxBasic, pre: preReplace, args: dtArgs("-rt", "--delete-after", "--fuzzy", "--chmod=u+rwx,go-w", "src/", "dst/")},
+	{name: "fuzzy-basis-replaced-perms-links", fx: fxBasic, pre: preReplace, args: dtArgs("-rlt", "-y", "src/", "dst/"), code: 23},
 	{name: "fuzzy-twice-compare-dest", fx: fxFuzzy, pre: func(b *fixtureBuilder) {
 		preFuzzy(b)
 		b.file("old/d1/d2/archive-v1.taz", 1000, fbMtAt(7))
