@@ -657,11 +657,15 @@ func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string, old 
 		return false
 	}
 	r.fixAttrs(dir, tmp, rel, e, nil)
-	if old != nil && !r.opts.Perms && e.Type() != wire.TypeLnk && old.Mode&fsops.TypeMask == e.Type() {
-		// Without -p a replaced device or FIFO keeps its permissions.
+	if old != nil && !r.opts.Perms && e.Type() != wire.TypeLnk && !old.IsDir() && old.Mode&fsops.TypeMask != fsops.TypeLnk {
+		// Without -p a device or special file takes the permissions of
+		// what it replaces, of any type, as rsync's generator keeps an
+		// existing entry's (set-id bits too). A replaced symlink's 0777
+		// is not copied.
+		perm := old.Mode & 0o7777
 		if r.fake {
-			r.setFake(dirTarget(dir, tmp), rel, e, r.finalPerm(e, old, 0), old)
-		} else if err := dir.Chmod(tmp, r.finalPerm(e, old, 0)); err != nil {
+			r.setFake(dirTarget(dir, tmp), rel, e, perm, old)
+		} else if err := dir.Chmod(tmp, perm); err != nil {
 			r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(rel), fsops.ErrText(err))
 		}
 	}
