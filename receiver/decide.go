@@ -399,10 +399,11 @@ func (r *Receiver) chooseLeader(b *batchState, e *wire.Entry, rel string, old *f
 	r.waitDecided(b.seq)
 	present := old != nil && r.isFile(old)
 	if old == nil && len(r.alts) > 0 {
-		// One a --*-dest directory has counts as present: a basis
-		// for --copy-dest, data that matches for the other two.
+		// One a --*-dest directory has as a regular file counts as
+		// present: rsync's generator has a basis for it there, even
+		// one whose data differs.
 		level, _, _ := r.altLookup(b, e, false)
-		present = level >= 2 || level == 1 && r.opts.AltDestKind == wire.AltCopy
+		present = level >= 1
 	}
 	r.linkMu.Lock()
 	defer r.linkMu.Unlock()

@@ -62,6 +62,12 @@ var altDestScenarios = []diffScenario{
 	// symlink: rsync does not look for one in the --link-dest
 	// directory, as the name was not missing.
 	{name: "alt-link-dest-dir-in-way", fx: fxBasic, pre: preReplace, args: dtArgs("-rlti", "--link-dest=../src", "src/", "dst/"), stdout: true, sorted: true, code: 23},
+	// -I: every name of a hard-link group is in the other directory,
+	// but none up to date; rsync's generator has a basis for the first
+	// there, so that name is the one transferred and the others link
+	// to it.
+	{name: "alt-link-dest-hlink-basis", fx: fxHardGroups,
+		args: dtArgs("-rHi", "-I", "--link-dest=../src", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
 	{name: "alt-link-dest-exists-backup", fx: fxAltDest, pre: func(b *fixtureBuilder) { b.text("dst/same", "other"); b.text("dst/changed", "older"); b.dir("dst") },
 		args: dtArgs("-ai", "-b", "--link-dest=../prev", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
 }

@@ -172,6 +172,14 @@ func rdKnownDiff(s rdScenario, pull bool) string {
 		// the --copy-dest directory where a symlink was gets 0777. A
 		// world-writable file is not worth copying.
 		return "--copy-dest without -p over a symlink: rsync's 0777 file"
+	case has("--ignore-existing") && strings.HasSuffix(s.name, "-replace"):
+		// --ignore-existing keeps a symlink or file where the source
+		// has a directory (dst/sl2d, dst/f2d): rsync then creates
+		// the directory's files through that symlink (into realdir/)
+		// and gives what is in the way the directory's mtime; syq
+		// follows no symlink in the destination that -K does not ask
+		// for, and leaves both alone.
+		return "--ignore-existing over a symlink or file where the source has a directory"
 	case pull && has("--out-format=%o %n %l %B") && !has("-a") && !has("-rlptD") || pull && has("--out-format=%o %n %l %B") && has("--no-perms"):
 		// Without -p a pulling rsync's receiver shows the mode the new
 		// file gets (umask, no set-id bits); syq shows the sender's.
