@@ -337,7 +337,10 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		fb = &renamed
 	}
 
-	if fb.Complete && r.opts.Delete && b.dir != nil {
+	// rsync's --delete-before pass looks only at directories that were
+	// there before the run (and at the destination, made first).
+	preexisting := !r.opts.DeleteBefore || b.before || fb.Dir == "" || fb.Dir == "."
+	if fb.Complete && r.opts.Delete && b.dir != nil && preexisting {
 		if r.opts.DeleteLate {
 			// --delete-after/--delete-delay: decided now, done (and
 			// named) when every file is in place, as rsync does; what

@@ -259,7 +259,14 @@ func usageFailure(stderr io.Writer, err error) int {
 }
 
 func (p *problems) report(side string) func(int, string) {
-	return p.reportTo(side, p.stderr)
+	return p.reportTo(side, p.stdout, p.stderr)
+}
+
+// reportAfter reports as report does, with the notes on stdout going to
+// w instead (the banner's held output: what rsync's generator says comes
+// after its file list is done).
+func (p *problems) reportAfter(side string, w io.Writer) func(int, string) {
+	return p.reportTo(side, w, p.stderr)
 }
 
 // reportUnlogged reports as report does, on stderr only.
@@ -267,10 +274,10 @@ func (p *problems) reportUnlogged(side string) func(int, string) {
 	if p.unlogged == nil {
 		return p.report(side)
 	}
-	return p.reportTo(side, p.unlogged)
+	return p.reportTo(side, p.stdout, p.unlogged)
 }
 
-func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
+func (p *problems) reportTo(side string, stdout, stderr io.Writer) func(int, string) {
 	return func(class int, msg string) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -278,7 +285,7 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 		switch class {
 		case wire.ProblemInfo:
 			if !p.quiet {
-				fmt.Fprintln(p.stdout, msg)
+				fmt.Fprintln(stdout, msg)
 			}
 			return
 		case wire.ProblemGeneral:
@@ -405,7 +412,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	stats, recvErr := receiver.Run(ctx, receiver.Config{
 		Opts: batchOnlyOpts(localReceiverOpts(inv)), Dest: inv.Dest,
 		DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
-		Out: out, Report: probs.report("receiver"),
+		Out: out, Report: probs.reportAfter("receiver", banner.after(stdout)),
 		Debug:  os.Getenv("SYQ_DEBUG") != "",
 		Live:   live,
 		Filter: inv.filters,
