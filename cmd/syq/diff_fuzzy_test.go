@@ -46,6 +46,9 @@ var fuzzyScenarios = []diffScenario{
 	// the directory's other entries replace (a file where the source
 	// has a directory) is none when rsync's receiver opens it.
 	{name: "fuzzy-basis-replaced-perms", fx: fxBasic, pre: preReplace, args: dtArgs("-rt", "--delete-after", "--fuzzy", "--chmod=u+rwx,go-w", "src/", "dst/")},
+	// A file --delete moves to its backup (-b) before rsync reads the
+	// directory for --fuzzy: the backup is a basis (it lends its mode).
+	{name: "fuzzy-basis-deleted-backup", fx: fxBasic, pre: preInplaceLinked, args: dtArgs("-rlt", "-b", "--suffix=.old", "--delete", "--fuzzy", "--debug=FUZZY", "--exclude=/a.txt", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
 	{name: "fuzzy-basis-replaced-perms-links", fx: fxBasic, pre: preReplace, args: dtArgs("-rlt", "-y", "src/", "dst/"), code: 23},
 	{name: "fuzzy-twice-compare-dest", fx: fxFuzzy, pre: func(b *fixtureBuilder) {
 		preFuzzy(b)

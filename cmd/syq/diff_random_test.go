@@ -166,12 +166,12 @@ func rdKnownDiff(s rdScenario, pull bool) string {
 		// none of those entries changes, rsync leaves it at the time
 		// of the run, or shows it with 't'; syq puts it back at the end.
 		return "--backup-dir inside the destination: the destination's mtime"
-	case has("--copy-dest=../src") && strings.HasSuffix(s.name, "-replace") && (!(has("-a") || has("-rlptD")) || has("--no-perms")):
+	case (has("--copy-dest=../src") || has("--compare-dest=../src") || has("--link-dest=../src")) && strings.HasSuffix(s.name, "-replace") && (!(has("-a") || has("-rlptD")) || has("--no-perms")):
 		// Without -p rsync's generator takes a new file's mode from
-		// what is in the way before it removes it: a file copied from
-		// the --copy-dest directory where a symlink was gets 0777. A
+		// what is in the way before it removes it: a file made from
+		// the --*-dest directory where a symlink was gets 0777. A
 		// world-writable file is not worth copying.
-		return "--copy-dest without -p over a symlink: rsync's 0777 file"
+		return "--*-dest without -p over a symlink: rsync's 0777 file"
 	case has("--ignore-existing") && strings.HasSuffix(s.name, "-replace"):
 		// --ignore-existing keeps a symlink or file where the source
 		// has a directory (dst/sl2d, dst/f2d): rsync then creates
