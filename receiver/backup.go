@@ -242,23 +242,82 @@ func (r *Receiver) backupDirFor(rel string) (string, error) {
 	if rel == "." || rel == "" {
 		return cur, nil
 	}
+	mirror := ""
 	for _, comp := range strings.Split(rel, "/") {
-		cur, src = filepath.Join(cur, comp), filepath.Join(src, comp)
+		cur, src, mirror = filepath.Join(cur, comp), filepath.Join(src, comp), joinRel(mirror, comp)
 		if _, err := fsops.LstatOwned(cur); err == nil {
 			continue
 		}
 		perm := 0o777 &^ r.umask
-		if st, err := fsops.LstatOwned(src); err == nil && st.IsDir() {
+		st, err := fsops.LstatOwned(src)
+		mirrored := err == nil && st.IsDir()
+		if mirrored {
 			perm = st.Mode & 0o7777
+			if e := r.recordedDir(mirror); e != nil {
+				perm = r.finalPerm(e, &st, 0) // what it is to get, as for the owner
+			}
 		}
 		if err := fsops.MkdirOwned(cur, false, 0o777); err != nil && !fsops.IsExist(err) {
 			return "", err
+		}
+		if mirrored {
+			r.backupDirOwner(cur, mirror, &st)
 		}
 		if err := fsops.ChmodOwned(cur, perm); err != nil {
 			return "", err
 		}
 	}
 	return cur, nil
+}
+
+// backupDirOwner gives the backup directory made at path the owner and
+// group (as -o and -g keep them) of the destination directory rel it
+// mirrors, st. rsync has set that directory's attributes by the time it
+// backs up a file in it, so those it is to get count: what the
+// transfer recorded for it, mapped (--chown, --usermap) as for any entry.
+func (r *Receiver) backupDirOwner(path, rel string, st *fsops.Stat) {
+	uid, gid := -1, -1
+	if r.opts.Owner && r.asRoot {
+		uid = int(st.Uid)
+	}
+	if r.opts.Group && r.mayChgrp(st.Gid) {
+		gid = int(st.Gid)
+	}
+	if e := r.recordedDir(rel); e != nil {
+		if u, g := r.owner(e); u >= 0 || g >= 0 {
+			if u >= 0 {
+				uid = u
+			}
+			if g >= 0 {
+				gid = g
+			}
+		}
+	}
+	if uid < 0 && gid < 0 {
+		return
+	}
+	parent, err := fsops.OpenDirOwned(filepath.Dir(path))
+	if err != nil {
+		return
+	}
+	defer parent.Close()
+	if err := parent.Lchown(filepath.Base(path), uid, gid); err != nil {
+		r.problem(wire.ProblemGeneral, "chown %q failed: %s", path, fsops.ErrText(err))
+	}
+}
+
+// recordedDir is the entry recorded for directory rel (its attributes
+// are set at the end), nil when none is.
+func (r *Receiver) recordedDir(rel string) *wire.Entry {
+	r.dirsMu.Lock()
+	defer r.dirsMu.Unlock()
+	for i := len(r.dirAttrs) - 1; i >= 0; i-- {
+		if r.dirAttrs[i].rel == rel {
+			e := r.dirAttrs[i].e
+			return &e
+		}
+	}
+	return nil
 }
 
 // asideKeeps says which attributes of the old file a backup copy keeps
