@@ -59,6 +59,9 @@ var removeScenarios = []diffScenario{
 	// other directory is not reported back at all, so it stays too,
 	// while a --compare-dest file that matches goes.
 	{name: "remove-source-files-link-dest-self", fx: fxBasic, args: dtArgs("-a", "--link-dest=../src", "--remove-source-files", "src/", "dst/"), code: 23},
+	// The sender's error (23) and the receiving side's --max-delete
+	// stop (25): rsync's exit code is its receiving half's.
+	{name: "remove-source-files-link-dest-self-max-delete", fx: fxBasic, pre: preExtras, args: dtArgs("-a", "--link-dest=../src", "--remove-source-files", "--delete", "--max-delete=1", "src/", "dst/"), code: 25, runTimes: true},
 	{name: "remove-source-files-compare-dest-self", fx: fxBasic, args: dtArgs("-a", "--compare-dest=../src", "--remove-source-files", "src/", "dst/"), srcChanges: true},
 	// Every name of a hard-link group goes from the source once it is a
 	// link to its leader here: made now, or one already.

@@ -235,6 +235,19 @@ type problems struct {
 	unlogged                    io.Writer // stderr without the --log-file, if that differs
 	general, vanished, delLimit bool
 	quiet                       bool // -q: notes (rsync's FINFO) are not shown
+	// senderFirst: a local copy, where rsync's exit code is that of its
+	// forked receiving half when that one failed, and the sender's
+	// otherwise. The sender's errors while it builds the list reach the
+	// receiving half with the list; those after (listEnded) are the
+	// sender's own: senderGeneral, senderVanished.
+	senderFirst, listEnded, senderGeneral, senderVanished bool
+}
+
+// endList records that the sender's file list is complete.
+func (p *problems) endList() {
+	p.mu.Lock()
+	p.listEnded = true
+	p.mu.Unlock()
 }
 
 // usageFailure prints a usage error as rsync does (its usage text, or
@@ -282,6 +295,10 @@ func (p *problems) reportTo(side string, stdout, stderr io.Writer) func(int, str
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		who := side
+		general, vanished := &p.general, &p.vanished
+		if p.senderFirst && side == "sender" && p.listEnded {
+			general, vanished = &p.senderGeneral, &p.senderVanished
+		}
 		switch class {
 		case wire.ProblemInfo:
 			if !p.quiet {
@@ -289,16 +306,16 @@ func (p *problems) reportTo(side string, stdout, stderr io.Writer) func(int, str
 			}
 			return
 		case wire.ProblemGeneral:
-			p.general = true
+			*general = true
 		case wire.ProblemGenerator:
-			p.general = true
+			*general = true
 			who = "generator"
 		case wire.ProblemVanished:
-			p.vanished = true
+			*vanished = true
 			fmt.Fprintf(stderr, "%s\n", msg)
 			return
 		case wire.ProblemPlain:
-			p.general = true
+			*general = true
 			fmt.Fprintln(stderr, msg)
 			return
 		case wire.ProblemWarning:
@@ -337,6 +354,10 @@ func (p *problems) exitCode() int {
 		return wire.ExitVanished
 	case p.delLimit:
 		return wire.ExitDelLimit
+	case p.senderGeneral:
+		return wire.ExitPartial
+	case p.senderVanished:
+		return wire.ExitVanished
 	}
 	return wire.ExitOK
 }
@@ -383,7 +404,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	start := time.Now()
 	banner := startListBanner(inv, opts, "sending", stdout)
 	defer banner.close()
-	probs := &problems{stdout: banner.around(stdout), stderr: banner.around(errOut), quiet: opts.Quiet}
+	probs := &problems{stdout: banner.around(stdout), stderr: banner.around(errOut), quiet: opts.Quiet, senderFirst: true}
 
 	var sendErr error
 	var wg sync.WaitGroup
@@ -396,7 +417,12 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 			Debugf:       debugf,
 			Report:       probs.report("sender"),
 			Filter:       inv.filters,
-			ListProgress: banner.progress,
+			ListProgress: func(listed int, end bool) {
+				banner.progress(listed, end)
+				if end {
+					probs.endList()
+				}
+			},
 		}, sconn)
 		if sendErr != nil {
 			sconn.Close()
