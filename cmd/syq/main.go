@@ -414,9 +414,9 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		_, sendErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources,
 			Walkers: tune.Walkers, Prefetch: tune.Prefetch,
-			Debugf:       debugf,
-			Report:       probs.report("sender"),
-			Filter:       inv.filters,
+			Debugf: debugf,
+			Report: probs.report("sender"),
+			Filter: inv.filters,
 			ListProgress: func(listed int, end bool) {
 				banner.progress(listed, end)
 				if end {
