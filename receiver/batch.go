@@ -907,7 +907,7 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 		case st.IsDir():
 			err = dir.Rmdir(name)
 		case backs:
-			if !r.moveToBackup(dir, name, rel) {
+			if !r.moveAside(dir, name, rel, r.opts.DeleteBefore) {
 				return lines, false
 			}
 		default:

@@ -79,6 +79,12 @@ var backupScenarios = []diffScenario{
 	{name: "b-backup-dir-owner", fx: fxBasic, pre: preBackupDirOwned, args: dtArgs("-a", "-I", "--backup-dir=bk", "src/", "dst/"), cmp: dtBackupDirAndRootTimes("bk")},
 	{name: "b-backup-dir-owner-chown", fx: fxBasic, pre: preBackupDirOwned, args: dtArgs("-rt", "-I", "--chown=42:43", "--backup-dir=bk", "src/", "dst/"), cmp: dtBackupDirAndRootTimes("bk")},
 	{name: "b-backup-dir-owner-usermap", fx: fxBasic, pre: preBackupDirOwned, args: dtArgs("-a", "-I", "--usermap=*:77", "--backup-dir=bk", "src/", "dst/"), cmp: dtBackupDirAndRootTimes("bk")},
+	// --delete-before's backups come before rsync sets any directory's
+	// attributes: their directories mirror the destination as it was.
+	{name: "b-backup-dir-owner-delete-before", fx: fxBasic, pre: func(b *fixtureBuilder) {
+		b.file("dst/sub/extra", 5)
+		preBackupDirOwned(b)
+	}, args: dtArgs("-a", "--delete-before", "--usermap=*:77", "--backup-dir=bk", "src/", "dst/"), cmp: dtBackupDirAndRootTimes("bk")},
 	{name: "b-bad-suffix", fx: fxBasic, args: dtArgs("-ab", "--suffix=a/b", "src/", "dst/"), code: 1},
 	{name: "b-empty-suffix", fx: fxBasic, args: dtArgs("-ab", "--suffix=", "src/", "dst/"), code: 1},
 }
