@@ -356,8 +356,11 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			it.basis = st.Size // the delta builds on it (%c)
 		}
 	}
-	if opts.Fuzzy > 0 {
-		b.fuzzyUsed(e.Name) // replaced by this run: no basis for later files
+	if opts.Fuzzy > 0 && !opts.WholeFile && !opts.DryRun {
+		// Replaced by this run: no basis for later files. rsync's
+		// generator says so only when it sends deltas (a whole-file
+		// or dry run skips that step).
+		b.fuzzyUsed(e.Name)
 	}
 	if old != nil && r.isFile(old) {
 		it = item{update: r.sentChar(), flags: r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e), basis: old.Size}

@@ -96,15 +96,12 @@ func (r *Receiver) findFuzzy(b *batchState, e *wire.Entry, rel string) (basis st
 	// rsync's receiver opens the basis after its generator has gone
 	// on through the directory: a name the batch makes a directory,
 	// symlink or special file is none by then, and it takes no other.
-	// What is there now gives the permissions a basis lends.
+	// (A file this run rewrites is one still: rsync's receiver has
+	// finished it before it comes to this one.)
 	if b.notBasis[c.name] {
 		return "", st
 	}
-	now, err := b.dir.Lstat(c.name)
-	if err != nil || !now.IsReg() {
-		return "", st
-	}
-	return c.name, now
+	return c.name, c.st
 }
 
 // fuzzyUsed marks name, which a transfer of this run replaces, as no
