@@ -325,8 +325,12 @@ func (r *Receiver) altOther(b *batchState, e *wire.Entry, display string, lines 
 		return false, item{}, r.unchangedLine(lines, item{update: 'c'}, display, e)
 	}
 	// rsync's generator reports a change of the value ('c') of every
-	// such entry it makes against an alternate one, whatever differs.
+	// such entry it makes against an alternate one, whatever differs,
+	// and of the time when that is not kept (a local change).
 	it = item{update: 'c', flags: r.attrChanges(e, &st) | flagSum}
+	if !r.keepsTime(e) {
+		it.flags |= flagTime
+	}
 	return false, it, lines
 }
 

@@ -188,7 +188,11 @@ func (r *Receiver) altFollowerItem(f follower, leader *fsops.Stat, it item) (ite
 		same := st.IsReg() && r.unchangedIn(d, &f.e, &st)
 		d.Close()
 		if same {
-			return item{update: 'h', flags: r.attrChanges(&f.e, &st)}, false
+			flags := r.attrChanges(&f.e, &st)
+			if !r.keepsTime(&f.e) {
+				flags |= flagTime // a local change whose time is not kept
+			}
+			return item{update: 'h', flags: flags}, false
 		}
 	}
 	return it, false

@@ -121,6 +121,13 @@ func init() {
 			args:   dtArgs("-aHi", "--chmod=F600", "--"+kind+"-dest=../prev", "src/", "dst/"),
 			stdout: true, sorted: true,
 		})
+		// Without -t such an entry made against another there shows
+		// 'T' as well.
+		diffScenarios = append(diffScenarios, diffScenario{
+			name: "alt-" + kind + "-dest-kinds-no-times", fx: fxAltDestKinds,
+			args:   dtArgs("-rlHDi", "--"+kind+"-dest=../prev", "src/", "dst/"),
+			stdout: true, sorted: true, runTimes: true,
+		})
 		diffScenarios = append(diffScenarios, diffScenario{
 			name: "alt-" + kind + "-dest-kinds-dry-run", fx: fxAltDestKinds,
 			args:   dtArgs("-aHni", "--"+kind+"-dest=../prev", "src/", "dst/"),
