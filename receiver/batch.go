@@ -465,8 +465,11 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			lines = r.decideOther(b, e, int32(i), rel, old, lines)
 		}
 		if want {
-			if old != nil && old.IsDir() {
-				old = nil // decideFile made way for the file: there is nothing to back up
+			if old != nil && (old.IsDir() || !r.isFile(old) && len(r.alts) > 0) {
+				// decideFile made way for the file (with --*-dest
+				// directories a symlink or special file went to its
+				// backup then): there is nothing to back up.
+				old = nil
 			}
 			b.refs.Add(1)
 			job := &fileJob{batch: b, index: int32(i), e: e, name: e.Name, rel: rel, old: old, basis: b.fuzzyBasis[int32(i)]}

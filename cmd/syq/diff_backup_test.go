@@ -70,6 +70,7 @@ var backupScenarios = []diffScenario{
 	// A symlink or FIFO where the source has a file goes to its backup
 	// as rsync decides, so the file is looked up in the --compare-dest
 	// directory as a missing one (and, matching there, not made here).
+	{name: "b-backup-dir-link-dest-not-file-I", fx: fxBasic, pre: preReplace, args: dtArgs("-ai", "-I", "--backup-dir=bk", "--link-dest=../src", "src/", "dst/"), code: 23, stdout: true, sorted: true, runTimes: true},
 	{name: "b-backup-dir-compare-dest-not-file", fx: fxBasic, pre: preReplace, args: dtArgs("-ai", "--info=backup", "--backup-dir=bk", "--compare-dest=../src", "src/", "dst/"), code: 23, stdout: true, sorted: true, runTimes: true},
 	// A directory made under --backup-dir takes the owner and group of
 	// the destination directory it mirrors, those the transfer gives it
