@@ -8,7 +8,6 @@ package receiver
 // exists there is transferred and itemized against it.
 
 import (
-	"fmt"
 	"path/filepath"
 
 	"syq/fsops"
@@ -82,18 +81,19 @@ func (r *Receiver) altLookup(b *batchState, e *wire.Entry, wantDir bool) (level 
 	return level, dir, st
 }
 
-// unchangedIn is the quick check against the file of e's name in dir.
+// unchangedIn is the quick check against the file of e's name in dir,
+// in rsync's order: -c and --size-only decide before -I does.
 func (r *Receiver) unchangedIn(dir *fsops.Dir, e *wire.Entry, st *fsops.Stat) bool {
 	opts := r.opts
 	switch {
-	case opts.IgnoreTimes:
-		return false
 	case st.Size != e.Size:
 		return false
-	case opts.SizeOnly:
-		return true
 	case opts.Checksum:
 		return r.sameChecksumIn(dir, e)
+	case opts.SizeOnly:
+		return true
+	case opts.IgnoreTimes:
+		return false
 	}
 	return sameMtime(st, e, opts.ModifyWindowSec)
 }
@@ -243,9 +243,22 @@ func (r *Receiver) altDirItem(b *batchState, e *wire.Entry) (item, bool) {
 		return item{}, false
 	}
 	if level, _, st := r.altLookup(b, e, true); level > 0 {
-		return item{update: 'c', flags: r.attrChanges(e, &st)}, true
+		return item{update: 'c', flags: r.altDirFlags(e, &st)}, true
 	}
 	return item{}, false
+}
+
+// altDirFlags is what differs from the directory of an alternate
+// directory a new one is made against. Under -O its mtime still counts
+// (rsync's unchanged_attrs looks at every non-symlink's), and when
+// anything differs a directory whose time is not kept shows 't' too, as
+// rsync's itemize does for a local change.
+func (r *Receiver) altDirFlags(e *wire.Entry, st *fsops.Stat) itemFlags {
+	f := r.attrChanges(e, st)
+	if !r.keepsTime(e) && (f.any() || r.opts.Times && !sameMtime(st, e, r.opts.ModifyWindowSec)) {
+		f |= flagTime
+	}
+	return f
 }
 
 // altLookupOther finds a symlink, device or special file of e's name and
@@ -311,9 +324,12 @@ func (r *Receiver) altOther(b *batchState, e *wire.Entry, display string, lines 
 		// Made here, shown only as unchanged entries are.
 		return false, item{}, r.unchangedLine(lines, item{update: 'c'}, display, e)
 	}
-	it = item{update: 'c', flags: r.attrChanges(e, &st)}
-	if level == 1 && e.Type() != wire.TypeFifo && e.Type() != wire.TypeSock {
-		it.flags |= flagSum // another target or device number
+	// rsync's generator reports a change of the value ('c') of every
+	// such entry it makes against an alternate one, whatever differs,
+	// and of the time when that is not kept (a local change).
+	it = item{update: 'c', flags: r.attrChanges(e, &st) | flagSum}
+	if !r.keepsTime(e) {
+		it.flags |= flagTime
 	}
 	return false, it, lines
 }
@@ -350,13 +366,11 @@ func (r *Receiver) linkAlt(b *batchState, dir *fsops.Dir, name string) error {
 	if !fsops.IsExist(err) {
 		return err
 	}
+	// An out-of-date file here goes without a backup (-b): rsync's
+	// generator unlinks it before it links.
 	tmp := fsops.TempName(name)
 	if err := b.dir.Link(dir, name, tmp); err != nil {
 		return err
-	}
-	if r.backupOn() && !r.backup(b.dir, name, joinRel(b.rel, name)) {
-		b.dir.Unlink(tmp)
-		return fmt.Errorf("backup failed")
 	}
 	if err := b.dir.Rename(tmp, b.dir, name); err != nil {
 		b.dir.Unlink(tmp)

@@ -33,6 +33,13 @@ func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
 
 // moveToBackup is backup without its line.
 func (r *Receiver) moveToBackup(dir *fsops.Dir, name, rel string) bool {
+	return r.moveAside(dir, name, rel, false)
+}
+
+// moveAside is moveToBackup; early says the move is one of rsync's
+// --delete-before pass, made before any directory's attributes are set,
+// so a backup directory made for it mirrors the directory as it is.
+func (r *Receiver) moveAside(dir *fsops.Dir, name, rel string, early bool) bool {
 	if r.opts.DryRun {
 		return true
 	}
@@ -46,7 +53,7 @@ func (r *Receiver) moveToBackup(dir *fsops.Dir, name, rel string) bool {
 			return true
 		}
 	}
-	bdir, bname, err := r.backupTarget(dir, rel)
+	bdir, bname, err := r.backupTarget(dir, rel, early)
 	if fsops.IsUntrustedLink(err) && !fsops.IsOutside(err) {
 		// rsync stops when it cannot make a backup: here a symlink
 		// someone else planted on the --backup-dir's path.
@@ -171,12 +178,12 @@ func (r *Receiver) backupDirNote() {
 
 // backupTarget is the directory and name a backup of rel goes to. With
 // --backup-dir the directories on the way are created as needed.
-func (r *Receiver) backupTarget(dir *fsops.Dir, rel string) (*fsops.Dir, string, error) {
+func (r *Receiver) backupTarget(dir *fsops.Dir, rel string, early bool) (*fsops.Dir, string, error) {
 	base := rel[strings.LastIndexByte(rel, '/')+1:] + r.opts.BackupSuffix
 	if r.opts.BackupDir == "" {
 		return dir, base, nil
 	}
-	parent, err := r.backupDirFor(filepath.Dir(rel))
+	parent, err := r.backupDirFor(filepath.Dir(rel), early)
 	if err != nil {
 		return nil, "", err
 	}
@@ -193,7 +200,7 @@ func (r *Receiver) backupCopy(dir *fsops.Dir, name, rel string) error {
 	if r.opts.DryRun {
 		return nil
 	}
-	bdir, bname, err := r.backupTarget(dir, rel)
+	bdir, bname, err := r.backupTarget(dir, rel, false)
 	if err != nil {
 		return err
 	}
@@ -222,8 +229,9 @@ func (r *Receiver) backupDirPath(rel string) string {
 // backupDirFor makes the backup directory of the destination directory
 // rel (and those above it) as rsync does: the backup root with the
 // user's default mode, each directory below with the mode of the
-// destination directory it mirrors.
-func (r *Receiver) backupDirFor(rel string) (string, error) {
+// destination directory it mirrors (as it is when early, else as this
+// run leaves it).
+func (r *Receiver) backupDirFor(rel string, early bool) (string, error) {
 	r.backupMu.Lock()
 	defer r.backupMu.Unlock()
 	root := r.opts.BackupDir
@@ -242,23 +250,82 @@ func (r *Receiver) backupDirFor(rel string) (string, error) {
 	if rel == "." || rel == "" {
 		return cur, nil
 	}
+	mirror := ""
 	for _, comp := range strings.Split(rel, "/") {
-		cur, src = filepath.Join(cur, comp), filepath.Join(src, comp)
+		cur, src, mirror = filepath.Join(cur, comp), filepath.Join(src, comp), joinRel(mirror, comp)
 		if _, err := fsops.LstatOwned(cur); err == nil {
 			continue
 		}
 		perm := 0o777 &^ r.umask
-		if st, err := fsops.LstatOwned(src); err == nil && st.IsDir() {
+		st, err := fsops.LstatOwned(src)
+		mirrored := err == nil && st.IsDir()
+		if mirrored {
 			perm = st.Mode & 0o7777
+			if e := r.recordedDir(mirror); e != nil && !early {
+				perm = r.finalPerm(e, &st, 0) // what it is to get, as for the owner
+			}
 		}
 		if err := fsops.MkdirOwned(cur, false, 0o777); err != nil && !fsops.IsExist(err) {
 			return "", err
+		}
+		if mirrored {
+			r.backupDirOwner(cur, mirror, &st, early)
 		}
 		if err := fsops.ChmodOwned(cur, perm); err != nil {
 			return "", err
 		}
 	}
 	return cur, nil
+}
+
+// backupDirOwner gives the backup directory made at path the owner and
+// group (as -o and -g keep them) of the destination directory rel it
+// mirrors, st. rsync has set that directory's attributes by the time it
+// backs up a file in it, so those it is to get count: what the
+// transfer recorded for it, mapped (--chown, --usermap) as for any entry.
+func (r *Receiver) backupDirOwner(path, rel string, st *fsops.Stat, early bool) {
+	uid, gid := -1, -1
+	if r.opts.Owner && r.asRoot {
+		uid = int(st.Uid)
+	}
+	if r.opts.Group && r.mayChgrp(st.Gid) {
+		gid = int(st.Gid)
+	}
+	if e := r.recordedDir(rel); e != nil && !early {
+		if u, g := r.owner(e); u >= 0 || g >= 0 {
+			if u >= 0 {
+				uid = u
+			}
+			if g >= 0 {
+				gid = g
+			}
+		}
+	}
+	if uid < 0 && gid < 0 {
+		return
+	}
+	parent, err := fsops.OpenDirOwned(filepath.Dir(path))
+	if err != nil {
+		return
+	}
+	defer parent.Close()
+	if err := parent.Lchown(filepath.Base(path), uid, gid); err != nil {
+		r.problem(wire.ProblemGeneral, "chown %q failed: %s", path, fsops.ErrText(err))
+	}
+}
+
+// recordedDir is the entry recorded for directory rel (its attributes
+// are set at the end), nil when none is.
+func (r *Receiver) recordedDir(rel string) *wire.Entry {
+	r.dirsMu.Lock()
+	defer r.dirsMu.Unlock()
+	for i := len(r.dirAttrs) - 1; i >= 0; i-- {
+		if r.dirAttrs[i].rel == rel {
+			e := r.dirAttrs[i].e
+			return &e
+		}
+	}
+	return nil
 }
 
 // asideKeeps says which attributes of the old file a backup copy keeps

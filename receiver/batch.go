@@ -54,6 +54,9 @@ type batchState struct {
 	fuzzy      *fuzzyDir
 	names      []string // what dir held when the batch began (read once, also for --fuzzy)
 	fuzzyBasis map[int32]string
+	// notBasis: names the batch makes something other than a regular
+	// file (a directory, or with -l/-D a symlink or special file).
+	notBasis map[string]bool
 	// basisStat: for a missing file, the file rsync would open as its
 	// basis (in a --*-dest directory, or the fuzzy pick), by entry index.
 	basisStat map[int32]fsops.Stat
@@ -347,7 +350,10 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		fb = &renamed
 	}
 
-	if fb.Complete && r.opts.Delete && b.dir != nil {
+	// rsync's --delete-before pass looks only at directories that were
+	// there before the run (and at the destination, made first).
+	preexisting := !r.opts.DeleteBefore || b.before || fb.Dir == "" || fb.Dir == "."
+	if fb.Complete && r.opts.Delete && b.dir != nil && preexisting {
 		if r.opts.DeleteLate {
 			// --delete-after/--delete-delay: decided now, done (and
 			// named) when every file is in place, as rsync does; what
@@ -385,6 +391,16 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		r.beforeLine(b, fb.Dir)
 	}
 
+	if r.opts.Fuzzy > 0 {
+		for i := range fb.Entries {
+			if e := &fb.Entries[i]; e.Type() != wire.TypeReg && e.Type() != 0 && r.keepsType(e.Type()) {
+				if b.notBasis == nil {
+					b.notBasis = map[string]bool{}
+				}
+				b.notBasis[e.Name] = true
+			}
+		}
+	}
 	for i := range fb.Entries {
 		if ctx.Err() != nil {
 			break
@@ -462,8 +478,11 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			lines = r.decideOther(b, e, int32(i), rel, old, lines)
 		}
 		if want {
-			if old != nil && old.IsDir() {
-				old = nil // decideFile made way for the file: there is nothing to back up
+			if old != nil && (old.IsDir() || !r.isFile(old) && len(r.alts) > 0) {
+				// decideFile made way for the file (with --*-dest
+				// directories a symlink or special file went to its
+				// backup then): there is nothing to back up.
+				old = nil
 			}
 			b.refs.Add(1)
 			job := &fileJob{batch: b, index: int32(i), e: e, name: e.Name, rel: rel, old: old, basis: b.fuzzyBasis[int32(i)]}
@@ -904,7 +923,7 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 		case st.IsDir():
 			err = dir.Rmdir(name)
 		case backs:
-			if !r.moveToBackup(dir, name, rel) {
+			if !r.moveAside(dir, name, rel, r.opts.DeleteBefore) {
 				return lines, false
 			}
 		default:

@@ -11,6 +11,13 @@ import (
 // decideRootDir handles the "." entry: the destination directory itself.
 func (r *Receiver) decideRootDir(e *wire.Entry, lines []string) []string {
 	r.countEntry(e)
+	if r.root == nil && r.opts.Existing {
+		// A dry run into a destination that does not exist: --existing
+		// makes no new directory, this one neither (a real run has
+		// made it already); what it holds is new and skipped likewise.
+		r.signal(".", false)
+		return r.skipNote(lines, `not creating new directory "."`)
+	}
 	if r.rootCreated {
 		r.countCreated(e)
 	}
@@ -65,7 +72,7 @@ func (r *Receiver) altRootItem(e *wire.Entry) (item, bool) {
 			if r.fake {
 				r.alts[0].ApplyFakeStat(".", &ast) // as for any other entry (lstat)
 			}
-			return item{update: 'c', flags: r.attrChanges(e, &ast)}, true
+			return item{update: 'c', flags: r.altDirFlags(e, &ast)}, true
 		}
 	}
 	return newItem('c'), false
@@ -214,7 +221,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		switch {
 		case settled && leader != nil && old != nil && (fileID{old.Dev, old.Ino}) == *leader:
 			// Already a link to the leader, which needed nothing.
-			r.synced(b, index)
+			r.synced(b, index, e.Name)
 			return false, r.unchangedLine(lines, item{update: 'h'}, rel, e)
 		case settled && leader != nil && (opts.DryRun || b.dir != nil):
 			// The leader is in place already: link this one now, so it
@@ -272,6 +279,20 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		}
 		old = nil
 	}
+	if old != nil && !r.isFile(old) && len(r.alts) > 0 {
+		// The same with a backup: the entry goes to its backup now,
+		// so that the file is looked up in the --*-dest directories
+		// as a missing one.
+		if !opts.DryRun && b.dir != nil {
+			if !r.backup(b.dir, e.Name, rel) {
+				return false, lines
+			}
+			b.changed.Store(true)
+		} else {
+			r.backedUp(rel) // as rsync says in a dry run too
+		}
+		old = nil
+	}
 	if old != nil && r.writesDevice(old) && old.Size == 0 && b.dir != nil {
 		// --write-devices: the device is the file, as long as seeking
 		// to its end says (the job writes into it: write.go).
@@ -285,12 +306,12 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			// up to date here or not.
 			var done bool
 			if done, _, lines = r.decideAlt(b, e, index, rel, old, lines); done {
-				r.synced(b, index)
+				r.synced(b, index, e.Name)
 				return false, lines
 			}
 		}
 		if r.unchanged(b, e, old) {
-			r.synced(b, index)
+			r.synced(b, index, e.Name)
 			if e.LinkLeader {
 				r.leaderSettled(e, &fileID{old.Dev, old.Ino})
 			}
@@ -318,7 +339,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 		var done bool
 		var altItem item
 		if done, altItem, lines = r.decideAlt(b, e, index, rel, old, lines); done {
-			r.synced(b, index)
+			r.synced(b, index, e.Name)
 			return false, lines
 		}
 		if old == nil {
@@ -335,8 +356,11 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			it.basis = st.Size // the delta builds on it (%c)
 		}
 	}
-	if opts.Fuzzy > 0 {
-		b.fuzzyUsed(e.Name) // replaced by this run: no basis for later files
+	if opts.Fuzzy > 0 && !opts.WholeFile && !opts.DryRun {
+		// Replaced by this run: no basis for later files. rsync's
+		// generator says so only when it sends deltas (a whole-file
+		// or dry run skips that step).
+		b.fuzzyUsed(e.Name)
 	}
 	if old != nil && r.isFile(old) {
 		it = item{update: r.sentChar(), flags: r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e), basis: old.Size}
@@ -378,10 +402,11 @@ func (r *Receiver) chooseLeader(b *batchState, e *wire.Entry, rel string, old *f
 	r.waitDecided(b.seq)
 	present := old != nil && r.isFile(old)
 	if old == nil && len(r.alts) > 0 {
-		// One a --*-dest directory has counts as present: a basis
-		// for --copy-dest, data that matches for the other two.
+		// One a --*-dest directory has as a regular file counts as
+		// present: rsync's generator has a basis for it there, even
+		// one whose data differs.
 		level, _, _ := r.altLookup(b, e, false)
-		present = level >= 2 || level == 1 && r.opts.AltDestKind == wire.AltCopy
+		present = level >= 1
 	}
 	r.linkMu.Lock()
 	defer r.linkMu.Unlock()
@@ -492,7 +517,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 			same = old.Rdev == e.Rdev
 		}
 		if same {
-			r.synced(b, index)
+			r.synced(b, index, e.Name)
 			flags := r.attrChanges(e, old) | r.xattrFlags(b.dir, e.Name, e)
 			// --fake-super: rsync sets the real mode and records of an
 			// unchanged entry too.
@@ -506,6 +531,10 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 			return lines
 		}
 	}
+	// rsync's generator looks in the --*-dest directories only for a
+	// name the destination does not have: a directory removed to make
+	// way does not count as missing.
+	missing := old == nil
 	if old != nil && old.IsDir() {
 		var ok bool
 		if ok, lines = r.makeWay(b, e, rel, old, kindName(e), lines); !ok {
@@ -514,10 +543,11 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		old = nil
 	}
 	it := newItem('c')
-	if old == nil && len(r.alts) > 0 {
+	if missing && len(r.alts) > 0 {
 		var done bool
 		if done, it, lines = r.altOther(b, e, display, lines); done {
-			r.synced(b, index)
+			// rsync's generator tells the sender nothing of such an
+			// entry (linked or compared), so it stays at the source.
 			return lines
 		}
 	}
@@ -543,7 +573,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 	}
 	b.changed.Store(true)
 	if r.createSpecial(b.dir, e, rel, old) {
-		r.synced(b, index)
+		r.synced(b, index, e.Name)
 	}
 	return lines
 }
@@ -631,11 +661,15 @@ func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string, old 
 		return false
 	}
 	r.fixAttrs(dir, tmp, rel, e, nil)
-	if old != nil && !r.opts.Perms && e.Type() != wire.TypeLnk && old.Mode&fsops.TypeMask == e.Type() {
-		// Without -p a replaced device or FIFO keeps its permissions.
+	if old != nil && !r.opts.Perms && e.Type() != wire.TypeLnk && !old.IsDir() && old.Mode&fsops.TypeMask != fsops.TypeLnk {
+		// Without -p a device or special file takes the permissions of
+		// what it replaces, of any type, as rsync's generator keeps an
+		// existing entry's (set-id bits too). A replaced symlink's 0777
+		// is not copied.
+		perm := old.Mode & 0o7777
 		if r.fake {
-			r.setFake(dirTarget(dir, tmp), rel, e, r.finalPerm(e, old, 0), old)
-		} else if err := dir.Chmod(tmp, r.finalPerm(e, old, 0)); err != nil {
+			r.setFake(dirTarget(dir, tmp), rel, e, perm, old)
+		} else if err := dir.Chmod(tmp, perm); err != nil {
 			r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(rel), fsops.ErrText(err))
 		}
 	}

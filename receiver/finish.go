@@ -89,7 +89,7 @@ func (r *Receiver) linkFollower(f follower, lines []string) []string {
 	// that is (now) a link to its leader.
 	if lerr == nil && ferr == nil && ls.Ino == fs.Ino && ls.Dev == fs.Dev {
 		// Already linked: listed only as unchanged entries are.
-		r.syncedSeq(f.seq, f.index)
+		r.syncedAt(f.seq, f.index, dstDir, name)
 		return r.unchangedLine(lines, item{update: 'h'}, f.rel, &f.e)
 	}
 	it := newItem('h')
@@ -119,7 +119,7 @@ func (r *Receiver) linkFollower(f follower, lines []string) []string {
 		r.problem(wire.ProblemGeneral, "link %q => %s failed: %s", r.destPath(f.rel), leader, fsops.ErrText(err))
 		return lines
 	}
-	r.syncedSeq(f.seq, f.index)
+	r.syncedAt(f.seq, f.index, dstDir, name)
 	return r.followerLine(lines, it, quiet, display, f)
 }
 
@@ -188,7 +188,11 @@ func (r *Receiver) altFollowerItem(f follower, leader *fsops.Stat, it item) (ite
 		same := st.IsReg() && r.unchangedIn(d, &f.e, &st)
 		d.Close()
 		if same {
-			return item{update: 'h', flags: r.attrChanges(&f.e, &st)}, false
+			flags := r.attrChanges(&f.e, &st)
+			if !r.keepsTime(&f.e) {
+				flags |= flagTime // a local change whose time is not kept
+			}
+			return item{update: 'h', flags: flags}, false
 		}
 	}
 	return it, false

@@ -9,6 +9,7 @@ package receiver
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"syq/fsops"
@@ -92,6 +93,14 @@ func (r *Receiver) findFuzzy(b *batchState, e *wire.Entry, rel string) (basis st
 	if c.level != 0 {
 		return "", st
 	}
+	// rsync's receiver opens the basis after its generator has gone
+	// on through the directory: a name the batch makes a directory,
+	// symlink or special file is none by then, and it takes no other.
+	// (A file this run rewrites is one still: rsync's receiver has
+	// finished it before it comes to this one.)
+	if b.notBasis[c.name] {
+		return "", st
+	}
 	return c.name, c.st
 }
 
@@ -140,13 +149,37 @@ func (r *Receiver) fuzzyCandidates(b *batchState) []fuzzyCandidate {
 			out = append(out, fuzzyCandidate{name: n, shown: joinShown(shownDir, n), level: level, size: st.Size, mtime: st.MtimeSec, st: st})
 		}
 	}
-	add(b.dir, b.names, 0, b.rel) // the listing the batch already read
+	add(b.dir, r.fuzzyNames(b), 0, b.rel)
 	if r.opts.Fuzzy > 1 {
 		for i, d := range r.batchAlts(b) {
 			add(d, nil, i+1, joinShown(r.altShown[i], b.rel))
 		}
 	}
 	return out
+}
+
+// fuzzyNames is the listing the batch already read, and with -b the
+// backups its deletions have made beside the files since (rsync reads
+// the directory for --fuzzy after deleting in it, so those count).
+func (r *Receiver) fuzzyNames(b *batchState) []string {
+	if !r.backupOn() || r.opts.BackupDir != "" || b.dir == nil || !r.opts.Delete || r.opts.DeleteLate {
+		return b.names
+	}
+	now, err := b.dir.Names()
+	if err != nil {
+		return b.names
+	}
+	had := make(map[string]bool, len(b.names))
+	for _, n := range b.names {
+		had[n] = true
+	}
+	names := slices.Clone(b.names)
+	for _, n := range now {
+		if !had[n] && strings.HasSuffix(n, r.opts.BackupSuffix) {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 func joinShown(dir, name string) string {

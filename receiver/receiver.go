@@ -483,8 +483,11 @@ loop:
 		// The whole list is decided (the goroutine that says so may
 		// not have run yet): what waits prints before what follows.
 		r.out.release()
-		r.deleteLate()
+		// rsync's receiver puts the delayed files in place (and
+		// removes their partial directories) before the generator's
+		// --delete-after/--delete-delay pass looks at the directories.
 		r.finishDelayed()
+		r.deleteLate()
 		r.linkFollowers()
 		r.setDirAttrs()
 		if r.cfg.Debug {

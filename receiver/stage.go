@@ -360,6 +360,6 @@ func (r *Receiver) placeDelayed(dir *fsops.Dir, d delayedFile, name string) {
 		r.problem(wire.ProblemGeneral, "rename failed for %q (from %s): %s", r.destPath(d.rel), r.partialRel(d.rel), fsops.ErrText(err))
 		return
 	}
-	r.syncedSeq(d.seq, d.index)
+	r.syncedAt(d.seq, d.index, dir, name)
 	r.removePartialDir(dir)
 }

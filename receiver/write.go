@@ -69,7 +69,7 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 		r.writeFailed(job, err)
 	}
 	if err == nil && !r.opts.DelayUpdates { // delayed files are synced when placed
-		r.synced(job.batch, job.index)
+		r.synced(job.batch, job.index, job.name)
 	}
 	r.written(job, err == nil)
 	if err == nil && r.cfg.Live != nil {
@@ -82,13 +82,26 @@ func (r *Receiver) writeFile(ctx context.Context, job *fileJob) {
 }
 
 // synced tells the sender, with --remove-source-files, that an entry is
-// safely here, so it may delete its copy.
-func (r *Receiver) synced(b *batchState, index int32) { r.syncedSeq(b.seq, index) }
+// safely here as name of b's directory, so it may delete its copy.
+func (r *Receiver) synced(b *batchState, index int32, name string) {
+	r.syncedAt(b.seq, index, b.dir, name)
+}
 
-func (r *Receiver) syncedSeq(seq uint64, index int32) {
-	if r.opts.RemoveSourceFiles && !r.opts.DryRun {
-		r.send(&wire.Synced{Seq: seq, Index: index})
+// syncedAt: the entry is name of dir (nil: not to be looked at). What is
+// there is identified as rsync's receiver does (following a symlink), so
+// that the sender of a local copy can see that its source is that very
+// file (a --link-dest link to it) and keep it.
+func (r *Receiver) syncedAt(seq uint64, index int32, dir *fsops.Dir, name string) {
+	if !r.opts.RemoveSourceFiles || r.opts.DryRun {
+		return
 	}
+	m := &wire.Synced{Seq: seq, Index: index}
+	if dir != nil {
+		if st, err := dir.StatFollow(name); err == nil {
+			m.DestDev, m.DestIno = st.Dev, st.Ino
+		}
+	}
+	r.send(m)
 }
 
 // writeFailed classifies a write error: a full disk or an I/O error stops

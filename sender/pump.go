@@ -204,9 +204,9 @@ func (s *Sender) readFailed(ref *batchRef, i int32, err error) {
 	e := &ref.rec.entries[i]
 	path := ref.rec.srcs[ref.rec.from[i]].Join(e.Name)
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		s.problem(wire.ProblemGeneral, "read errors mapping %q: file shrank while being sent", absPath(path))
+		s.ownProblem(wire.ProblemGeneral, "read errors mapping %q: file shrank while being sent", absPath(path))
 	} else {
-		s.problem(wire.ProblemGeneral, "read errors mapping %q: %s", absPath(path), fsops.ErrText(err))
+		s.ownProblem(wire.ProblemGeneral, "read errors mapping %q: %s", absPath(path), fsops.ErrText(err))
 	}
 }
 
@@ -244,7 +244,7 @@ func (s *Sender) sendFrom(ref *batchRef, seq uint64, i int32, src wire.Source, f
 	off := from
 	if from > size {
 		// The file shrank below the receiver's copy after it was listed.
-		s.problem(wire.ProblemWarning, "skipped diminished file: %s", absPath(ref.rec.srcs[ref.rec.from[i]].Join(e.Name)))
+		s.ownProblem(wire.ProblemWarning, "skipped diminished file: %s", absPath(ref.rec.srcs[ref.rec.from[i]].Join(e.Name)))
 		return s.send(&wire.FileData{Seq: seq, Index: i, Offset: from, End: true, Failed: true})
 	}
 	var in io.Reader = src

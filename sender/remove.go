@@ -67,11 +67,18 @@ func (s *Sender) removeSource(m *wire.Synced) {
 		s.removeFailed("re-lstat", name, err)
 		return
 	}
+	if m.DestIno != 0 && st.Dev == m.DestDev && st.Ino == m.DestIno {
+		// A local copy whose destination is this very file (a
+		// --link-dest link to it): removing it would lose a name the
+		// receiver just made, so rsync's sender refuses.
+		s.ownProblem(wire.ProblemPlain, "ERROR: Skipping sender remove of destination file: %s", name)
+		return
+	}
 	if s.cfg.Opts.FakeSuper {
 		fsops.ApplyFakeStatPath(path, &st) // listed so; an error shows as a change
 	}
 	if changedSince(st, e) {
-		s.problem(wire.ProblemPlain, "ERROR: Skipping sender remove for changed file: %s", name) // bare, as rsync prints it
+		s.ownProblem(wire.ProblemPlain, "ERROR: Skipping sender remove for changed file: %s", name) // bare, as rsync prints it
 		return
 	}
 	if err := fsops.UnlinkPath(path); err != nil {
@@ -79,7 +86,7 @@ func (s *Sender) removeSource(m *wire.Synced) {
 		return
 	}
 	if s.cfg.Opts.Info.Remove > 0 {
-		s.problem(wire.ProblemInfo, "sender removed %s", name)
+		s.ownProblem(wire.ProblemInfo, "sender removed %s", name)
 	}
 }
 
@@ -87,8 +94,8 @@ func (s *Sender) removeSource(m *wire.Synced) {
 // note, anything else an error (exit 23).
 func (s *Sender) removeFailed(op, name string, err error) {
 	if fsops.IsNotExist(err) {
-		s.problem(wire.ProblemInfo, "sender file already removed: %s", name)
+		s.ownProblem(wire.ProblemInfo, "sender file already removed: %s", name)
 		return
 	}
-	s.problem(wire.ProblemGeneral, "sender failed to %s %s: %s", op, name, fsops.ErrText(err))
+	s.ownProblem(wire.ProblemGeneral, "sender failed to %s %s: %s", op, name, fsops.ErrText(err))
 }

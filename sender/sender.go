@@ -37,6 +37,10 @@ type Config struct {
 	Debugf func(format string, args ...any)
 	// Report receives every problem, already worded for the user.
 	Report func(class int, msg string)
+	// ReportOwn, if set, receives instead the problems of sending files
+	// and removing sources: a local copy counts them apart from those of
+	// the listing, which rsync's sender hands its receiver with the list.
+	ReportOwn func(class int, msg string)
 	// Filter, if set, decides which entries are listed (rsync's filter
 	// rules, sender side).
 	Filter *filter.List
@@ -377,17 +381,17 @@ func (b *batchRef) open(i int32) (wire.Source, error) {
 		}
 		f.Close()
 		if serr != nil {
-			b.s.problem(wire.ProblemGeneral, "send_files failed to fstat %q: %s", absPath(dir.Join(e.Name)), fsops.ErrText(serr))
+			b.s.ownProblem(wire.ProblemGeneral, "send_files failed to fstat %q: %s", absPath(dir.Join(e.Name)), fsops.ErrText(serr))
 			return nil, serr
 		}
-		b.s.problem(wire.ProblemVanished, "file has changed since it was listed (%d bytes, listed %d), not sent: %q", st.Size, e.Size, absPath(dir.Join(e.Name)))
+		b.s.ownProblem(wire.ProblemVanished, "file has changed since it was listed (%d bytes, listed %d), not sent: %q", st.Size, e.Size, absPath(dir.Join(e.Name)))
 		return nil, errChanged
 	}
 	switch {
 	case fsops.IsNotExist(err):
-		b.s.problem(wire.ProblemVanished, "file has vanished: %q", absPath(dir.Join(e.Name)))
+		b.s.ownProblem(wire.ProblemVanished, "file has vanished: %q", absPath(dir.Join(e.Name)))
 	default:
-		b.s.problem(wire.ProblemGeneral, "send_files failed to open %q: %s", absPath(dir.Join(e.Name)), fsops.ErrText(err))
+		b.s.ownProblem(wire.ProblemGeneral, "send_files failed to open %q: %s", absPath(dir.Join(e.Name)), fsops.ErrText(err))
 	}
 	return nil, err
 }
@@ -546,6 +550,16 @@ func (s *Sender) problem(class int, format string, args ...any) {
 		return // -m's quiet listing; the real walk reports
 	}
 	s.cfg.Report(class, fmt.Sprintf(format, args...))
+}
+
+// ownProblem reports a problem of sending a file or removing a source
+// (Config.ReportOwn).
+func (s *Sender) ownProblem(class int, format string, args ...any) {
+	if s.cfg.ReportOwn == nil {
+		s.problem(class, format, args...)
+		return
+	}
+	s.cfg.ReportOwn(class, fmt.Sprintf(format, args...))
 }
 
 // absPath makes a path absolute for messages, as rsync shows them.

@@ -205,6 +205,12 @@ type SourceRef interface {
 type Synced struct {
 	Seq   uint64
 	Index int32
+	// DestDev and DestIno identify the file now at the entry's name in
+	// the destination (DestIno 0: unknown). Only the in-memory pipe of a
+	// local copy carries them (they are never encoded: another host's
+	// device numbers mean nothing here), so that the sender keeps a
+	// source that is the destination file itself, as rsync's does.
+	DestDev, DestIno uint64
 }
 
 // DataEnd follows the last Data: the list has ended and every Wants has

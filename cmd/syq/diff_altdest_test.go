@@ -55,6 +55,21 @@ var altDestScenarios = []diffScenario{
 	{name: "alt-copy-dest-itemize", fx: fxAltDest, args: dtArgs("-ai", "--copy-dest=../prev", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "alt-mixed-kinds", fx: fxAltDest, args: dtArgs("-a", "--link-dest=../prev", "--copy-dest=../prev2", "src/", "dst/"), code: 1},
 	{name: "alt-dest-exists", fx: fxAltDest, pre: func(b *fixtureBuilder) { b.text("dst/same", "other"); b.dir("dst") }, args: dtArgs("-a", "--link-dest=../prev", "src/", "dst/")},
+	// The out-of-date file a --link-dest link replaces is not backed up
+	// (rsync unlinks it first); one that is transferred is. -b implies
+	// -O, and a directory made against one there shows its time anyway.
+	// A directory where the source has a symlink is replaced by a new
+	// symlink: rsync does not look for one in the --link-dest
+	// directory, as the name was not missing.
+	{name: "alt-link-dest-dir-in-way", fx: fxBasic, pre: preReplace, args: dtArgs("-rlti", "--link-dest=../src", "src/", "dst/"), stdout: true, sorted: true, code: 23},
+	// -I: every name of a hard-link group is in the other directory,
+	// but none up to date; rsync's generator has a basis for the first
+	// there, so that name is the one transferred and the others link
+	// to it.
+	{name: "alt-link-dest-hlink-basis", fx: fxHardGroups,
+		args: dtArgs("-rHi", "-I", "--link-dest=../src", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
+	{name: "alt-link-dest-exists-backup", fx: fxAltDest, pre: func(b *fixtureBuilder) { b.text("dst/same", "other"); b.text("dst/changed", "older"); b.dir("dst") },
+		args: dtArgs("-ai", "-b", "--link-dest=../prev", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
 }
 
 // checkLinked: after the run, the two paths are one file (a hard link).
@@ -99,6 +114,20 @@ func init() {
 				stdout: true, sorted: v != "-vv",
 			})
 		}
+		// A FIFO there in another mode: made here, its line says 'c'
+		// as every entry rsync makes against an alternate one does.
+		diffScenarios = append(diffScenarios, diffScenario{
+			name: "alt-" + kind + "-dest-kinds-chmod", fx: fxAltDestKinds,
+			args:   dtArgs("-aHi", "--chmod=F600", "--"+kind+"-dest=../prev", "src/", "dst/"),
+			stdout: true, sorted: true,
+		})
+		// Without -t such an entry made against another there shows
+		// 'T' as well.
+		diffScenarios = append(diffScenarios, diffScenario{
+			name: "alt-" + kind + "-dest-kinds-no-times", fx: fxAltDestKinds,
+			args:   dtArgs("-rlHDi", "--"+kind+"-dest=../prev", "src/", "dst/"),
+			stdout: true, sorted: true, runTimes: true,
+		})
 		diffScenarios = append(diffScenarios, diffScenario{
 			name: "alt-" + kind + "-dest-kinds-dry-run", fx: fxAltDestKinds,
 			args:   dtArgs("-aHni", "--"+kind+"-dest=../prev", "src/", "dst/"),

@@ -67,14 +67,48 @@ var backupScenarios = []diffScenario{
 	{name: "b-backup-itemize", fx: fxBasic, pre: preBackupDst, args: dtArgs("-abi", "--delete", "src/", "dst/"), stdout: true, sorted: true, cmp: dtNoDirTimes},
 	// A stale backup (old~) is deleted, not backed up as old~~.
 	{name: "b-backup-of-backup", fx: fxBasic, pre: preBackupDst, args: dtArgs("-ab", "--delete", "--filter=R *~", "src/", "dst/"), cmp: dtNoDirTimes},
+	// A symlink or FIFO where the source has a file goes to its backup
+	// as rsync decides, so the file is looked up in the --compare-dest
+	// directory as a missing one (and, matching there, not made here).
+	{name: "b-backup-dir-link-dest-not-file-I", fx: fxBasic, pre: preReplace, args: dtArgs("-ai", "-I", "--backup-dir=bk", "--link-dest=../src", "src/", "dst/"), code: 23, stdout: true, sorted: true, runTimes: true},
+	{name: "b-backup-dir-compare-dest-not-file", fx: fxBasic, pre: preReplace, args: dtArgs("-ai", "--info=backup", "--backup-dir=bk", "--compare-dest=../src", "src/", "dst/"), code: 23, stdout: true, sorted: true, runTimes: true},
+	// A directory made under --backup-dir takes the owner and group of
+	// the destination directory it mirrors, those the transfer gives it
+	// (--chown, --usermap) included, as -o and -g keep them, and its
+	// mode likewise. The backups made in subdirectories create bk/
+	// after rsync has set the destination's own mtime.
+	{name: "b-backup-dir-owner", fx: fxBasic, pre: preBackupDirOwned, args: dtArgs("-a", "-I", "--backup-dir=bk", "src/", "dst/"), cmp: dtBackupDirAndRootTimes("bk")},
+	{name: "b-backup-dir-owner-chown", fx: fxBasic, pre: preBackupDirOwned, args: dtArgs("-rt", "-I", "--chown=42:43", "--backup-dir=bk", "src/", "dst/"), cmp: dtBackupDirAndRootTimes("bk")},
+	{name: "b-backup-dir-owner-usermap", fx: fxBasic, pre: preBackupDirOwned, args: dtArgs("-a", "-I", "--usermap=*:77", "--backup-dir=bk", "src/", "dst/"), cmp: dtBackupDirAndRootTimes("bk")},
+	// --delete-before's backups come before rsync sets any directory's
+	// attributes: their directories mirror the destination as it was.
+	{name: "b-backup-dir-owner-delete-before", fx: fxBasic, pre: func(b *fixtureBuilder) {
+		b.file("dst/sub/extra", 5)
+		preBackupDirOwned(b)
+	}, args: dtArgs("-a", "--delete-before", "--usermap=*:77", "--backup-dir=bk", "src/", "dst/"), cmp: dtBackupDirAndRootTimes("bk")},
 	{name: "b-bad-suffix", fx: fxBasic, args: dtArgs("-ab", "--suffix=a/b", "src/", "dst/"), code: 1},
 	{name: "b-empty-suffix", fx: fxBasic, args: dtArgs("-ab", "--suffix=", "src/", "dst/"), code: 1},
+}
+
+// preBackupDirOwned: files to back up in directories of other owners.
+func preBackupDirOwned(b *fixtureBuilder) {
+	b.file("dst/sgid/g", 7, fbOwner(1, 2))
+	b.file("dst/sub/c.txt", 9)
+	b.dir("dst/sgid", fbOwner(99, 98), fbMode(0o750))
+	b.dir("dst/sub", fbOwner(1234, 5678))
+	b.dir("dst")
 }
 
 // dtBackupDirTimes skips the mtimes of the backup directories, which are
 // the time of the run.
 func dtBackupDirTimes(dir string) treecheck.CompareOptions {
 	return treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }}
+}
+
+// dtBackupDirAndRootTimes also skips the destination's own mtime,
+// which rsync leaves at the time a backup directory was made in it.
+func dtBackupDirAndRootTimes(dir string) treecheck.CompareOptions {
+	return treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return p == "." || p == dir || strings.HasPrefix(p, dir+"/") }}
 }
 
 func init() { diffScenarios = append(diffScenarios, backupScenarios...) }

@@ -27,6 +27,11 @@ var checksumScenarios = []diffScenario{
 	{name: "checksum-same-content", fx: fxPlain, pre: preSameContent, args: dtArgs("-aci", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "checksum-no-times", fx: fxPlain, pre: preSameContent, cmp: dtNoTimes, args: dtArgs("-rci", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "checksum-whole", fx: fxPlain, pre: preSameContent, args: dtArgs("-aciW", "src/", "dst/"), stdout: true, sorted: true},
+	// -c and --size-only decide before -I: a file they find unchanged
+	// is not sent, here or in a --compare-dest directory.
+	{name: "checksum-ignore-times", fx: fxPlain, pre: preSameContent, args: dtArgs("-aciI", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "size-only-ignore-times", fx: fxPlain, pre: preSameContent, args: dtArgs("-aiI", "--size-only", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "checksum-ignore-times-compare-dest", fx: fxPlain, args: dtArgs("-rciI", "--compare-dest=../src", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, checksumScenarios...) }

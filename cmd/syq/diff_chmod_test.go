@@ -21,6 +21,18 @@ var chmodScenarios = []diffScenario{
 		b.file("dst/exec.sh", 300, fbMode(0o640), fbMt(b.byRel["src/exec.sh"].mtime))
 		b.dir("dst")
 	}, args: dtArgs("-rtiE", "src/", "dst/"), stdout: true, sorted: true},
+	// Without -p a FIFO or device takes the permissions of the entry
+	// it replaces, a regular file too (set-id bits and all).
+	{name: "special-replaces-file-perms", fx: func(b *fixtureBuilder) {
+		b.fifo("src/f2fifo", fbMode(0o644))
+		b.fifo("src/new", fbMode(0o644))
+		b.chr("src/null", 1, 3, fbMode(0o644))
+		b.dir("src")
+	}, pre: func(b *fixtureBuilder) {
+		b.file("dst/f2fifo", 3, fbMode(0o4660))
+		b.file("dst/null", 3, fbMode(0o600))
+		b.dir("dst")
+	}, args: dtArgs("-rlDi", "--chmod=u+x", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
 	{name: "chmod-bad", fx: fxBasic, args: dtArgs("-a", "--chmod=u+q", "src/", "dst/"), code: 1},
 }
 

@@ -182,6 +182,10 @@ var fid2Scenarios = []diffScenario{
 	// --existing creates nothing new, but rsync's totals count every
 	// listed entry, those below a directory it did not create too.
 	{name: "fid2-existing-totals", fx: fxIgnoreExistingBlocked, args: dtArgs("-rlv", "--stats", "--existing", "src/", "dst/"), cmp: dtNoTimes, stdout: true},
+	// A dry run into a destination that does not exist: --existing
+	// does not "create" it either, so no "./" line, and every name
+	// under it is new (skipped).
+	{name: "fid2-existing-dry-run-new-dest", fx: fxPlain, args: dtArgs("-rni", "--existing", "--info=skip", "src/", "dst/"), stdout: true},
 	{name: "fid2-delete-read-only-dirs", fx: fxReadOnlyExtra, pre: preReadOnlyExtra, unpriv: true, args: dtArgs("-ri", "--delete", "src/", "dst/"), cmp: dtNoTimes, stdout: true, stderr: true},
 	// rsync reports missing names as it reads them: in the list's (or
 	// command line's) order, and each time a name comes again.

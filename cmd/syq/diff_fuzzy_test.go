@@ -42,6 +42,19 @@ var fuzzyScenarios = []diffScenario{
 	{name: "fuzzy-debug", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "--fuzzy", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "fuzzy-scores", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-ai", "-y", "--no-whole-file", "--debug=FUZZY2", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "fuzzy-delete-delay", fx: fxFuzzy, pre: preFuzzy, args: dtArgs("-a", "-y", "--delete-delay", "src/", "dst/")},
+	// Without -p a new file keeps its basis's permissions, but a basis
+	// the directory's other entries replace (a file where the source
+	// has a directory) is none when rsync's receiver opens it.
+	{name: "fuzzy-basis-replaced-perms", fx: fxBasic, pre: preReplace, args: dtArgs("-rt", "--delete-after", "--fuzzy", "--chmod=u+rwx,go-w", "src/", "dst/")},
+	// A file --delete moves to its backup (-b) before rsync reads the
+	// directory for --fuzzy: the backup is a basis (it lends its mode).
+	{name: "fuzzy-basis-deleted-backup", fx: fxBasic, pre: preInplaceLinked, args: dtArgs("-rlt", "-b", "--suffix=.old", "--delete", "--fuzzy", "--debug=FUZZY", "--exclude=/a.txt", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
+	// A file this run rewrites stays a basis for later files in a
+	// whole-file run (rsync's generator marks it only when it sends
+	// deltas).
+	{name: "fuzzy-rewritten-basis-whole", fx: fxBasic, pre: preAttrsOnly, args: dtArgs("-r", "-I", "--fuzzy", "--chmod=D755,F644", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
+	{name: "fuzzy-rewritten-basis-delta", fx: fxBasic, pre: preAttrsOnly, args: dtArgs("-r", "-I", "--no-whole-file", "--fuzzy", "--chmod=D755,F644", "--debug=FUZZY", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
+	{name: "fuzzy-basis-replaced-perms-links", fx: fxBasic, pre: preReplace, args: dtArgs("-rlt", "-y", "src/", "dst/"), code: 23},
 	{name: "fuzzy-twice-compare-dest", fx: fxFuzzy, pre: func(b *fixtureBuilder) {
 		preFuzzy(b)
 		b.file("old/d1/d2/archive-v1.taz", 1000, fbMtAt(7))

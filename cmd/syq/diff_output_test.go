@@ -37,6 +37,12 @@ var outputScenarios = []diffScenario{
 	{name: "log-file-format-empty", fx: fxPlain, args: dtArgs("-a", "--log-file=run.log", "--log-file-format=", "src/", "dst/"), logFile: true},
 	{name: "log-file-verbose-stats", fx: fxPlain, args: dtArgs("-a", "-v", "--stats", "--log-file=run.log", "src/", "dst/"), logFile: true},
 	{name: "log-file-missing-source", fx: fxPlain, args: dtArgs("-a", "--log-file=run.log", "src/", "nothere", "dst/"), logFile: true, code: 23},
+	// A sending-side I/O error (a dangling symlink under -L) stops the
+	// deletions with a note, but rsync's --delete-before pass looks only
+	// at directories that were there before: none when the operand's
+	// directory is new; the destination itself, made first, counts.
+	{name: "delete-before-io-error-new-dir", fx: fxBasic, args: dtArgs("-rLv", "--delete-before", "src", "dst/"), code: 23, stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+	{name: "delete-before-io-error-new-dest", fx: fxBasic, args: dtArgs("-rLv", "--delete-before", "src/", "dst/"), code: 23, stdout: true, sorted: true, runTimes: true},
 	// --stats counts the whole file list: under --existing that includes
 	// what lies in directories it does not create; a dry run sends no
 	// data, so its literal data is 0.

@@ -62,15 +62,19 @@ var rdGroups = [][]string{
 	{"-a", "-a", "-rt", "-rlt", "-r", "-rlptD", "-a|--no-o|--no-g", "-a|--no-perms", "-rtl|--no-times"},
 	{"", "", "-c", "--size-only", "-I", "--modify-window=1"},
 	{"", "", "", "-u", "--existing", "--ignore-existing"},
-	{"", "", "--delete", "--delete-before", "--delete-after", "--delete-delay", "--delete-excluded", "--delete|--force", "--delete|--max-delete=1"},
+	{"", "", "--delete", "--delete-before", "--delete-after", "--delete-delay", "--delete-excluded", "--delete|--force", "--delete|--max-delete=1", "--del"},
 	{"", "", "-W", "--inplace", "--partial", "--append", "--append-verify", "-S", "--no-whole-file", "--delay-updates", "--whole-file|--sparse"},
 	{"", "", "-H", "-L", "--copy-unsafe-links", "--safe-links", "-K", "--copy-dirlinks", "--munge-links"},
-	{"", "", "", "-v", "-i", "-vi", "--out-format=%i %n%L", "--out-format=%o %n %l %B"},
-	{"", "", "--exclude=*.txt", "--include=sub/|--include=sub/**|--exclude=*", "--exclude=sub/", "-C", "--filter=- .hidden", "-m|--include=*/|--include=*.txt|--exclude=*", "--exclude=/a.txt|--exclude=deeper"},
+	{"", "", "", "-v", "-i", "-vi", "--out-format=%i %n%L", "--out-format=%o %n %l %B", "-ii", "-v|-8"},
+	{"", "", "--exclude=*.txt", "--include=sub/|--include=sub/**|--exclude=*", "--exclude=sub/", "-C", "--filter=- .hidden", "-m|--include=*/|--include=*.txt|--exclude=*", "--exclude=/a.txt|--exclude=deeper", "--filter=P extra*", "--filter=H *.bin"},
 	{"", "", "", "-b", "-b|--suffix=.old", "--backup-dir=bak", "--backup-dir=bak|--suffix=.b"},
 	{"", "", "", "--chmod=u+rwx,go-w", "--chmod=D755,F644", "-E", "--chmod=Fa-x"},
 	{"", "", "", "", "-z", "--link-dest=../src", "--compare-dest=../src", "--copy-dest=../src", "--partial-dir=.part", "-d", "--fuzzy"},
-	{"", "", "", "-n", "-x", "-O", "-J", "--numeric-ids", "--min-size=1k", "--max-size=2k", "--remove-source-files", "--prune-empty-dirs", "-R", "--ignore-errors|--delete", "--update|--inplace"},
+	{"", "", "", "-n", "-x", "-O", "-J", "--numeric-ids", "--min-size=1k", "--max-size=2k", "--remove-source-files", "--prune-empty-dirs", "-R", "--ignore-errors|--delete", "--update|--inplace", "-R|--no-implied-dirs"},
+	// Options users add to the above: owner and group mapping (run as
+	// root, so they apply), how files are written or read, and
+	// checksum algorithms.
+	{"", "", "", "", "", "--chown=1234:5678", "--usermap=*:4321|--groupmap=*:8765", "--preallocate", "-X", "--checksum-choice=md5|-c", "--open-noatime", "--ignore-missing-args", "--block-size=2048|--no-whole-file", "--temp-dir=/tmp"},
 }
 
 // rdOperands: the source and destination operand shapes.
@@ -116,7 +120,7 @@ func drawDiffScenario(seed int64, i int) rdScenario {
 		s.cmp.SkipRoot = true
 	}
 	s.srcChanges = has("--remove-source-files")
-	if has("-v", "-vi", "--out-format=%i %n%L", "--out-format=%o %n %l %B") {
+	if has("-v", "-vi", "-ii", "--out-format=%i %n%L", "--out-format=%o %n %l %B") {
 		s.stdout, s.sorted, s.silent = true, true, true
 	}
 	return rdScenario{s, fx.name}
@@ -140,6 +144,52 @@ func rdKnownDiff(s rdScenario, pull bool) string {
 		// (and says so); syq's sender prunes before the receiver sees
 		// them.
 		return "-m pruning the whole list: rsync's 'created directory' line"
+	case has("-H") && s.fixture == "hard" && (has("-u") || has("--update") || has("--ignore-existing")):
+		// rsync's generator defers a hard-link group's data to its
+		// last name and goes back to an earlier one when that is
+		// skipped; syq cannot ask for an earlier batch's data again,
+		// so under options that may skip a name it writes the first
+		// name not skipped (receiver's chooseLeader): the same tree,
+		// another name in the -i lines.
+		return "-H leader under -u/--ignore-existing"
+	case has("--remove-source-files") && (has("-L") || has("--copy-dirlinks")) && (s.fixture == "basic" || s.fixture == "special"):
+		// src/dirlink then lists src/sub's files a second time: whether
+		// a name is read before the other's removal depends on how far
+		// each tool's sender runs ahead of the removals (rsync's reads
+		// come first, syq's may not: "file has vanished").
+		return "--remove-source-files with two names for one source file"
+	case has("--backup-dir=bak") && (s.fixture == "basic" || s.fixture == "plain") && (strings.HasSuffix(s.name, "-samedirs") || strings.HasSuffix(s.name, "-quick") || strings.HasSuffix(s.name, "-update")):
+		// A backup made in a subdirectory creates bak/ in the
+		// destination after rsync has finished with the destination's
+		// own entries (incremental recursion sets its mtime then, and
+		// --delete-before's backups come before it is looked at): when
+		// none of those entries changes, rsync leaves it at the time
+		// of the run, or shows it with 't'; syq puts it back at the end.
+		return "--backup-dir inside the destination: the destination's mtime"
+	case (has("--copy-dest=../src") || has("--compare-dest=../src") || has("--link-dest=../src")) && strings.HasSuffix(s.name, "-replace") && (!(has("-a") || has("-rlptD")) || has("--no-perms")):
+		// Without -p rsync's generator takes a new file's mode from
+		// what is in the way before it removes it: a file made from
+		// the --*-dest directory where a symlink was gets 0777. A
+		// world-writable file is not worth copying.
+		return "--*-dest without -p over a symlink: rsync's 0777 file"
+	case has("--ignore-existing") && strings.HasSuffix(s.name, "-replace"):
+		// --ignore-existing keeps a symlink or file where the source
+		// has a directory (dst/sl2d, dst/f2d): rsync then creates
+		// the directory's files through that symlink (into realdir/)
+		// and gives what is in the way the directory's mtime; syq
+		// follows no symlink in the destination that -K does not ask
+		// for, and leaves both alone.
+		return "--ignore-existing over a symlink or file where the source has a directory"
+	case has("-K") && (has("--delete-delay") || has("--delete-after")) && strings.HasSuffix(s.name, "-replace"):
+		// -K keeps dst/sl2d, a symlink to dst/realdir, as the
+		// directory sl2d; the late deletions then remove realdir (not
+		// in the source) under it. rsync goes on to set the time of
+		// the dangling symlink itself; syq reports the directory gone.
+		return "-K with a late deletion of a kept symlink's directory"
+	case has("-X") && has("-n") && (has("--copy-dest=../src") || has("--compare-dest=../src") || has("--link-dest=../src")):
+		// rsync's dry run copies the xattrs of an alternate directory
+		// onto the directories it did not make, and fails (exit 23).
+		return "-X with a --*-dest directory in a dry run: rsync's xattr errors"
 	case pull && has("--out-format=%o %n %l %B") && !has("-a") && !has("-rlptD") || pull && has("--out-format=%o %n %l %B") && has("--no-perms"):
 		// Without -p a pulling rsync's receiver shows the mode the new
 		// file gets (umask, no set-id bits); syq shows the sender's.

@@ -54,6 +54,15 @@ var removeScenarios = []diffScenario{
 	{name: "remove-source-files-L-vv", fx: fxLinks, args: dtArgs("-rvvL", "--remove-source-files", "src/a", "src/lf", "dst/"), srcChanges: true, stdout: true, sorted: true, runTimes: true, cmp: dtSkipRoot},
 	{name: "remove-source-files-itemize", fx: fxPlain, pre: preQuick, args: dtArgs("-ai", "--remove-source-files", "src/", "dst/"), srcChanges: true, stdout: true, sorted: true},
 	{name: "remove-source-files-dry-run", fx: fxBasic, args: dtArgs("-an", "--remove-source-files", "src/", "dst/")},
+	// A --link-dest link to the source file itself is the destination
+	// file: rsync's sender keeps it (exit 23). A symlink matched in the
+	// other directory is not reported back at all, so it stays too,
+	// while a --compare-dest file that matches goes.
+	{name: "remove-source-files-link-dest-self", fx: fxBasic, args: dtArgs("-a", "--link-dest=../src", "--remove-source-files", "src/", "dst/"), code: 23},
+	// The sender's error (23) and the receiving side's --max-delete
+	// stop (25): rsync's exit code is its receiving half's.
+	{name: "remove-source-files-link-dest-self-max-delete", fx: fxBasic, pre: preExtras, args: dtArgs("-a", "--link-dest=../src", "--remove-source-files", "--delete", "--max-delete=1", "src/", "dst/"), code: 25, runTimes: true},
+	{name: "remove-source-files-compare-dest-self", fx: fxBasic, args: dtArgs("-a", "--compare-dest=../src", "--remove-source-files", "src/", "dst/"), srcChanges: true},
 	// Every name of a hard-link group goes from the source once it is a
 	// link to its leader here: made now, or one already.
 	{name: "remove-source-files-hlinks", fx: fxHlinkGroups, args: dtArgs("-aH", "--remove-source-files", "src/", "dst/"), srcChanges: true},

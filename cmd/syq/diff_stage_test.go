@@ -78,6 +78,11 @@ var stageScenarios = []diffScenario{
 	{name: "partial-dir-inplace", fx: fxPlain, args: dtArgs("-a", "--partial-dir=x", "--inplace", "src/", "dst/"), code: 1},
 	{name: "delay-updates", fx: fxBasic, pre: preDelay, args: dtArgs("-ai", "--delay-updates", "src/", "dst/"), stdout: true, sorted: true, check: dtNoStaging},
 	{name: "delay-updates-delete-backup", fx: fxBasic, pre: preDelay, args: dtArgs("-a", "--delay-updates", "--delete", "--backup-dir=bk", "src/", "dst/"), cmp: dtBackupDirTimes("bk")},
+	// The delayed files are in place, their staging directories gone,
+	// before --delete-after/--delete-delay look: an include rule that
+	// takes every directory does not expose the staging one.
+	{name: "delay-updates-delete-after-include-dirs", fx: fxBasic, args: dtArgs("-ai", "--delay-updates", "--delete-after", "--include=*/", "--include=*.txt", "--exclude=*", "src/", "dst/"), stdout: true, sorted: true, check: dtNoStaging},
+	{name: "delay-updates-delete-delay-include-dirs", fx: fxBasic, args: dtArgs("-av", "--delay-updates", "--delete-delay", "--include=*/", "--include=*.txt", "--exclude=*", "src/", "dst/"), stdout: true, sorted: true, check: dtNoStaging},
 	{name: "delay-updates-partial-dir", fx: fxPlain, pre: prePartial("pd"), args: dtArgs("-a", "--delay-updates", "--partial-dir=pd", "src/", "dst/"), cmp: dtBackupDirTimes("pd")},
 	{name: "delay-updates-hard", fx: fxHard, args: dtArgs("-aH", "--delay-updates", "src/", "dst/"), check: dtNoStaging},
 	{name: "delay-updates-temp-dir", fx: fxXdevTemp, pre: preDelay, args: dtArgs("-a", "--delay-updates", "--temp-dir="+dtXdevTemp, "src/", "dst/"), check: dtNoStaging},

@@ -242,6 +242,12 @@ type problems struct {
 	unlogged                    io.Writer // stderr without the --log-file, if that differs
 	general, vanished, delLimit bool
 	quiet                       bool // -q: notes (rsync's FINFO) are not shown
+	// A local copy's exit code is, as rsync's, that of its forked
+	// receiving half when that one failed, and the sender's otherwise.
+	// The sender's errors while it lists reach the receiving half with
+	// the list; those of sending files and removing sources stay its
+	// own (reportOwn): senderGeneral, senderVanished.
+	senderGeneral, senderVanished bool
 }
 
 // usageFailure prints a usage error as rsync does (its usage text, or
@@ -266,7 +272,14 @@ func usageFailure(stderr io.Writer, err error) int {
 }
 
 func (p *problems) report(side string) func(int, string) {
-	return p.reportTo(side, p.stderr)
+	return p.reportTo(side, p.stdout, p.stderr)
+}
+
+// reportAfter reports as report does, with the notes on stdout going to
+// w instead (the banner's held output: what rsync's generator says comes
+// after its file list is done).
+func (p *problems) reportAfter(side string, w io.Writer) func(int, string) {
+	return p.reportTo(side, w, p.stderr)
 }
 
 // reportUnlogged reports as report does, on stderr only.
@@ -274,19 +287,30 @@ func (p *problems) reportUnlogged(side string) func(int, string) {
 	if p.unlogged == nil {
 		return p.report(side)
 	}
-	return p.reportTo(side, p.unlogged)
+	return p.reportTo(side, p.stdout, p.unlogged)
 }
 
-func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
+// reportOwn reports as report does the problems a local sender keeps to
+// itself (sending files, removing sources): they count toward the exit
+// code only when the receiving half's do not.
+func (p *problems) reportOwn(side string) func(int, string) {
+	return p.reportWith(side, p.stdout, p.stderr, true)
+}
+
+func (p *problems) reportTo(side string, stdout, stderr io.Writer) func(int, string) {
+	return p.reportWith(side, stdout, stderr, false)
+}
+
+func (p *problems) reportWith(side string, stdout, stderr io.Writer, own bool) func(int, string) {
 	return func(class int, msg string) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.noteLocked(class)
+		p.noteLocked(class, own)
 		who := side
 		switch class {
 		case wire.ProblemInfo:
 			if !p.quiet {
-				fmt.Fprintln(p.stdout, msg)
+				fmt.Fprintln(stdout, msg)
 			}
 			return
 		case wire.ProblemGenerator:
@@ -318,15 +342,20 @@ func (p *problems) reportTo(side string, stderr io.Writer) func(int, string) {
 func (p *problems) note(class int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.noteLocked(class)
+	p.noteLocked(class, false)
 }
 
-func (p *problems) noteLocked(class int) {
+// noteLocked counts a problem of class; own: the local sender's own.
+func (p *problems) noteLocked(class int, own bool) {
+	general, vanished := &p.general, &p.vanished
+	if own {
+		general, vanished = &p.senderGeneral, &p.senderVanished
+	}
 	switch class {
 	case wire.ProblemGeneral, wire.ProblemGenerator, wire.ProblemPlain:
-		p.general = true
+		*general = true
 	case wire.ProblemVanished:
-		p.vanished = true
+		*vanished = true
 	case wire.ProblemDelLimit:
 		p.delLimit = true
 	}
@@ -351,6 +380,10 @@ func (p *problems) exitCode() int {
 		return wire.ExitVanished
 	case p.delLimit:
 		return wire.ExitDelLimit
+	case p.senderGeneral:
+		return wire.ExitPartial
+	case p.senderVanished:
+		return wire.ExitVanished
 	}
 	return wire.ExitOK
 }
@@ -407,8 +440,8 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 		_, sendErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources,
 			Walkers: tune.Walkers, Prefetch: tune.Prefetch,
-			Debugf:       debugf,
-			Report:       probs.report("sender"),
+			Debugf: debugf,
+			Report: probs.report("sender"), ReportOwn: probs.reportOwn("sender"),
 			Filter:       inv.filters,
 			ListProgress: banner.progress,
 		}, sconn)
@@ -426,7 +459,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	stats, recvErr := receiver.Run(ctx, receiver.Config{
 		Opts: batchOnlyOpts(localReceiverOpts(inv)), Dest: inv.Dest,
 		DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
-		Out: out, Report: probs.report("receiver"),
+		Out: out, Report: probs.reportAfter("receiver", banner.after(stdout)),
 		Debug:  os.Getenv("SYQ_DEBUG") != "",
 		Live:   live,
 		Filter: inv.filters,
