@@ -371,6 +371,13 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			it.flags |= flagTime
 		}
 	}
+	if r.cfg.Pulled && !opts.Perms && !opts.DryRun {
+		basis := old
+		if st, ok := b.basisStat[index]; ok && basis == nil {
+			basis = &st
+		}
+		it.mode = e.Mode&^0o7777 | r.finalPerm(e, basis, b.newMask)
+	}
 	lines = append(lines, r.itemLine(it, rel, e))
 	kept := r.appendKeeps(e, old) // append.go
 	r.stats.add(func(s *wire.Stats) {

@@ -180,10 +180,6 @@ func rdKnownDiff(s rdScenario, pull bool) string {
 		// follows no symlink in the destination that -K does not ask
 		// for, and leaves both alone.
 		return "--ignore-existing over a symlink or file where the source has a directory"
-	case pull && has("--out-format=%o %n %l %B") && !has("-a") && !has("-rlptD") || pull && has("--out-format=%o %n %l %B") && has("--no-perms"):
-		// Without -p a pulling rsync's receiver shows the mode the new
-		// file gets (umask, no set-id bits); syq shows the sender's.
-		return "%B in a pull without -p"
 	}
 	return ""
 }
