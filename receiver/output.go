@@ -466,7 +466,11 @@ func (r *Receiver) formatDeletion(format, rel string, st *fsops.Stat) string {
 		case c == 'G' && !r.opts.Group:
 			return "DEFAULT"
 		case c == 'B' && r.cfg.Pulled:
-			return ModeString(st.Mode)[1:]
+			mode := st.Mode
+			if r.cfg.ListedMode != nil && !st.IsLink() {
+				mode = r.cfg.ListedMode(mode)
+			}
+			return ModeString(mode)[1:]
 		case c == 'B':
 			return "---------"
 		case c == 'U' && r.cfg.Pulled:
