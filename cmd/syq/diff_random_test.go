@@ -120,7 +120,7 @@ func drawDiffScenario(seed int64, i int) rdScenario {
 		s.cmp.SkipRoot = true
 	}
 	s.srcChanges = has("--remove-source-files")
-	if has("-v", "-vi", "-ii", "--out-format=%i %n%L", "--out-format=%o %n %l %B") {
+	if has("-v", "-i", "-vi", "-ii", "--out-format=%i %n%L", "--out-format=%o %n %l %B") {
 		s.stdout, s.sorted, s.silent = true, true, true
 	}
 	return rdScenario{s, fx.name}
