@@ -184,19 +184,6 @@ func rdKnownDiff(s rdScenario, pull bool) string {
 	return ""
 }
 
-// rdRemoteSkip: combinations whose remote runs differ for reasons the
-// hand-written suite documents in remoteSkip (paths that name each
-// arm's own directory, rsync's server-side quirks).
-func rdRemoteSkip(s rdScenario) bool {
-	for _, a := range s.args {
-		switch a {
-		case "-R":
-			return true
-		}
-	}
-	return false
-}
-
 func TestDiffRandomDeterministic(t *testing.T) {
 	for i := range 20 {
 		a, b := drawDiffScenario(3, i), drawDiffScenario(3, i)
@@ -252,9 +239,6 @@ func TestDiffRandom(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			for i := range n / 2 {
 				s := drawDiffScenario(seed, n+k*n+i)
-				if rdRemoteSkip(s) {
-					continue
-				}
 				t.Run(s.name, func(t *testing.T) {
 					if why := rdKnownDiff(s, mode == "pull"); why != "" {
 						t.Skipf("known difference: %s", why)

@@ -11,6 +11,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,8 +68,14 @@ func remoteArgs(args []string, root string, push bool) (out []string, ok bool) {
 	if len(ops) == 0 || (push && len(ops) < 2) {
 		return nil, false
 	}
+	// A pulled -R source names the scenario's root with "/./", so that
+	// only what follows is kept, as for the local operand.
+	relative := !push && (slices.Contains(opts, "-R") || slices.Contains(opts, "--relative"))
 	abs := func(p string) string {
 		q := filepath.Join(root, p)
+		if relative {
+			q = root + "/./" + filepath.Clean(p)
+		}
 		if strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") {
 			q += "/"
 		}
