@@ -40,6 +40,9 @@ var remoteSkip = map[string]string{
 	// rsync's client caps --protocol at what the server speaks instead of
 	// refusing it; syq refuses a protocol above 32 at parse time.
 	"protocol-too-new": "rsync negotiates the remote protocol down",
+	// rsync's sender keeps a source that is the destination file itself
+	// only in a local copy; across ssh it removes it (as syq's does).
+	"remove-source-files-link-dest-self": "only a local sender sees that its source is the destination file",
 }
 
 // takesValue lists the options the scenarios give with a separate value.
