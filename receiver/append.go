@@ -158,15 +158,16 @@ func (r *Receiver) writeAppend(ctx context.Context, job *fileJob, src wire.Sourc
 			return err
 		}
 	}
+	again := item{update: r.sentChar(), flags: flagTime, mode: r.pulledMode(job.e, job.old, job.batch.newMask)}
 	if differs && !job.redone {
 		// As rsync's second pass: the warning, the file counted and
 		// listed again.
 		r.verifyFailed(job, true) // a warning under -v or -i only
 		r.countRedo(job)
-		r.out.now(r.itemLine(item{update: r.sentChar(), flags: flagTime}, job.rel, job.e), true)
+		r.out.now(r.itemLine(again, job.rel, job.e), true)
 	}
 	if job.redone {
-		r.out.now(r.itemLine(item{update: r.sentChar(), flags: flagTime}, job.rel, job.e), true)
+		r.out.now(r.itemLine(again, job.rel, job.e), true)
 	}
 	return nil
 }

@@ -374,6 +374,11 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			it.flags |= flagTime
 		}
 	}
+	basis := old
+	if st, ok := b.basisStat[index]; ok && basis == nil {
+		basis = &st
+	}
+	it.mode = r.pulledMode(e, basis, b.newMask)
 	lines = append(lines, r.itemLine(it, rel, e))
 	kept := r.appendKeeps(e, old) // append.go
 	r.stats.add(func(s *wire.Stats) {
@@ -736,6 +741,17 @@ func (r *Receiver) finalPerm(e *wire.Entry, old *fsops.Stat, newMask uint32) uin
 		return perm
 	}
 	return e.Mode & 0o777 & newMask
+}
+
+// pulledMode is what %B shows of a file received in a pull without -p
+// (0 otherwise: the sender's mode): rsync's receiving process prints the
+// line after it gave the entry the mode the file gets from its basis,
+// or the umask.
+func (r *Receiver) pulledMode(e *wire.Entry, basis *fsops.Stat, newMask uint32) uint32 {
+	if !r.cfg.Pulled || r.opts.Perms || r.opts.DryRun {
+		return 0
+	}
+	return e.Mode&^0o7777 | r.finalPerm(e, basis, newMask)
 }
 
 // newPermMask is the permission bits an entry made in dir may have

@@ -49,6 +49,10 @@ type item struct {
 	update byte // '>' received, 'c' created locally, 'h' hard link, '.' attributes only
 	flags  itemFlags
 	basis  int64 // size of the regular file a transfer replaces (for %c), 0 if none
+	// mode, when not 0, is what %B shows instead of the sender's mode:
+	// in a pull rsync's receiving process writes the line of a
+	// transfer after it gave the entry the mode the new file gets.
+	mode uint32
 }
 
 func newItem(update byte) item { return item{update: update, flags: flagNew} }
@@ -68,6 +72,11 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	}
 	name = r.display(name)
 	transferred := it.update == r.sentChar()
+	if it.mode != 0 {
+		shown := *e
+		shown.Mode = it.mode
+		e = &shown
+	}
 	logged := r.cfg.Log != nil && r.opts.LogFileFormat != "" && (it.update != '.' || it.flags.any())
 	// Without %i the lines are -v's: what is transferred or created,
 	// directories whose attributes change, and at -vv the other files
@@ -457,7 +466,11 @@ func (r *Receiver) formatDeletion(format, rel string, st *fsops.Stat) string {
 		case c == 'G' && !r.opts.Group:
 			return "DEFAULT"
 		case c == 'B' && r.cfg.Pulled:
-			return ModeString(st.Mode)[1:]
+			mode := st.Mode
+			if r.cfg.ListedMode != nil && !st.IsLink() {
+				mode = r.cfg.ListedMode(mode)
+			}
+			return ModeString(mode)[1:]
 		case c == 'B':
 			return "---------"
 		case c == 'U' && r.cfg.Pulled:

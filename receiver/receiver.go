@@ -68,6 +68,10 @@ type Config struct {
 	// (rsync's mapping of owners and groups by name); nil keeps the
 	// sender's ids, as within one process.
 	Names wire.IDNamer
+	// ListedMode, if set, is the --chmod of rsync's pulling client,
+	// whose generator applies it to the entries it lists itself: the
+	// mode %B shows of a deletion.
+	ListedMode func(mode uint32) uint32
 }
 
 // Live is wire.Live: the receiver counts what it has written.

@@ -425,6 +425,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 			Out: out, Report: probs.report("receiver"), Debug: debug, Pulled: true, Log: logf.items(),
 			Filter: inv.filters, Names: &fsops.HostNames{}, ListProgress: banner.progress,
+			ListedMode: chmodOf(opts),
 		}, st)
 		if bar != nil {
 			bar.end()
@@ -659,3 +660,21 @@ func debugIf(on bool) func(string, ...any) {
 
 // setupOnly drops the second result of setupFor.
 func setupOnly(s *wire.Setup, _ string) *wire.Setup { return s }
+
+// chmodOf is the --chmod of opts as a function on modes (nil without
+// one): a pulling client's receiver shows it applied to what it deletes,
+// as rsync's generator lists those entries through it.
+func chmodOf(opts *wire.Options) func(uint32) uint32 {
+	var rules []sender.ChmodRule
+	for _, c := range opts.Chmod {
+		r, err := sender.ParseChmod(c, fsops.Umask())
+		if err != nil {
+			return nil // refused when the options were parsed
+		}
+		rules = append(rules, r...)
+	}
+	if len(rules) == 0 {
+		return nil
+	}
+	return func(mode uint32) uint32 { return sender.TweakMode(mode, rules) }
+}

@@ -120,7 +120,7 @@ func drawDiffScenario(seed int64, i int) rdScenario {
 		s.cmp.SkipRoot = true
 	}
 	s.srcChanges = has("--remove-source-files")
-	if has("-v", "-vi", "-ii", "--out-format=%i %n%L", "--out-format=%o %n %l %B") {
+	if has("-v", "-i", "-vi", "-ii", "--out-format=%i %n%L", "--out-format=%o %n %l %B") {
 		s.stdout, s.sorted, s.silent = true, true, true
 	}
 	return rdScenario{s, fx.name}
@@ -190,25 +190,8 @@ func rdKnownDiff(s rdScenario, pull bool) string {
 		// rsync's dry run copies the xattrs of an alternate directory
 		// onto the directories it did not make, and fails (exit 23).
 		return "-X with a --*-dest directory in a dry run: rsync's xattr errors"
-	case pull && has("--out-format=%o %n %l %B") && !has("-a") && !has("-rlptD") || pull && has("--out-format=%o %n %l %B") && has("--no-perms"):
-		// Without -p a pulling rsync's receiver shows the mode the new
-		// file gets (umask, no set-id bits); syq shows the sender's.
-		return "%B in a pull without -p"
 	}
 	return ""
-}
-
-// rdRemoteSkip: combinations whose remote runs differ for reasons the
-// hand-written suite documents in remoteSkip (paths that name each
-// arm's own directory, rsync's server-side quirks).
-func rdRemoteSkip(s rdScenario) bool {
-	for _, a := range s.args {
-		switch a {
-		case "-R":
-			return true
-		}
-	}
-	return false
 }
 
 func TestDiffRandomDeterministic(t *testing.T) {
@@ -266,9 +249,6 @@ func TestDiffRandom(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			for i := range n / 2 {
 				s := drawDiffScenario(seed, n+k*n+i)
-				if rdRemoteSkip(s) {
-					continue
-				}
 				t.Run(s.name, func(t *testing.T) {
 					if why := rdKnownDiff(s, mode == "pull"); why != "" {
 						t.Skipf("known difference: %s", why)
