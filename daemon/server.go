@@ -39,6 +39,9 @@ type Server struct {
 	// Protocol is the daemon's --protocol, the rsync protocol its
 	// greeting names (0: the current one).
 	Protocol int
+	// IPFamily is "4" or "6" (-4, -6): the listening socket takes only
+	// that family ("": either).
+	IPFamily string
 	// Transfer runs the transfer once a module is settled.
 	Transfer Transfer
 	// Options is the client's option table, and ScanArgs reads the
@@ -202,7 +205,7 @@ func (s *Server) ListenAndServe(host string, port int) (code int, err error) {
 	if host == "" {
 		host = cfg.Global("address")
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	ln, err := net.Listen("tcp"+s.IPFamily, net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		err = fmt.Errorf("failed to listen on port %d: %v", port, err)
 		s.logf(err.Error())

@@ -487,3 +487,25 @@ func TestServeConnSocketOptions(t *testing.T) {
 		t.Errorf("the unknown socket option was not logged:\n%s", logged)
 	}
 }
+
+// TestListenFamily: -6 (IPFamily "6") keeps the listening socket to
+// IPv6, so an IPv4 address cannot be listened on (exit 10, the socket
+// error), and -4 to IPv4; rsync's daemon binds only the family asked for.
+// The port is one this test holds, so a daemon that ignored the family
+// would fail too, but with another network in its error.
+func TestListenFamily(t *testing.T) {
+	held, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	port := held.Addr().(*net.TCPAddr).Port
+	d := newTestDaemon(t)
+	for _, c := range []struct{ family, host, network string }{{"6", "127.0.0.1", "tcp6"}, {"4", "::1", "tcp4"}} {
+		d.srv.IPFamily = c.family
+		code, err := d.srv.ListenAndServe(c.host, port)
+		if code != wire.ExitSocketIO || err == nil || !strings.Contains(err.Error(), "listen "+c.network+":") {
+			t.Errorf("-%s on %s: exit %d, %v; want %d and a %s error", c.family, c.host, code, err, wire.ExitSocketIO, c.network)
+		}
+	}
+}

@@ -15,7 +15,9 @@ type enter struct {
 	dir       string
 	read      ReadFunc
 	state     map[*rule][]*rule
-	longNamed map[*rule]bool // l.longNamed, copied before it grows
+	longNamed map[*rule]bool // l.longNamed, copied (cloned) before it grows
+	cloned    bool
+	prefixLen int // len(dirPrefix()), once known (0: not yet)
 	notes     []Notice
 }
 
@@ -31,7 +33,7 @@ func (e *enter) visit(rules []*rule) error {
 			continue
 		}
 		ctx := context{perDir: true, dir: e.dir, read: e.read, hideName: r.fromFile,
-			debugType: " [per-dir " + r.shown + "]", notes: &e.notes}
+			debugType: r.perDirTag, notes: &e.notes}
 		var inherited []*rule
 		if old, seen := e.l.state[r]; !seen {
 			if e.nameOverflows(r, &ctx) {
@@ -110,6 +112,14 @@ func (e *enter) dirPrefix() string {
 	return d + "/"
 }
 
+// dirPrefixLen is len(e.dirPrefix()), worked out once per directory.
+func (e *enter) dirPrefixLen() int {
+	if e.prefixLen == 0 {
+		e.prefixLen = len(e.dirPrefix())
+	}
+	return e.prefixLen
+}
+
 // nameOverflows is rsync's check, when it first meets the dir-merge rule
 // r, that a relative name with a slash in it still fits MAXPATHLEN once
 // put after the directory. A name that does not is never set up: it
@@ -119,7 +129,7 @@ func (e *enter) nameOverflows(r *rule, ctx *context) bool {
 		return false
 	}
 	name := path.Clean(r.text)
-	if len(e.dirPrefix())+len(name) < maxPathLen {
+	if e.dirPrefixLen()+len(name) < maxPathLen {
 		return false
 	}
 	ctx.note(Notice{Msg: "merge-file name overflows: " + ctx.ruleText(name)})
@@ -127,8 +137,8 @@ func (e *enter) nameOverflows(r *rule, ctx *context) bool {
 }
 
 func (e *enter) markLongNamed(r *rule) {
-	if len(e.longNamed) == len(e.l.longNamed) {
-		e.longNamed = maps.Clone(e.l.longNamed)
+	if !e.cloned {
+		e.longNamed, e.cloned = maps.Clone(e.l.longNamed), true
 		if e.longNamed == nil {
 			e.longNamed = map[*rule]bool{}
 		}
@@ -144,10 +154,10 @@ func (e *enter) fitsDir(r *rule, ctx *context) bool {
 	if e.longNamed[r] {
 		name = r.text
 	}
-	full := e.dirPrefix() + name
-	if len(full) < maxPathLen {
+	if e.dirPrefixLen()+len(name) < maxPathLen {
 		return true
 	}
+	full := e.dirPrefix() + name
 	ctx.note(Notice{
 		Msg:     "cannot add local filter rules in long-named directory: " + ctx.ruleText(`"`+full[:maxPathLen-1]+`"`),
 		IOError: true,

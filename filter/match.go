@@ -21,9 +21,10 @@ type rule struct {
 
 	base string // dir-merge: the file name looked for in each directory
 	// shown is base as messages name it: "<rule from WHERE>" when the
-	// rule came from a file.
-	shown string
-	cvs   []*rule // -C: the ignore list it stands for
+	// rule came from a file; perDirTag is " [per-dir SHOWN]", the list
+	// name rsync's traces give its rules.
+	shown, perDirTag string
+	cvs              []*rule // -C: the ignore list it stands for
 
 	// fromFile: the rule's text came from a file's contents, which
 	// rsync keeps out of its messages (the peer may have chosen the
@@ -127,7 +128,7 @@ func (m *matcher) explainMatch(r, from *rule) {
 	switch {
 	case from == nil:
 	case from.flags&fDirMerge != 0:
-		m.why += " [per-dir " + from.shown + "]"
+		m.why += from.perDirTag
 	default:
 		m.why += " [global CVS]"
 	}

@@ -304,6 +304,7 @@ func (cfg *config) add(s *sink, r *rule, pat string, ctx *context) error {
 			return nil
 		}
 		r.shown = ctx.ruleText(r.base)
+		r.perDirTag = " [per-dir " + r.shown + "]"
 	} else if ctx.perDir && r.anchored && r.flags&fAbs == 0 {
 		// A leading slash in a per-directory file anchors at that file's
 		// directory, not at the transfer root.

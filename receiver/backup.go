@@ -22,7 +22,7 @@ func (r *Receiver) backupOn() bool { return r.opts.Backup }
 // backup name and says so (--info=backup). It reports failures itself;
 // false means the caller must leave the entry alone.
 func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
-	if !r.moveToBackup(dir, name, rel) {
+	if !r.moveAside(dir, name, rel, false) {
 		return false
 	}
 	if !r.opts.DryRun {
@@ -31,12 +31,7 @@ func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
 	return true
 }
 
-// moveToBackup is backup without its line.
-func (r *Receiver) moveToBackup(dir *fsops.Dir, name, rel string) bool {
-	return r.moveAside(dir, name, rel, false)
-}
-
-// moveAside is moveToBackup; early says the move is one of rsync's
+// moveAside is backup without its line; early says the move is one of rsync's
 // --delete-before pass, made before any directory's attributes are set,
 // so a backup directory made for it mirrors the directory as it is.
 func (r *Receiver) moveAside(dir *fsops.Dir, name, rel string, early bool) bool {
@@ -259,17 +254,21 @@ func (r *Receiver) backupDirFor(rel string, early bool) (string, error) {
 		perm := 0o777 &^ r.umask
 		st, err := fsops.LstatOwned(src)
 		mirrored := err == nil && st.IsDir()
+		var recorded *wire.Entry // what the transfer set for the mirrored directory
 		if mirrored {
 			perm = st.Mode & 0o7777
-			if e := r.recordedDir(mirror); e != nil && !early {
-				perm = r.finalPerm(e, &st, 0) // what it is to get, as for the owner
+			if !early {
+				recorded = r.recordedDir(mirror)
+			}
+			if recorded != nil {
+				perm = r.finalPerm(recorded, &st, 0) // what it is to get, as for the owner
 			}
 		}
 		if err := fsops.MkdirOwned(cur, false, 0o777); err != nil && !fsops.IsExist(err) {
 			return "", err
 		}
 		if mirrored {
-			r.backupDirOwner(cur, mirror, &st, early)
+			r.backupDirOwner(cur, &st, recorded)
 		}
 		if err := fsops.ChmodOwned(cur, perm); err != nil {
 			return "", err
@@ -279,11 +278,12 @@ func (r *Receiver) backupDirFor(rel string, early bool) (string, error) {
 }
 
 // backupDirOwner gives the backup directory made at path the owner and
-// group (as -o and -g keep them) of the destination directory rel it
+// group (as -o and -g keep them) of the destination directory it
 // mirrors, st. rsync has set that directory's attributes by the time it
 // backs up a file in it, so those it is to get count: what the
-// transfer recorded for it, mapped (--chown, --usermap) as for any entry.
-func (r *Receiver) backupDirOwner(path, rel string, st *fsops.Stat, early bool) {
+// transfer recorded for it (recorded, nil if nothing yet), mapped
+// (--chown, --usermap) as for any entry.
+func (r *Receiver) backupDirOwner(path string, st *fsops.Stat, recorded *wire.Entry) {
 	uid, gid := -1, -1
 	if r.opts.Owner && r.asRoot {
 		uid = int(st.Uid)
@@ -291,8 +291,8 @@ func (r *Receiver) backupDirOwner(path, rel string, st *fsops.Stat, early bool) 
 	if r.opts.Group && r.mayChgrp(st.Gid) {
 		gid = int(st.Gid)
 	}
-	if e := r.recordedDir(rel); e != nil && !early {
-		if u, g := r.owner(e); u >= 0 || g >= 0 {
+	if recorded != nil {
+		if u, g := r.owner(recorded); u >= 0 || g >= 0 {
 			if u >= 0 {
 				uid = u
 			}
@@ -319,13 +319,12 @@ func (r *Receiver) backupDirOwner(path, rel string, st *fsops.Stat, early bool) 
 func (r *Receiver) recordedDir(rel string) *wire.Entry {
 	r.dirsMu.Lock()
 	defer r.dirsMu.Unlock()
-	for i := len(r.dirAttrs) - 1; i >= 0; i-- {
-		if r.dirAttrs[i].rel == rel {
-			e := r.dirAttrs[i].e
-			return &e
-		}
+	i, ok := r.dirIndex[rel]
+	if !ok {
+		return nil
 	}
-	return nil
+	e := r.dirAttrs[i].e
+	return &e
 }
 
 // asideKeeps says which attributes of the old file a backup copy keeps

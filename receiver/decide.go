@@ -868,16 +868,21 @@ func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old
 }
 
 func (r *Receiver) recordDir(rel string, e *wire.Entry, created bool) {
-	r.dirsMu.Lock()
-	r.dirAttrs = append(r.dirAttrs, dirAttr{rel: rel, e: *e, created: created})
-	r.dirsMu.Unlock()
+	r.addDirAttr(dirAttr{rel: rel, e: *e, created: created})
 }
 
 // recordDirMode records an existing directory whose mode was changed for
 // the transfer; origMode is what it had.
 func (r *Receiver) recordDirMode(rel string, e *wire.Entry, origMode uint32) {
+	r.addDirAttr(dirAttr{rel: rel, e: *e, origMode: origMode | fsops.TypeDir})
+}
+
+func (r *Receiver) addDirAttr(a dirAttr) {
 	r.dirsMu.Lock()
-	r.dirAttrs = append(r.dirAttrs, dirAttr{rel: rel, e: *e, origMode: origMode | fsops.TypeDir})
+	r.dirAttrs = append(r.dirAttrs, a)
+	if r.dirIndex != nil {
+		r.dirIndex[a.rel] = len(r.dirAttrs) - 1
+	}
 	r.dirsMu.Unlock()
 }
 

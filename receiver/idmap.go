@@ -135,8 +135,8 @@ const maxSenderNames = 1 << 20
 // the connection (a later batch does not name them again); an id named
 // twice keeps its first name, as rsync's list of ids does.
 func (r *Receiver) learnNames(fb *wire.FileBatch) error {
-	if len(fb.Names) == 0 {
-		return nil
+	if len(fb.Names) == 0 || r.cfg.Names == nil || r.opts.NumericIDs {
+		return nil // mapIDs would never look the names up
 	}
 	r.senderNamesMu.Lock()
 	defer r.senderNamesMu.Unlock()

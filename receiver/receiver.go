@@ -131,6 +131,10 @@ type Receiver struct {
 
 	dirsMu   sync.Mutex
 	dirAttrs []dirAttr // every directory whose metadata is set at the end
+	// dirIndex (with --backup-dir only) is where in dirAttrs each
+	// directory was last recorded, for the backup directories that
+	// mirror them (recordedDir).
+	dirIndex map[string]int
 
 	alts []*fsops.Dir // --compare-dest, --copy-dest or --link-dest directories
 	// altShown names each of alts as rsync's messages do (a relative
@@ -277,6 +281,9 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		pacer:    wire.NewPacer(cfg.Opts.BwLimit),
 	}
 	r.umaskNow = r.umask
+	if cfg.Opts.Backup && cfg.Opts.BackupDir != "" {
+		r.dirIndex = map[string]int{}
+	}
 	// Lines are itemized when the format shows %i: -i's own, or an
 	// --out-format (which replaces -i's) that has it.
 	if cfg.Opts.OutFormatGiven || cfg.Opts.OutFormat != "" {

@@ -96,7 +96,9 @@ func (r *Receiver) syncedAt(seq uint64, index int32, dir *fsops.Dir, name string
 		return
 	}
 	m := &wire.Synced{Seq: seq, Index: index}
-	if dir != nil {
+	if dir != nil && r.conn != nil && r.conn.PassesFiles() {
+		// Only an in-process sender gets the identity (it is never
+		// encoded), so only its run pays the stat.
 		if st, err := dir.StatFollow(name); err == nil {
 			m.DestDev, m.DestIno = st.Dev, st.Ino
 		}

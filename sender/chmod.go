@@ -25,6 +25,19 @@ type ChmodRule struct {
 	xKeep                     bool // X: x only where some x already was (or a directory)
 }
 
+// ParseChmods parses every --chmod argument into one rule list, in order.
+func ParseChmods(args []string, umask uint32) ([]ChmodRule, error) {
+	var rules []ChmodRule
+	for _, a := range args {
+		r, err := ParseChmod(a, umask)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r...)
+	}
+	return rules, nil
+}
+
 // ParseChmod parses one --chmod argument; umask is the process umask.
 func ParseChmod(s string, umask uint32) ([]ChmodRule, error) {
 	var rules []ChmodRule

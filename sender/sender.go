@@ -138,13 +138,11 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		linkGroups: make(map[[2]uint64]uint64),
 		verify:     wire.Verifies(conn),
 	}
-	for _, c := range cfg.Opts.Chmod {
-		rules, err := ParseChmod(c, fsops.Umask())
-		if err != nil {
-			return wire.Stats{}, &wire.FatalError{Code: wire.ExitSyntax, Err: err}
-		}
-		s.chmod = append(s.chmod, rules...)
+	chmod, err := ParseChmods(cfg.Opts.Chmod, fsops.Umask())
+	if err != nil {
+		return wire.Stats{}, &wire.FatalError{Code: wire.ExitSyntax, Err: err}
 	}
+	s.chmod = chmod
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -194,7 +192,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		cancel()
 		s.conn.Close()
 	}
-	err := <-recvErr
+	err = <-recvErr
 	if pumpErr != nil {
 		if perr := <-pumpErr; perr != nil && (err == nil || ctx.Err() != nil) {
 			err = perr

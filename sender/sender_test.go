@@ -65,41 +65,18 @@ func TestWalkPreorderAndEnd(t *testing.T) {
 	}()
 	var dirs []string
 	var sawListEnd bool
-	timeout := time.After(10 * time.Second)
-	for done := false; !done; {
-		type res struct {
-			m   wire.Message
-			err error
-		}
-		ch := make(chan res, 1)
-		go func() { m, err := rconn.Recv(); ch <- res{m, err} }()
-		var r res
-		select {
-		case r = <-ch:
-		case <-timeout:
-			t.Fatal("sender did not finish")
-		}
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		switch m := r.m.(type) {
+	driveSender(t, rconn, errc, 10*time.Second, func(m wire.Message) {
+		switch m := m.(type) {
 		case *wire.FileBatch:
 			var names []string
 			for _, e := range m.Entries {
 				names = append(names, e.Name)
 			}
 			dirs = append(dirs, m.Dir+":"+strings.Join(names, ","))
-			rconn.Send(&wire.Wants{Seq: m.Seq})
 		case *wire.ListEnd:
 			sawListEnd = true
-		case *wire.DataEnd:
-			rconn.Send(&wire.Done{})
-			done = true
 		}
-	}
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
+	})
 	want := []string{":.", ".:top,a,b,c", "a:f", "b:x,y", "b/x:g", "b/y:", "c:h"}
 	if !reflect.DeepEqual(dirs, want) || !sawListEnd {
 		t.Fatalf("batches %q (ListEnd %v), want %q", dirs, sawListEnd, want)
@@ -357,25 +334,8 @@ func TestNamesOnce(t *testing.T) {
 			sent := map[wire.IDName]int{} // how often each id was named
 			known := map[wire.IDName]bool{}
 			batches, perBatch := 0, 0
-			timeout := time.After(20 * time.Second)
-			for done := false; !done; {
-				type res struct {
-					m   wire.Message
-					err error
-				}
-				ch := make(chan res, 1)
-				go func() { m, err := rconn.Recv(); ch <- res{m, err} }()
-				var r res
-				select {
-				case r = <-ch:
-				case <-timeout:
-					t.Fatal("sender did not finish")
-				}
-				if r.err != nil {
-					t.Fatal(r.err)
-				}
-				switch m := r.m.(type) {
-				case *wire.FileBatch:
+			driveSender(t, rconn, errc, 20*time.Second, func(m wire.Message) {
+				if m, ok := m.(*wire.FileBatch); ok {
 					batches++
 					for _, n := range m.Names {
 						sent[wire.IDName{ID: n.ID, Group: n.Group}]++
@@ -398,15 +358,8 @@ func TestNamesOnce(t *testing.T) {
 					if !once && len(m.Names) != len(uses) {
 						t.Errorf("batch %q names %d ids and uses %d", m.Dir, len(m.Names), len(uses))
 					}
-					rconn.Send(&wire.Wants{Seq: m.Seq})
-				case *wire.DataEnd:
-					rconn.Send(&wire.Done{})
-					done = true
 				}
-			}
-			if err := <-errc; err != nil {
-				t.Fatal(err)
-			}
+			})
 			if batches < dirs {
 				t.Fatalf("%d batches for %d directories", batches, dirs)
 			}
@@ -424,5 +377,46 @@ func TestNamesOnce(t *testing.T) {
 				t.Errorf("%d names sent, the batches use %d ids", total, perBatch)
 			}
 		})
+	}
+}
+
+// driveSender plays a receiver that wants nothing: it hands each message
+// the sender sends to seen, answers each batch with an empty Wants and
+// DataEnd with Done, and waits for the sender to end, all within limit.
+func driveSender(t *testing.T, rconn wire.Conn, errc <-chan error, limit time.Duration, seen func(wire.Message)) {
+	t.Helper()
+	timeout := time.After(limit)
+	type res struct {
+		m   wire.Message
+		err error
+	}
+	for done := false; !done; {
+		ch := make(chan res, 1)
+		go func() { m, err := rconn.Recv(); ch <- res{m, err} }()
+		var r res
+		select {
+		case r = <-ch:
+		case <-timeout:
+			t.Fatal("sender did not finish")
+		}
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		seen(r.m)
+		switch m := r.m.(type) {
+		case *wire.FileBatch:
+			rconn.Send(&wire.Wants{Seq: m.Seq})
+		case *wire.DataEnd:
+			rconn.Send(&wire.Done{})
+			done = true
+		}
+	}
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-timeout:
+		t.Fatal("sender did not end after DataEnd")
 	}
 }

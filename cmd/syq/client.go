@@ -665,16 +665,9 @@ func setupOnly(s *wire.Setup, _ string) *wire.Setup { return s }
 // one): a pulling client's receiver shows it applied to what it deletes,
 // as rsync's generator lists those entries through it.
 func chmodOf(opts *wire.Options) func(uint32) uint32 {
-	var rules []sender.ChmodRule
-	for _, c := range opts.Chmod {
-		r, err := sender.ParseChmod(c, fsops.Umask())
-		if err != nil {
-			return nil // refused when the options were parsed
-		}
-		rules = append(rules, r...)
-	}
-	if len(rules) == 0 {
-		return nil
+	rules, err := sender.ParseChmods(opts.Chmod, fsops.Umask())
+	if err != nil || len(rules) == 0 {
+		return nil // an error was refused when the options were parsed
 	}
 	return func(mode uint32) uint32 { return sender.TweakMode(mode, rules) }
 }

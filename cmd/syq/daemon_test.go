@@ -96,33 +96,58 @@ func (f *daemonFixture) listen(t *testing.T) int {
 // loopback port for the rest of the test, and returns the port.
 func (f *daemonFixture) listenWith(t *testing.T, bin, conf string, env []string) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// The free port is closed before the daemon binds it, so another
+	// test may take it first: a daemon that exits before it answers is
+	// started again on another port.
+	for attempt := 0; attempt < 5; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		cmd := exec.Command(bin, "--daemon", "--no-detach", "--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--config="+conf)
+		cmd.Dir = f.dir
+		if env != nil {
+			cmd.Env = env
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+		if f.answers(port, exited) {
+			return port
+		}
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "--daemon", "--no-detach", "--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--config="+conf)
-	cmd.Dir = f.dir
-	if env != nil {
-		cmd.Env = env
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Fatal("the daemon never listened")
+	return 0
+}
+
+// answers waits (at most 10 s) until something accepts connections on
+// port while the daemon has not exited.
+func (f *daemonFixture) answers(port int, exited <-chan struct{}) bool {
 	deadline := time.Now().Add(10 * time.Second)
-	for {
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err == nil {
 			c.Close()
-			return port
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the daemon never listened: %v", err)
+			select {
+			case <-exited: // what answered was not the daemon
+				return false
+			case <-time.After(50 * time.Millisecond):
+				return true
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return false
 }
 
 type daemonRun struct {

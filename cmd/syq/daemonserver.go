@@ -34,6 +34,7 @@ type daemonFlags struct {
 	logFile   string
 	dparams   []string
 	protocol  int      // --protocol: the rsync protocol the greeting names
+	family    string   // -4 or -6: "4" or "6", the listening socket's family
 	passthru  []string // the options a per-connection process is given again
 	configSet bool
 }
@@ -69,7 +70,11 @@ func parseDaemonFlags(args []string) (*daemonFlags, error) {
 			return args[i], nil
 		}
 		switch {
-		case a == "--daemon", a == "-v", a == "--verbose", a == "-4", a == "-6", a == "--ipv4", a == "--ipv6", a == ".":
+		case a == "--daemon", a == "-v", a == "--verbose", a == ".":
+		case a == "-4", a == "--ipv4":
+			f.family = "4"
+		case a == "-6", a == "--ipv6":
+			f.family = "6"
 		case a == "--help" || a == "-h":
 			return nil, errDaemonHelp // acted on where it stands, as rsync does
 		case a == "--no-detach":
@@ -171,6 +176,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		Config:   cfg,
 		Version:  version,
 		Protocol: f.protocol,
+		IPFamily: f.family,
 		Transfer: serveDaemonHelper,
 		Options:  daemonOptionTable,
 		ScanArgs: daemonScanArgs,

@@ -157,27 +157,20 @@ func init() {
 		// 1, as one on the command line does, before anything is sent;
 		// the message says where the rule is, not what it says.
 		diffScenario{name: "filter-bad-perdir-rule", fx: fxBadPerDir, pre: preDstDir, args: dtArgs("-r", "-F", "src/", "dst/"), code: 1, pullCode: 12,
-			check: checkNoEcho("Zbad")},
+			checkSyq: checkNoEcho("Zbad")},
 		diffScenario{name: "filter-bad-perdir-named", fx: func(b *fixtureBuilder) {
 			fxBadPerDir(b)
 			b.text("src/.rsync-filter", ": ../secret\n")
-		}, pre: preDstDir, args: dtArgs("-r", "-F", "src/", "dst/"), code: 1, pullCode: 12, check: checkNoEcho("SECRET")},
+		}, pre: preDstDir, args: dtArgs("-r", "-F", "src/", "dst/"), code: 1, pullCode: 12, checkSyq: checkNoEcho("SECRET")},
 	)
 }
 
-// checkNoEcho checks that a run's error output does not show text,
-// which came from a file's contents, by running syq again.
-func checkNoEcho(text string) func(t *testing.T, root string) {
-	return func(t *testing.T, root string) {
-		if filepath.Base(root) != "syq" {
-			return
-		}
-		code, _, stderr, _, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), "-r", "-F", "src/", "dst/"), root, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if code != 1 || strings.Contains(stderr, text) || !strings.Contains(stderr, "<rule from ") {
-			t.Errorf("exit %d, stderr %q: want exit 1 and the rule's place, not its text %q", code, stderr, text)
+// checkNoEcho checks that syq's error output shows where a bad rule is
+// but not text, which came from a file's contents.
+func checkNoEcho(text string) func(t *testing.T, a *dtArm, remote bool) {
+	return func(t *testing.T, a *dtArm, remote bool) {
+		if strings.Contains(a.stdout+a.stderr, text) || !strings.Contains(a.stderr, "<rule from ") {
+			t.Errorf("exit %d, stderr %q: want the rule's place, not its text %q", a.code, a.stderr, text)
 		}
 	}
 }
@@ -226,57 +219,46 @@ func fxExcludeSelfFromFile(b *fixtureBuilder) {
 func init() {
 	diffScenarios = append(diffScenarios,
 		diffScenario{name: "filter-perdir-name-overflows", fx: fxPerDirNameOverflows, pre: preDstDir, args: dtArgs("-rt", "-F", "src/", "dst/"),
-			code: 23, stderr: true, check: checkNoEchoIn("DEFERRED-SECRET", "-r", "-F", "src/", "dst/")},
+			code: 23, stderr: true, checkSyq: checkNoEchoOut("DEFERRED-SECRET")},
 		diffScenario{name: "filter-perdir-overlong-rule", fx: fxPerDirOverlong, pre: preDstDir, args: dtArgs("-rt", "-F", "src/", "dst/"),
-			stderr: true, check: checkNoEchoIn("OVERLONG", "-r", "-F", "src/", "dst/")},
+			stderr: true, checkSyq: checkNoEchoOut("OVERLONG")},
 		diffScenario{name: "filter-arg-overlong-rule", fx: fxPlain, pre: preDstDir, args: dtArgs("-rt", "--filter=- ARGLONG-"+strings.Repeat("Q", 4300), "--exclude=*.txt", "src/", "dst/"),
 			stderr: true},
 		diffScenario{name: "filter-debug-trailing-space", fx: fxTrailingSpace, pre: preDstDir,
 			args:   dtArgs("-rt", "--filter=- before-debug ", "--debug=FILTER1", "--filter=- my-own-rule ", "--exclude=b.txt\t", "--filter=:e .rules ", "-F", "src/", "dst/"),
-			stdout: true, stderr: true, check: checkNoEchoIn("probe", "-r", "--debug=FILTER1", "-F", "src/", "dst/")},
+			stdout: true, stderr: true, checkSyq: checkNoEchoOut("probe")},
 		// -q silences the traces of the rules given after it, and the
 		// sender's.
 		diffScenario{name: "filter-debug-trailing-space-quiet", fx: fxTrailingSpace, pre: preDstDir,
 			args:   dtArgs("-rt", "--debug=FILTER1", "--filter=- before-quiet ", "-q", "--filter=- after-quiet ", "-F", "src/", "dst/"),
 			stdout: true, stderr: true},
 		diffScenario{name: "filter-exclude-self-from-file-vv", fx: fxExcludeSelfFromFile, pre: preDstDir, args: dtArgs("-rt", "-vv", "-F", "src/", "dst/"),
-			stdout: true, sorted: true, check: checkNoEchoIn("[x]", "-r", "-vv", "-F", "src/", "dst/")},
+			stdout: true, sorted: true, checkSyq: checkNoEchoOut("[x]")},
 		// rsync's own stderr ends in a race of its processes (a
 		// "received SIGUSR1" line, or not), so syq's is checked alone.
 		diffScenario{name: "filter-bad-perdir-location", fx: fxBadPerDir, pre: preDstDir, args: dtArgs("-r", "-F", "src/", "dst/"), code: 1, pullCode: 12,
-			check: checkStderrStarts("Unknown filter rule: <rule from <ROOT>/src/.rsync-filter line 2>\n", "-r", "-F", "src/", "dst/")},
+			checkSyq: checkStderrStarts("Unknown filter rule: <rule from <ROOT>/src/.rsync-filter line 2>\n")},
 	)
 }
 
-// checkNoEchoIn checks, by running syq again with args, that text, which
-// came from a file's contents, shows in none of its output.
-func checkNoEchoIn(text string, args ...string) func(t *testing.T, root string) {
-	return func(t *testing.T, root string) {
-		if filepath.Base(root) != "syq" {
-			return
-		}
-		_, stdout, stderr, _, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), args...), root, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(stdout+stderr, text) {
-			t.Errorf("output shows %q, which came from a file: stdout %q, stderr %q", text, stdout, stderr)
+// checkNoEchoOut checks that text, which came from a file's contents,
+// shows in none of syq's output.
+func checkNoEchoOut(text string) func(t *testing.T, a *dtArm, remote bool) {
+	return func(t *testing.T, a *dtArm, remote bool) {
+		if strings.Contains(a.stdout+a.stderr, text) {
+			t.Errorf("output shows %q, which came from a file: stdout %q, stderr %q", text, a.stdout, a.stderr)
 		}
 	}
 }
 
-// checkStderrStarts checks, by running syq again with args, that its
-// error output starts with want (the root written as <ROOT>).
-func checkStderrStarts(want string, args ...string) func(t *testing.T, root string) {
-	return func(t *testing.T, root string) {
-		if filepath.Base(root) != "syq" {
-			return
+// checkStderrStarts checks that syq's error output of a local run
+// starts with want (the root written as <ROOT>).
+func checkStderrStarts(want string) func(t *testing.T, a *dtArm, remote bool) {
+	return func(t *testing.T, a *dtArm, remote bool) {
+		if remote {
+			return // the remote side's lines come in another order
 		}
-		_, _, stderr, _, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), args...), root, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := dtNormOut(stderr, root); !strings.HasPrefix(got, want) {
+		if got := dtNormOut(a.stderr, a.root); !strings.HasPrefix(got, want) {
 			t.Errorf("stderr %q, want it to start with %q", got, want)
 		}
 	}

@@ -466,6 +466,9 @@ type diffScenario struct {
 	// logFile: the args write --log-file=run.log; its lines must match.
 	logFile bool
 	check   func(t *testing.T, root string)
+	// checkSyq, if set, checks syq's run as it was (its exit code and
+	// output in a); remote says it was a push or a pull.
+	checkSyq func(t *testing.T, a *dtArm, remote bool)
 	// remote, if set, gives the arguments for a run in root (remote mode
 	// names operands by absolute path).
 	remote func(root string) []string
@@ -1052,6 +1055,9 @@ func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 		for _, r := range res {
 			s.check(t, r.root)
 		}
+	}
+	if s.checkSyq != nil {
+		s.checkSyq(t, sq, s.remote != nil)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,6 +106,11 @@ func TestIDsByNameRemote(t *testing.T) {
 			"sh", filepath.Join(dir, "passwd"), filepath.Join(dir, "group")}, args...)...)
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
+		// The client's ssh child holds stderr open; a killed client
+		// must not keep Run waiting for it.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 5 * time.Second
 		err := cmd.Run()
 		if ctx.Err() != nil {
 			t.Fatalf("%v did not finish in time: %s", args, errb.String())

@@ -1017,10 +1017,8 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		}
 	}
 	inv.Opts.ChecksumChoice = inv.checksumChoice
-	for _, c := range inv.Opts.Chmod {
-		if _, err := sender.ParseChmod(c, 0); err != nil {
-			return nil, &UsageError{Msg: err.Error(), NoPrefix: true}
-		}
+	if _, err := sender.ParseChmods(inv.Opts.Chmod, 0); err != nil {
+		return nil, &UsageError{Msg: err.Error(), NoPrefix: true}
 	}
 	if inv.Opts.WriteDevices {
 		inv.Opts.Inplace = true // as rsync: a device is written where it is
