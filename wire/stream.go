@@ -142,6 +142,13 @@ const streamLag = streamBuffered + 16<<20
 // for writers that have not taken them yet.
 const streamBuffered = 32 << 20
 
+// Agree turns on the stream's features both sides listed: this side
+// lists them all, so those whose capability peer's Hello has.
+func (c *StreamConfig) Agree(peer *Hello) {
+	c.Verify, c.Sum128 = peer.Has(CapVerify), peer.Has(CapSum128)
+	c.Append, c.NamesOnce = peer.Has(CapAppend), peer.Has(CapNamesOnce)
+}
+
 // NewStream starts a Conn over r and w; closer, if not nil, is closed
 // by Close and must unblock a pending Read of r and Write to w.
 func NewStream(r *bufio.Reader, w io.Writer, closer io.Closer, cfg StreamConfig) *Stream {

@@ -412,3 +412,19 @@ func TestDataEndCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamAgree: a stream turns on each feature its peer listed, and
+// this build lists them all, so two of its ends agree on every one; an
+// older peer that lists none gets none.
+func TestStreamAgree(t *testing.T) {
+	var all StreamConfig
+	all.Agree(LocalHello("syq"))
+	if !all.Verify || !all.Sum128 || !all.Append || !all.NamesOnce {
+		t.Errorf("with this build's Hello: %+v", all)
+	}
+	var none StreamConfig
+	none.Agree(&Hello{Program: "syq 0.1", Version: ProtocolVersion})
+	if none.Verify || none.Sum128 || none.Append || none.NamesOnce {
+		t.Errorf("with a Hello of no capabilities: %+v", none)
+	}
+}

@@ -318,7 +318,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		// after the banner's first half.
 		banner.start()
 	}
-	st := wire.NewStream(in, out, closer, wire.StreamConfig{
+	scfg := wire.StreamConfig{
 		Peer:    peerSide,
 		Timeout: time.Duration(opts.TimeoutSec) * time.Second,
 		// rsync limits the socket writes of both sides.
@@ -327,10 +327,6 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		SkipCompress: opts.SkipCompress,
 		Rails:        extra,
 		Debugf:       debugf,
-		Verify:       peer.Has(wire.CapVerify),
-		Sum128:       peer.Has(wire.CapSum128),
-		Append:       peer.Has(wire.CapAppend),
-		NamesOnce:    peer.Has(wire.CapNamesOnce),
 		Record:       batch.recorder(),
 		OnLog: func(class int, text string) {
 			switch class {
@@ -349,7 +345,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			}
 			peerReport(class, text)
 		},
-	})
+	}
+	scfg.Agree(peer)
+	st := wire.NewStream(in, out, closer, scfg)
 	if startTimer != nil && !startTimer.Stop() {
 		st.Close()
 		return fail(errors.New("timeout"))

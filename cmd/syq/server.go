@@ -149,7 +149,7 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 			}
 		}
 	}
-	st := wire.NewStream(in, out, closer, wire.StreamConfig{
+	scfg := wire.StreamConfig{
 		Peer:        "client",
 		Timeout:     time.Duration(setup.Options.TimeoutSec) * time.Second,
 		BytesPerSec: setup.Options.BwLimit,
@@ -159,11 +159,9 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 		SkipCompress: setup.Options.SkipCompress,
 		Rails:        extra,
 		Debugf:       debugf,
-		Verify:       peer.Has(wire.CapVerify),
-		Sum128:       peer.Has(wire.CapSum128),
-		Append:       peer.Has(wire.CapAppend),
-		NamesOnce:    peer.Has(wire.CapNamesOnce),
-	})
+	}
+	scfg.Agree(peer)
+	st := wire.NewStream(in, out, closer, scfg)
 	// The client ends the transfer by closing the connection; signals
 	// (ssh hanging up) stop the helper the same way.
 	sigs := make(chan os.Signal, 1)
