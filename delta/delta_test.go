@@ -398,3 +398,27 @@ func TestHostileSignatureBounded(t *testing.T) {
 		t.Fatalf("rebuilt wrongly: %v", err)
 	}
 }
+
+// TestWeakSumBytewise: the word-at-a-time weak sum equals rsync's
+// definition (s1 the byte sum, s2 the sum of the running s1) for every
+// length's tail and for bytes of 0xff, where a lane would carry first.
+func TestWeakSumBytewise(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	for n := range 2000 {
+		p := make([]byte, r.IntN(5000))
+		for i := range p {
+			p[i] = byte(r.Uint32())
+			if n%3 == 0 {
+				p[i] = 0xff
+			}
+		}
+		var w1, w2 uint32
+		for _, c := range p {
+			w1 += uint32(c)
+			w2 += w1
+		}
+		if s1, s2 := weakSum(p); s1 != w1 || s2 != w2 {
+			t.Fatalf("%d bytes: weakSum = %d, %d; want %d, %d", len(p), s1, s2, w1, w2)
+		}
+	}
+}
