@@ -38,10 +38,7 @@ func TestBatchRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc, _, serr, _, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), args...), root, false)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc, _, serr := runSyqIn(t, root, args...)
 		if rc == 0 {
 			t.Errorf("HARNESS: rsync %q succeeded", args)
 		}
@@ -69,10 +66,7 @@ func TestBatchDamaged(t *testing.T) {
 	fxBig(b)
 	b.finish()
 	syq := func(args ...string) (int, string) {
-		code, _, stderr, timedOut, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), args...), root, false)
-		if err != nil || timedOut {
-			t.Fatalf("%q: %v (timed out: %v)\n%s", args, err, timedOut, stderr)
-		}
+		code, _, stderr := runSyqIn(t, root, args...)
 		return code, stderr
 	}
 	if code, stderr := syq("-a", "--write-batch=B", "src/", "dst/"); code != 0 {
@@ -150,13 +144,7 @@ func TestBatchChangedDestination(t *testing.T) {
 	fxBig(b)
 	preDeltaBig(b)
 	b.finish()
-	syq := func(args ...string) (int, string, string) {
-		code, stdout, stderr, timedOut, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), args...), root, false)
-		if err != nil || timedOut {
-			t.Fatalf("%q: %v (timed out: %v)\n%s", args, err, timedOut, stderr)
-		}
-		return code, stdout, stderr
-	}
+	syq := func(args ...string) (int, string, string) { return runSyqIn(t, root, args...) }
 	old, err := os.ReadFile(filepath.Join(root, "dst", "big"))
 	if err != nil {
 		t.Fatal(err)
@@ -203,4 +191,15 @@ func TestBatchChangedDestination(t *testing.T) {
 			t.Errorf("missing basis: left %s", e.Name())
 		}
 	}
+}
+
+// runSyqIn runs the syq under test with args in root; a run that cannot
+// start or does not finish in time fails the test.
+func runSyqIn(t *testing.T, root string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	code, stdout, stderr, timedOut, err := runDiffTool(diffBin, append(append([]string{}, diffBinArgs...), args...), root, false)
+	if err != nil || timedOut {
+		t.Fatalf("%q: %v (timed out: %v)\n%s", args, err, timedOut, stderr)
+	}
+	return code, stdout, stderr
 }
