@@ -18,7 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"syq/fsops"
@@ -438,13 +437,7 @@ func (m *Module) Bool3(name string) int {
 // Int returns an integer parameter (atoi's reading: leading digits).
 func (m *Module) Int(name string) int {
 	v, _ := m.value(name)
-	v = strings.TrimSpace(v)
-	end := 0
-	for end < len(v) && (v[end] >= '0' && v[end] <= '9' || end == 0 && (v[0] == '-' || v[0] == '+')) {
-		end++
-	}
-	n, _ := strconv.Atoi(v[:end])
-	return n
+	return fsops.Atoi(strings.TrimSpace(v))
 }
 
 // Unimplemented names the first parameter the module sets that syq

@@ -26,8 +26,8 @@ var idnaLookup = idna.New(idna.MapForLookup(), idna.Transitional(false), idna.Bi
 // whole, so it fails to match or resolve instead of naming another
 // host.
 func HostToASCII(name string) (string, bool) {
-	if !utf8.ValidString(name) {
-		return name, false
+	if isASCII(name) || !utf8.ValidString(name) {
+		return name, false // nothing to convert (most names), or not UTF-8
 	}
 	labels := strings.Split(name, ".")
 	converted := false

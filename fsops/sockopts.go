@@ -51,7 +51,7 @@ func SetSocketOptions(conn syscall.Conn, spec string) []string {
 		name, val, hasVal := strings.Cut(tok, "=")
 		value := 1
 		if hasVal {
-			value = atoiPrefix(val)
+			value = Atoi(val)
 		}
 		o, ok := socketOptions[name]
 		if !ok {
@@ -75,8 +75,9 @@ func SetSocketOptions(conn syscall.Conn, spec string) []string {
 	return problems
 }
 
-// atoiPrefix reads leading digits (with a sign) as C's atoi does.
-func atoiPrefix(s string) int {
+// Atoi reads leading digits (with a sign) as C's atoi does, which is
+// how rsync reads numbers in its configuration and socket options.
+func Atoi(s string) int {
 	end := 0
 	for end < len(s) && (s[end] >= '0' && s[end] <= '9' || end == 0 && (s[0] == '-' || s[0] == '+')) {
 		end++

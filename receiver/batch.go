@@ -358,7 +358,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			// --delete-after/--delete-delay: decided now, done (and
 			// named) when every file is in place, as rsync does; what
 			// goes stays until then, a basis for --fuzzy too.
-			if extra, ok := r.extraneous(b, fb, have); ok && (len(extra) > 0 || r.opts.DeleteAfter) {
+			if extra, keep, ok := r.extraneous(b, fb, have); ok && (len(extra) > 0 || r.opts.DeleteAfter) {
 				l := lateDeletion{seq: fb.Seq, dir: fb.Dir, names: extra}
 				if len(extra) > 0 {
 					b.changed.Store(true) // its mtime is put back after the deletions
@@ -367,7 +367,6 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 					// Listed again at the end: keep what the sender has
 					// (a sorted slice: held for every directory until
 					// then).
-					keep := r.listedNames(fb)
 					l.names, l.listed = nil, make([]string, 0, len(keep))
 					for n := range keep {
 						l.listed = append(l.listed, n)
@@ -640,7 +639,7 @@ func (r *Receiver) failChildren(fb *wire.FileBatch) {
 // deleteExtraneous removes what the destination directory has and the
 // sender does not (rsync's --delete, during the transfer).
 func (r *Receiver) deleteExtraneous(b *batchState, fb *wire.FileBatch, have map[string]bool, lines []string) []string {
-	extra, ok := r.extraneous(b, fb, have)
+	extra, _, ok := r.extraneous(b, fb, have)
 	if !ok {
 		return lines
 	}
@@ -682,16 +681,17 @@ func (r *Receiver) beforeLine(b *batchState, rel string) {
 }
 
 // extraneous lists, sorted, the names the destination directory has
-// (have) and the sender's complete batch fb does not; ok is false when
-// an I/O error on the sending side forbids deleting anything.
-func (r *Receiver) extraneous(b *batchState, fb *wire.FileBatch, have map[string]bool) (extra []string, ok bool) {
+// (have) and the sender's complete batch fb does not (keep: the names fb
+// lists); ok is false when an I/O error on the sending side forbids
+// deleting anything.
+func (r *Receiver) extraneous(b *batchState, fb *wire.FileBatch, have map[string]bool) (extra []string, keep map[string]bool, ok bool) {
 	if fb.IOError && !r.opts.IgnoreErrors {
 		r.ioSkipOnce.Do(func() {
 			r.cfg.Report(wire.ProblemInfo, "IO error encountered -- skipping file deletion")
 		})
-		return nil, false
+		return nil, nil, false
 	}
-	keep := r.listedNames(fb)
+	keep = r.listedNames(fb)
 	for n := range have {
 		if !keep[n] {
 			extra = append(extra, n)
@@ -707,7 +707,7 @@ func (r *Receiver) extraneous(b *batchState, fb *wire.FileBatch, have map[string
 			}
 		}
 	}
-	return extra, true
+	return extra, keep, true
 }
 
 // lateDeletion is one directory's extraneous names under --delete-delay,

@@ -228,6 +228,9 @@ func (w *rebuild) CloneBasis(off, n int64) (int64, error) {
 	if w.noClone && !w.inPlace {
 		return 0, nil
 	}
+	if !w.inPlace && n < delta.MinClone {
+		return 0, nil // too short to share
+	}
 	// Where the next byte lands, what is buffered written.
 	pos, _ := w.out.Seek(0, io.SeekCurrent)
 	pos += int64(w.bw.Buffered())
@@ -252,7 +255,7 @@ func (w *rebuild) CloneBasis(off, n int64) (int64, error) {
 		return n, nil
 	}
 	head := (cloneAlign - off%cloneAlign) % cloneAlign
-	if n < delta.MinClone || (pos-off)%cloneAlign != 0 || n-head < cloneAlign {
+	if (pos-off)%cloneAlign != 0 || n-head < cloneAlign {
 		return 0, nil
 	}
 	if err := w.bw.Flush(); err != nil {

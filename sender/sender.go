@@ -476,9 +476,11 @@ func (s *Sender) endData() {
 // matched nothing). rsync's other lines at that level trace its own
 // steps (hash table built, each match's offset) and are not shown.
 func (s *Sender) countMatch(st delta.Stats) {
-	s.matchMu.Lock()
-	s.matchTotal.Add(st)
-	s.matchMu.Unlock()
+	if st != (delta.Stats{}) { // a file sent whole adds nothing
+		s.matchMu.Lock()
+		s.matchTotal.Add(st)
+		s.matchMu.Unlock()
+	}
 	if s.cfg.Opts.DebugDeltasum >= 2 {
 		s.problem(wire.ProblemInfo, "false_alarms=%d hash_hits=%d matches=%d", st.FalseAlarms, st.HashHits, st.Matches)
 	}

@@ -401,7 +401,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		stats, runErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources, Walkers: tune.Walkers, ReadAhead: tune.ReadAhead,
 			Report: probs.report("sender"), Filter: inv.filters, Live: live,
-			Debugf: debugIf(debug), Names: &fsops.HostNames{}, ListProgress: banner.progress,
+			Debugf: debugIf(debug), Names: &fsops.HostNames{}, ListProgress: banner.progressFunc(),
 		}, st)
 		if bar != nil {
 			bar.end()
@@ -422,7 +422,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			Opts: batchOnlyOpts(opts), Dest: inv.Dest, Live: live,
 			DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 			Out: out, Report: probs.report("receiver"), Debug: debug, Pulled: true, Log: logf.items(),
-			Filter: inv.filters, Names: &fsops.HostNames{}, ListProgress: banner.progress,
+			Filter: inv.filters, Names: &fsops.HostNames{}, ListProgress: banner.progressFunc(),
 			ListedMode: chmodOf(opts),
 		}, st)
 		if bar != nil {

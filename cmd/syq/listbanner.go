@@ -148,6 +148,16 @@ func (b *listBanner) showCounts(listed int) {
 	}
 }
 
+// progressFunc is progress as a function for the sender or receiver,
+// nil without a banner so that they need not count for it (a method
+// value of a nil banner is not nil).
+func (b *listBanner) progressFunc() func(int, bool) {
+	if b == nil {
+		return nil
+	}
+	return b.progress
+}
+
 // progress is the list's running entry count; end says it is complete.
 func (b *listBanner) progress(listed int, end bool) {
 	if b == nil {

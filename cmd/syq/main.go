@@ -272,14 +272,14 @@ func usageFailure(stderr io.Writer, err error) int {
 }
 
 func (p *problems) report(side string) func(int, string) {
-	return p.reportTo(side, p.stdout, p.stderr)
+	return p.reportWith(side, p.stdout, p.stderr, false)
 }
 
 // reportAfter reports as report does, with the notes on stdout going to
 // w instead (the banner's held output: what rsync's generator says comes
 // after its file list is done).
 func (p *problems) reportAfter(side string, w io.Writer) func(int, string) {
-	return p.reportTo(side, w, p.stderr)
+	return p.reportWith(side, w, p.stderr, false)
 }
 
 // reportUnlogged reports as report does, on stderr only.
@@ -287,7 +287,7 @@ func (p *problems) reportUnlogged(side string) func(int, string) {
 	if p.unlogged == nil {
 		return p.report(side)
 	}
-	return p.reportTo(side, p.stdout, p.unlogged)
+	return p.reportWith(side, p.stdout, p.unlogged, false)
 }
 
 // reportOwn reports as report does the problems a local sender keeps to
@@ -295,10 +295,6 @@ func (p *problems) reportUnlogged(side string) func(int, string) {
 // code only when the receiving half's do not.
 func (p *problems) reportOwn(side string) func(int, string) {
 	return p.reportWith(side, p.stdout, p.stderr, true)
-}
-
-func (p *problems) reportTo(side string, stdout, stderr io.Writer) func(int, string) {
-	return p.reportWith(side, stdout, stderr, false)
 }
 
 func (p *problems) reportWith(side string, stdout, stderr io.Writer, own bool) func(int, string) {
@@ -443,7 +439,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 			Debugf: debugf,
 			Report: probs.report("sender"), ReportOwn: probs.reportOwn("sender"),
 			Filter:       inv.filters,
-			ListProgress: banner.progress,
+			ListProgress: banner.progressFunc(),
 		}, sconn)
 		if sendErr != nil {
 			sconn.Close()
