@@ -223,3 +223,30 @@ func TestServeHandshakeTimeout(t *testing.T) {
 		t.Errorf("log %q", d.log)
 	}
 }
+
+// TestNameConverterLongAnswer: an answer of 1022 bytes is the longest
+// rsync's daemon reads (its 1024-byte buffer keeps a byte for the NUL
+// and the newline ends it); one byte more and the converter is broken.
+func TestNameConverterLongAnswer(t *testing.T) {
+	script := `while read req arg; do
+	case "$req $arg" in
+	"uid 1") head -c 1022 /dev/zero | tr '\0' a; echo ;;
+	*) head -c 1023 /dev/zero | tr '\0' b; echo ;;
+	esac
+done`
+	var logged []string
+	c, err := startNameConverter(script, func(l string) { logged = append(logged, l) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if n, ok := c.Name(1, false); !ok || n != strings.Repeat("a", 1022) {
+		t.Errorf("a 1022-byte answer: %d bytes, %v", len(n), ok)
+	}
+	if n, ok := c.Name(2, false); ok {
+		t.Errorf("a 1023-byte answer was taken (%d bytes)", len(n))
+	}
+	if len(logged) == 0 || !strings.Contains(logged[0], "too long") {
+		t.Errorf("logged %q, want the answer named too long", logged)
+	}
+}

@@ -21,8 +21,10 @@ import (
 // stops answering ends the conversation rather than the transfer.
 const converterTimeout = 30 * time.Second
 
-// maxConverterLine bounds an answer, as rsync's buffer does.
-const maxConverterLine = 1024
+// maxConverterLine bounds an answer with its newline, as rsync's
+// 1024-byte buffer does (it keeps a byte for the NUL): 1022 bytes of
+// answer at most.
+const maxConverterLine = 1023
 
 // nameConverter is a running converter; it is a wire.IDNamer. Its
 // answers are remembered, and after a failure it is asked no more.
