@@ -618,7 +618,10 @@ func (r *Receiver) blockedBatch(fb *wire.FileBatch) (lines []string) {
 		case e.IsReg():
 			r.problem(wire.ProblemGenerator, "recv_generator: failed to stat %q: %s", r.destPath(rel), fsops.ErrText(fsops.ErrNotDir))
 		case !r.keepsType(e.Type()):
-			r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("skipping non-regular file %q", rel))
+			// In turn with the other lines, as decideEntry says it.
+			if !r.opts.Quiet {
+				lines = append(lines, r.aheadLine(fmt.Sprintf("skipping non-regular file %q", rel)))
+			}
 		case e.Type() == wire.TypeLnk:
 			r.problem(wire.ProblemGenerator, "symlink %q -> %q failed: %s", r.destPath(rel), e.Link, fsops.ErrText(fsops.ErrNotDir))
 		default:
