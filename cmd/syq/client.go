@@ -308,7 +308,12 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		}
 	}
 	// The peer's own reports are shown but, as rsync's, not logged.
-	peerReport := probs.reportUnlogged(peerSide)
+	// Pushed, the peer is rsync's remote generator: its notes come
+	// after the list is done, as its lines do.
+	peerReport := probs.reportUnlogged(peerSide, probs.stdout)
+	if banner != nil && end.Push {
+		peerReport = probs.reportUnlogged(peerSide, banner.after(stdout))
+	}
 	// A --files-from list on the remote host comes from the helper that
 	// receives, before the sender here can list anything.
 	var list []byte
@@ -421,7 +426,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		stats, runErr = receiver.Run(ctx, receiver.Config{
 			Opts: batchOnlyOpts(opts), Dest: inv.Dest, Live: live,
 			DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
-			Out: out, Report: probs.report("receiver"), Debug: debug, Pulled: true, Log: logf.items(),
+			Out: out, Report: probs.reportAfter("receiver", banner.after(stdout)), Debug: debug, Pulled: true, Log: logf.items(),
 			Filter: inv.filters, Names: &fsops.HostNames{}, ListProgress: banner.progressFunc(),
 			ListedMode: chmodOf(opts),
 		}, st)

@@ -43,6 +43,15 @@ var outputScenarios = []diffScenario{
 	// directory is new; the destination itself, made first, counts.
 	{name: "delete-before-io-error-new-dir", fx: fxBasic, args: dtArgs("-rLv", "--delete-before", "src", "dst/"), code: 23, stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
 	{name: "delete-before-io-error-new-dest", fx: fxBasic, args: dtArgs("-rLv", "--delete-before", "src/", "dst/"), code: 23, stdout: true, sorted: true, runTimes: true},
+	// The note is the generator's, which starts once the list is done:
+	// on a list long enough to be still arriving while the root is
+	// decided, it still comes after "done".
+	{name: "delete-before-io-error-long-list", fx: func(b *fixtureBuilder) {
+		fxMany(b)
+		b.symlink("src/dangling", "does/not/exist")
+		b.file("dst/extra", 10)
+		b.dir("src")
+	}, args: dtArgs("-rLv", "--delete-before", "src/", "dst/"), code: 23, stdout: true, sorted: true, runTimes: true},
 	// --stats counts the whole file list: under --existing that includes
 	// what lies in directories it does not create; a dry run sends no
 	// data, so its literal data is 0.

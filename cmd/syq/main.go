@@ -282,12 +282,14 @@ func (p *problems) reportAfter(side string, w io.Writer) func(int, string) {
 	return p.reportWith(side, w, p.stderr, false)
 }
 
-// reportUnlogged reports as report does, on stderr only.
-func (p *problems) reportUnlogged(side string) func(int, string) {
-	if p.unlogged == nil {
-		return p.report(side)
+// reportUnlogged reports as report does, on stderr only (not the
+// --log-file), with the notes on stdout going to w.
+func (p *problems) reportUnlogged(side string, w io.Writer) func(int, string) {
+	stderr := p.unlogged
+	if stderr == nil {
+		stderr = p.stderr
 	}
-	return p.reportWith(side, p.stdout, p.unlogged, false)
+	return p.reportWith(side, w, stderr, false)
 }
 
 // reportOwn reports as report does the problems a local sender keeps to
