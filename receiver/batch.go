@@ -160,6 +160,14 @@ func (r *Receiver) dirInfo(rel string, e *wire.Entry, recorded bool) {
 	r.readyMu.Unlock()
 }
 
+// madeDir notes that this run made directory rel (before its signal).
+func (r *Receiver) madeDir(rel string) {
+	d := r.getReady(rel)
+	r.readyMu.Lock()
+	d.made = true
+	r.readyMu.Unlock()
+}
+
 func (r *Receiver) signal(rel string, exists bool) {
 	d := r.getReady(rel)
 	r.readyMu.Lock()
@@ -260,8 +268,10 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		b.release()
 	}()
 
+	made := false // the destination directory is new: listing it is cheap
 	if fb.Dir == "" || fb.Dir == "." {
 		b.dir = r.root
+		made = r.rootCreated
 		if fb.Dir == "." {
 			rd := r.getReady(".")
 			r.readyMu.Lock()
@@ -283,6 +293,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		b.entry, b.recorded = rd.entry, rd.recorded
 		b.before, b.beforeFlags = rd.before, rd.flags
 		skipped := rd.skipped
+		made = rd.made
 		r.readyMu.Unlock()
 		if skipped {
 			r.countUnvisited(fb)
@@ -328,14 +339,22 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 				b.newGid = st.Gid // set-group-ID directory
 			}
 		}
-		names, err := b.dir.Names()
-		if err != nil {
-			r.problem(wire.ProblemGeneral, "readdir %q failed: %s", r.destPath(fb.Dir), fsops.ErrText(err))
-		}
-		b.names = names
-		have = make(map[string]bool, len(names))
-		for _, n := range names {
-			have[n] = true
+		// Deletions and --fuzzy need the listing. Otherwise it only
+		// spares looking up names that are missing: worth it in a
+		// directory this run made, not in one that was there (rsync's
+		// generator reads no directory then either), where a no-op
+		// run over a full tree would pay a read and a map for nothing
+		// and an unlistable directory would be an error.
+		if made || r.opts.Delete || r.opts.Fuzzy > 0 {
+			names, err := b.dir.Names()
+			if err != nil {
+				r.problem(wire.ProblemGeneral, "readdir %q failed: %s", r.destPath(fb.Dir), fsops.ErrText(err))
+			}
+			b.names = names
+			have = make(map[string]bool, len(names))
+			for _, n := range names {
+				have[n] = true
+			}
 		}
 	}
 	if r.fileMode != "" && fb.Dir == "" {
@@ -406,7 +425,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		}
 		e := &fb.Entries[i]
 		var old *fsops.Stat
-		if have[e.Name] && b.dir != nil {
+		if b.dir != nil && (have == nil || have[e.Name]) {
 			st, err := r.lstat(b.dir, e.Name)
 			if err == nil {
 				old = &st

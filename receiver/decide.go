@@ -167,6 +167,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 	b.changed.Store(true)
 	r.recordDir(rel, e, true)
 	r.dirInfo(rel, e, true)
+	r.madeDir(rel)
 	r.signal(rel, true)
 	r.countEntry(e)
 	r.countCreated(e)

@@ -214,6 +214,7 @@ type Receiver struct {
 type dirReady struct {
 	ch        chan struct{}
 	exists    bool // false in a dry run for a directory not yet created, or after a failure
+	made      bool // this run made it: reading what it holds is cheap
 	failed    bool
 	skipped   bool // --existing did not create it: its contents are not looked at
 	blocked   bool // --ignore-existing kept a non-directory in its place: its contents fail
