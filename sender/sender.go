@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -599,12 +599,15 @@ func sortEntries(entries []wire.Entry, from []uint8) ([]wire.Entry, []uint8) {
 	}
 	// rsync's incremental file list puts a directory's files before its
 	// subdirectories, each group in byte order.
-	sort.SliceStable(idx, func(a, b int) bool {
-		ea, eb := &entries[idx[a]], &entries[idx[b]]
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ea, eb := &entries[a], &entries[b]
 		if da, db := ea.IsDir() && ea.Name != ".", eb.IsDir() && eb.Name != "."; da != db {
-			return db
+			if db {
+				return -1
+			}
+			return 1
 		}
-		return ea.Name < eb.Name
+		return strings.Compare(ea.Name, eb.Name)
 	})
 	outE := make([]wire.Entry, 0, len(entries))
 	outF := make([]uint8, 0, len(entries))
