@@ -18,7 +18,7 @@ type enter struct {
 	longNamed map[*rule]bool // l.longNamed, copied (cloned) before it grows
 	cloned    bool
 	prefixLen int // len(dirPrefix()), once known (0: not yet)
-	notes     []Notice
+	notify    func(Notice)
 }
 
 // visit brings every dir-merge rule reachable from rules up to date, including
@@ -33,7 +33,7 @@ func (e *enter) visit(rules []*rule) error {
 			continue
 		}
 		ctx := context{perDir: true, dir: e.dir, read: e.read, hideName: r.fromFile,
-			debugType: r.perDirTag, notes: &e.notes}
+			debugType: r.perDirTag, notify: e.notify}
 		var inherited []*rule
 		if old, seen := e.l.state[r]; !seen {
 			if e.nameOverflows(r, &ctx) {
