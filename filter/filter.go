@@ -157,7 +157,8 @@ func (l *List) Enter(dir string, read ReadFunc, notify func(Notice)) (*List, err
 	if dir == "." {
 		dir = ""
 	}
-	e := &enter{l: l, dir: dir, read: read, state: make(map[*rule][]*rule, len(l.state)), longNamed: l.longNamed, notify: notify}
+	e := &enter{l: l, dir: dir, prefix: dirPrefix(l.root, dir), read: read,
+		state: make(map[*rule][]*rule, len(l.state)), longNamed: l.longNamed, notify: notify}
 	if err := e.visit(l.rules); err != nil {
 		return nil, err
 	}
