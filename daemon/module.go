@@ -618,8 +618,9 @@ func moduleFilters(m *Module) (*filter.List, error) {
 	for _, r := range rules {
 		// What rsync would print about the module's own rules (an
 		// over-long one it leaves out) is for the daemon's log, not the
-		// client; the rules themselves are read all the same.
-		if _, err := filter.SplitNotices(b.Add(filter.Filter, r)); err != nil {
+		// client, so the Builder has no Notify; the rules themselves are
+		// read all the same.
+		if err := b.Add(filter.Filter, r); err != nil {
 			return nil, err
 		}
 	}

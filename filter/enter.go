@@ -17,8 +17,10 @@ type enter struct {
 	state     map[*rule][]*rule
 	longNamed map[*rule]bool // l.longNamed, copied (cloned) before it grows
 	cloned    bool
-	prefixLen int // len(dirPrefix()), once known (0: not yet)
-	notes     []Notice
+	// prefix is the directory being entered as rsync writes it before a
+	// per-directory file's name (its dirbuf): absolute, ending in a slash.
+	prefix string
+	notify func(Notice)
 }
 
 // visit brings every dir-merge rule reachable from rules up to date, including
@@ -33,7 +35,7 @@ func (e *enter) visit(rules []*rule) error {
 			continue
 		}
 		ctx := context{perDir: true, dir: e.dir, read: e.read, hideName: r.fromFile,
-			debugType: r.perDirTag, notes: &e.notes}
+			debugType: r.perDirTag, notify: e.notify}
 		var inherited []*rule
 		if old, seen := e.l.state[r]; !seen {
 			if e.nameOverflows(r, &ctx) {
@@ -102,22 +104,13 @@ func (e *enter) scanParents(r *rule, dirCtx context) ([]*rule, error) {
 	return inherited, nil
 }
 
-// dirPrefix is the directory being entered as rsync writes it before a
-// per-directory file's name (its dirbuf): absolute, ending in a slash.
-func (e *enter) dirPrefix() string {
-	d := path.Join(e.l.root, e.dir)
+// dirPrefix is enter.prefix for dir (relative to root).
+func dirPrefix(root, dir string) string {
+	d := path.Join(root, dir)
 	if d == "/" {
 		return d
 	}
 	return d + "/"
-}
-
-// dirPrefixLen is len(e.dirPrefix()), worked out once per directory.
-func (e *enter) dirPrefixLen() int {
-	if e.prefixLen == 0 {
-		e.prefixLen = len(e.dirPrefix())
-	}
-	return e.prefixLen
 }
 
 // nameOverflows is rsync's check, when it first meets the dir-merge rule
@@ -129,7 +122,7 @@ func (e *enter) nameOverflows(r *rule, ctx *context) bool {
 		return false
 	}
 	name := path.Clean(r.text)
-	if e.dirPrefixLen()+len(name) < maxPathLen {
+	if len(e.prefix)+len(name) < maxPathLen {
 		return false
 	}
 	ctx.note(Notice{Msg: "merge-file name overflows: " + ctx.ruleText(name)})
@@ -154,10 +147,10 @@ func (e *enter) fitsDir(r *rule, ctx *context) bool {
 	if e.longNamed[r] {
 		name = r.text
 	}
-	if e.dirPrefixLen()+len(name) < maxPathLen {
+	if len(e.prefix)+len(name) < maxPathLen {
 		return true
 	}
-	full := e.dirPrefix() + name
+	full := e.prefix + name
 	ctx.note(Notice{
 		Msg:     "cannot add local filter rules in long-named directory: " + ctx.ruleText(`"`+full[:maxPathLen-1]+`"`),
 		IOError: true,

@@ -50,7 +50,7 @@ func TestEnterNoDirMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := l.Enter("a", func(string) ([]byte, error) { panic("read without dir-merge rules") })
+	sub, err := l.Enter("a", func(string) ([]byte, error) { panic("read without dir-merge rules") }, nil)
 	if err != nil || sub != l {
 		t.Errorf("Enter = %p, %v; want the same list", sub, err)
 	}
@@ -97,7 +97,7 @@ func TestEnterParentScan(t *testing.T) {
 	}
 	// Without a root, there is nothing to scan.
 	reads = nil
-	if _, err := l.Enter("", read); err != nil || !slices.Equal(reads, []string{".rsync-filter"}) {
+	if _, err := l.Enter("", read, nil); err != nil || !slices.Equal(reads, []string{".rsync-filter"}) {
 		t.Errorf("without root: read %q, %v", reads, err)
 	}
 }
@@ -120,11 +120,11 @@ func TestEnterNestedMerge(t *testing.T) {
 		reads = append(reads, name)
 		return fsys.under(testRoot)(name)
 	}
-	top, err := l.WithRoot(testRoot).Enter("", read)
+	top, err := l.WithRoot(testRoot).Enter("", read, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := top.Enter("s", read)
+	s, err := top.Enter("s", read, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +155,10 @@ func TestEnterErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("permission denied")
-	if _, err := l.Enter("d", func(string) ([]byte, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, err := l.Enter("d", func(string) ([]byte, error) { return nil, boom }, nil); !errors.Is(err, boom) {
 		t.Errorf("read error: %v", err)
 	}
-	_, err = l.Enter("d", func(string) ([]byte, error) { return []byte("- ok\n\nsecret text\n"), nil })
+	_, err = l.Enter("d", func(string) ([]byte, error) { return []byte("- ok\n\nsecret text\n"), nil }, nil)
 	var se *SyntaxError
 	if !errors.As(err, &se) || se.Rule != "<rule from d/.f line 3>" || strings.Contains(err.Error(), "secret") {
 		t.Errorf("syntax error: %v", err)
@@ -169,7 +169,7 @@ func TestEnterErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Enter("", func(string) ([]byte, error) { return []byte("- foo"), nil }); err == nil {
+	if _, err := w.Enter("", func(string) ([]byte, error) { return []byte("- foo"), nil }, nil); err == nil {
 		t.Error("word-split '- foo' accepted")
 	}
 }
@@ -181,14 +181,14 @@ func TestEnterSides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := l.Enter("", func(string) ([]byte, error) { return []byte("- x\n"), nil })
+	d, err := l.Enter("", func(string) ([]byte, error) { return []byte("- x\n"), nil }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !d.Excluded(Sender, "x", false) || d.Excluded(Receiver, "x", false) {
 		t.Error("sender-side dir-merge rule applies to the wrong side")
 	}
-	if _, err := l.Enter("", func(string) ([]byte, error) { return []byte("P x\n"), nil }); err == nil {
+	if _, err := l.Enter("", func(string) ([]byte, error) { return []byte("P x\n"), nil }, nil); err == nil {
 		t.Error("side in a sided dir-merge file accepted")
 	}
 }
@@ -204,7 +204,7 @@ func TestConcurrentWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	top, err := l.WithRoot(testRoot).Enter("", fsys.under(testRoot))
+	top, err := l.WithRoot(testRoot).Enter("", fsys.under(testRoot), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestConcurrentWalk(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			dir := fmt.Sprintf("d%d", i)
-			d, err := top.Enter(dir, fsys.under(testRoot))
+			d, err := top.Enter(dir, fsys.under(testRoot), nil)
 			if err != nil {
 				t.Error(err)
 				return
@@ -241,7 +241,7 @@ func TestRelativeRootIgnored(t *testing.T) {
 	d, err := l.Enter("", func(name string) ([]byte, error) {
 		reads = append(reads, name)
 		return nil, fs.ErrNotExist
-	})
+	}, nil)
 	if err != nil || !slices.Equal(reads, []string{".rsync-filter"}) {
 		t.Errorf("read %q, %v", reads, err)
 	}

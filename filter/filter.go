@@ -17,7 +17,7 @@
 //	b := filter.NewBuilder(filter.Options{ReadFile: readMerge})
 //	if err := b.Add(filter.Exclude, "*.o"); err != nil { ... }
 //	top := b.List().WithRoot("/abs/path/of/transfer/root")
-//	dir, err := top.Enter("", readMerge) // the root's own contents
+//	dir, err := top.Enter("", readMerge, nil) // the root's own contents
 //	if dir.Excluded(filter.Sender, "main.o", false) { ... }
 //
 // Paths are slash-separated and relative to the transfer root, the directory
@@ -126,7 +126,7 @@ func (l *List) WithRoot(root string) *List {
 // name is taken below the root WithRoot gave, an absolute one as it is
 // (the scan of the root's parents), and a file that cannot be read counts
 // as absent, as rsync treats it.
-func (l *List) EnterPaths(dir string, readPath func(path string) ([]byte, error)) (*List, error) {
+func (l *List) EnterPaths(dir string, readPath func(path string) ([]byte, error), notify func(Notice)) (*List, error) {
 	return l.Enter(dir, func(name string) ([]byte, error) {
 		if !strings.HasPrefix(name, "/") {
 			name = l.root + "/" + name
@@ -136,7 +136,7 @@ func (l *List) EnterPaths(dir string, readPath func(path string) ([]byte, error)
 			return nil, fs.ErrNotExist
 		}
 		return b, nil
-	})
+	}, notify)
 }
 
 // Enter returns the list in effect inside dir, the path of a directory
@@ -147,9 +147,9 @@ func (l *List) EnterPaths(dir string, readPath func(path string) ([]byte, error)
 // file in dir through read. A file read reports as not existing adds no
 // rules; rsync treats every file it cannot open that way, so read may do the
 // same. Other read errors are returned wrapped, and so are syntax errors in
-// the files, which rsync treats as fatal. A *Notices error with no Err
-// comes with a valid list: rsync printed the messages and went on.
-func (l *List) Enter(dir string, read ReadFunc) (*List, error) {
+// the files, which rsync treats as fatal. What rsync prints while it goes
+// on reading goes to notify (nil says nothing), before any error.
+func (l *List) Enter(dir string, read ReadFunc, notify func(Notice)) (*List, error) {
 	if !l.hasDirMerge() {
 		return l, nil
 	}
@@ -157,13 +157,14 @@ func (l *List) Enter(dir string, read ReadFunc) (*List, error) {
 	if dir == "." {
 		dir = ""
 	}
-	e := &enter{l: l, dir: dir, read: read, state: make(map[*rule][]*rule, len(l.state)), longNamed: l.longNamed}
+	e := &enter{l: l, dir: dir, prefix: dirPrefix(l.root, dir), read: read,
+		state: make(map[*rule][]*rule, len(l.state)), longNamed: l.longNamed, notify: notify}
 	if err := e.visit(l.rules); err != nil {
-		return nil, withNotices(e.notes, err)
+		return nil, err
 	}
 	c := *l
 	c.state, c.longNamed = e.state, e.longNamed
-	return &c, withNotices(e.notes, nil)
+	return &c, nil
 }
 
 // Excluded reports whether the rules exclude path for side: the first rule
@@ -286,46 +287,6 @@ type Notice struct {
 	// IOError: rsync also counts an I/O error, so the transfer ends
 	// with exit 23.
 	IOError bool
-}
-
-// Notices is the error Builder.Add, Builder.AddFrom and List.Enter return
-// when rsync would have printed messages while reading the rules. Err is
-// the error that then stopped the reading, if any; without one the rules
-// were read (rules the messages name left out), and Enter's list is
-// valid.
-type Notices struct {
-	List []Notice
-	Err  error
-}
-
-func (n *Notices) Error() string {
-	msgs := make([]string, 0, len(n.List)+1)
-	for _, m := range n.List {
-		msgs = append(msgs, m.Msg)
-	}
-	if n.Err != nil {
-		msgs = append(msgs, n.Err.Error())
-	}
-	return strings.Join(msgs, "; ")
-}
-
-func (n *Notices) Unwrap() error { return n.Err }
-
-// SplitNotices separates what err says: the notices to print, and the
-// error that remains (nil when there were only notices).
-func SplitNotices(err error) ([]Notice, error) {
-	if n, ok := err.(*Notices); ok {
-		return n.List, n.Err
-	}
-	return nil, err
-}
-
-// withNotices returns err with notes attached, when there are any.
-func withNotices(notes []Notice, err error) error {
-	if len(notes) == 0 {
-		return err
-	}
-	return &Notices{List: notes, Err: err}
 }
 
 // OpenError is a merge file named on the command line that could not

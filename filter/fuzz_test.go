@@ -33,7 +33,7 @@ func FuzzParse(f *testing.F) {
 				l.Excluded(side, name, false)
 				l.Excluded(side, name, true)
 			}
-			if d, err := l.Enter("d", read); err == nil {
+			if d, err := l.Enter("d", read, nil); err == nil {
 				d.Excluded(Sender, "d/"+name, false)
 			}
 			for _, peer := range []Side{Sender, Receiver} {

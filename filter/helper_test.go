@@ -131,7 +131,7 @@ func walkSender(l *List, root string, entries func(string) ([]string, map[string
 	var out []string
 	var walk func(dir string, l *List) error
 	walk = func(dir string, l *List) error {
-		l, err := l.Enter(dir, read)
+		l, err := l.Enter(dir, read, nil)
 		if err != nil {
 			return err
 		}
@@ -169,7 +169,7 @@ func deleted(l *List, root string, sent []string, entries func(string) ([]string
 	// doom deletes the directory dir, reporting whether it became empty.
 	var doom func(dir string, l *List) (bool, error)
 	doom = func(dir string, l *List) (bool, error) {
-		l, err := l.Enter(dir, read)
+		l, err := l.Enter(dir, read, nil)
 		if err != nil {
 			return false, err
 		}
@@ -197,7 +197,7 @@ func deleted(l *List, root string, sent []string, entries func(string) ([]string
 	}
 	var walk func(dir string, l *List) error
 	walk = func(dir string, l *List) error {
-		l, err := l.Enter(dir, read)
+		l, err := l.Enter(dir, read, nil)
 		if err != nil {
 			return err
 		}

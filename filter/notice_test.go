@@ -8,37 +8,43 @@ import (
 	"testing"
 )
 
-// noteMsgs splits err into its notices' messages (traces marked "T:",
-// I/O errors "IO:") and the error that remains.
-func noteMsgs(err error) ([]string, error) {
-	notes, err := SplitNotices(err)
-	var msgs []string
-	for _, n := range notes {
-		switch {
-		case n.Trace:
-			msgs = append(msgs, "T:"+n.Msg)
-		case n.IOError:
-			msgs = append(msgs, "IO:"+n.Msg)
-		default:
-			msgs = append(msgs, n.Msg)
-		}
+// noteRecorder keeps the messages of the notices it is given (traces
+// marked "T:", I/O errors "IO:").
+type noteRecorder struct{ msgs []string }
+
+func (r *noteRecorder) notify(n Notice) {
+	switch {
+	case n.Trace:
+		r.msgs = append(r.msgs, "T:"+n.Msg)
+	case n.IOError:
+		r.msgs = append(r.msgs, "IO:"+n.Msg)
+	default:
+		r.msgs = append(r.msgs, n.Msg)
 	}
-	return msgs, err
+}
+
+// take returns the messages kept since the last take.
+func (r *noteRecorder) take() []string {
+	msgs := r.msgs
+	r.msgs = nil
+	return msgs
 }
 
 func TestOverlongRuleDiscarded(t *testing.T) {
 	long := strings.Repeat("Q", maxPathLen)
-	b := NewBuilder(Options{ReadFile: memFS{"/r": "- " + long + "\n- *.o\n"}.read})
-	msgs, err := noteMsgs(b.Add(Filter, "- "+long))
-	if err != nil || !slices.Equal(msgs, []string{"discarding over-long filter: " + long}) {
+	var notes noteRecorder
+	b := NewBuilder(Options{ReadFile: memFS{"/r": "- " + long + "\n- *.o\n"}.read, Notify: notes.notify})
+	err := b.Add(Filter, "- "+long)
+	if msgs := notes.take(); err != nil || !slices.Equal(msgs, []string{"discarding over-long filter: " + long}) {
 		t.Errorf("argument: notices %q, err %v; want its full text", msgs, err)
 	}
 	// One byte shorter fits.
-	if msgs, err := noteMsgs(b.Add(Filter, "- "+long[1:])); err != nil || msgs != nil {
+	err = b.Add(Filter, "- "+long[1:])
+	if msgs := notes.take(); err != nil || msgs != nil {
 		t.Errorf("a %d-byte pattern: notices %q, err %v; want none", maxPathLen-1, msgs, err)
 	}
-	msgs, err = noteMsgs(b.Add(Filter, ". /r"))
-	if err != nil || !slices.Equal(msgs, []string{"discarding over-long filter: <rule from /r line 1>"}) {
+	err = b.Add(Filter, ". /r")
+	if msgs := notes.take(); err != nil || !slices.Equal(msgs, []string{"discarding over-long filter: <rule from /r line 1>"}) {
 		t.Errorf("merge file: notices %q, err %v; want its place only", msgs, err)
 	}
 	l := b.List()
@@ -53,12 +59,13 @@ func TestDirMergeNameOverflows(t *testing.T) {
 	name := "sub/" + strings.Repeat("N", maxPathLen-len(root)-5)
 	read := func(string) ([]byte, error) { t.Fatal("read a file whose path overflows"); return nil, nil }
 	b := NewBuilder(Options{})
-	if _, err := SplitNotices(b.Add(Filter, ": "+name)); err != nil {
+	if err := b.Add(Filter, ": "+name); err != nil {
 		t.Fatal(err)
 	}
 	top := b.List().WithRoot(root)
-	l, err := top.Enter("", read)
-	msgs, err := noteMsgs(err)
+	var notes noteRecorder
+	l, err := top.Enter("", read, notes.notify)
+	msgs := notes.take()
 	full := root + "/" + name
 	want := []string{
 		"merge-file name overflows: " + name,
@@ -68,8 +75,8 @@ func TestDirMergeNameOverflows(t *testing.T) {
 		t.Fatalf("root: notices %q, err %v; want %q", msgs, err, want)
 	}
 	// The name stays whole, so each directory below has no room either.
-	_, err = l.Enter("x", read)
-	msgs, err = noteMsgs(err)
+	_, err = l.Enter("x", read, notes.notify)
+	msgs = notes.take()
 	full = root + "/x/" + name
 	want = []string{`IO:cannot add local filter rules in long-named directory: "` + full[:maxPathLen-1] + `"`}
 	if err != nil || !slices.Equal(msgs, want) {
@@ -84,7 +91,7 @@ func TestDirMergeNameFitsThenBaseOnly(t *testing.T) {
 	root, base := "/r", strings.Repeat("n", 30)
 	deep := strings.Repeat("d", maxPathLen-len(root)-2-len(base)-3)
 	b := NewBuilder(Options{})
-	if _, err := SplitNotices(b.Add(Filter, ": sub/"+base)); err != nil {
+	if err := b.Add(Filter, ": sub/"+base); err != nil {
 		t.Fatal(err)
 	}
 	var read []string
@@ -92,12 +99,13 @@ func TestDirMergeNameFitsThenBaseOnly(t *testing.T) {
 		read = append(read, name)
 		return nil, fs.ErrNotExist
 	}
-	l, err := b.List().WithRoot(root).Enter("", record)
-	if msgs, err := noteMsgs(err); err != nil || msgs != nil {
+	var notes noteRecorder
+	l, err := b.List().WithRoot(root).Enter("", record, notes.notify)
+	if msgs := notes.take(); err != nil || msgs != nil {
 		t.Fatalf("root: notices %q, err %v", msgs, err)
 	}
-	_, err = l.Enter(deep, record)
-	if msgs, err := noteMsgs(err); err != nil || msgs != nil {
+	_, err = l.Enter(deep, record, notes.notify)
+	if msgs := notes.take(); err != nil || msgs != nil {
 		t.Errorf("deep directory: notices %q, err %v; want none", msgs, err)
 	}
 	want := []string{base, deep + "/" + base}
@@ -105,17 +113,19 @@ func TestDirMergeNameFitsThenBaseOnly(t *testing.T) {
 		t.Errorf("read %q; want %q", read, want)
 	}
 	// Three bytes deeper leave no room.
-	_, err = l.Enter(deep+"ddd", record)
-	if msgs, err := noteMsgs(err); err != nil || len(msgs) != 1 || !strings.HasPrefix(msgs[0], "IO:cannot add local filter rules in long-named directory: ") {
+	_, err = l.Enter(deep+"ddd", record, notes.notify)
+	if msgs := notes.take(); err != nil || len(msgs) != 1 || !strings.HasPrefix(msgs[0], "IO:cannot add local filter rules in long-named directory: ") {
 		t.Errorf("deeper directory: notices %q, err %v; want one cannot-add", msgs, err)
 	}
 }
 
 func TestTrailingWhitespaceTrace(t *testing.T) {
 	files := memFS{"/r": "- from-file \n"}
-	b := NewBuilder(Options{ReadFile: files.read})
-	if msgs, _ := noteMsgs(b.Add(Filter, "- quiet ")); msgs != nil {
-		t.Errorf("without --debug=FILTER: notices %q", msgs)
+	var notes noteRecorder
+	b := NewBuilder(Options{ReadFile: files.read, Notify: notes.notify})
+	err := b.Add(Filter, "- quiet ")
+	if msgs := notes.take(); err != nil || msgs != nil {
+		t.Errorf("without --debug=FILTER: notices %q, err %v", msgs, err)
 	}
 	b.SetDebugFilter(1)
 	cases := []struct {
@@ -131,8 +141,8 @@ func TestTrailingWhitespaceTrace(t *testing.T) {
 		{Filter, ". /r", []string{"T:add_rule(<rule from /r line 1>)"}},
 	}
 	for _, c := range cases {
-		msgs, err := noteMsgs(b.Add(c.kind, c.text))
-		if err != nil || !slices.Equal(msgs, c.want) {
+		err := b.Add(c.kind, c.text)
+		if msgs := notes.take(); err != nil || !slices.Equal(msgs, c.want) {
 			t.Errorf("%q: notices %q, err %v; want %q", c.text, msgs, err, c.want)
 		}
 	}
@@ -140,7 +150,7 @@ func TestTrailingWhitespaceTrace(t *testing.T) {
 
 func TestExcludeSelfKeepsProvenance(t *testing.T) {
 	b := NewBuilder(Options{ReadFile: memFS{"/r": ":e excl-[x]9\n"}.read})
-	if _, err := SplitNotices(b.Add(Filter, ". /r")); err != nil {
+	if err := b.Add(Filter, ". /r"); err != nil {
 		t.Fatal(err)
 	}
 	verdict, why := b.List().Decide(Sender, "excl-x9", false)
@@ -150,8 +160,10 @@ func TestExcludeSelfKeepsProvenance(t *testing.T) {
 }
 
 func TestNoticesKeepTheError(t *testing.T) {
-	b := NewBuilder(Options{ReadFile: memFS{"/r": "- " + strings.Repeat("Q", maxPathLen) + "\nZbad\n"}.read})
-	msgs, err := noteMsgs(b.Add(Filter, ". /r"))
+	var notes noteRecorder
+	b := NewBuilder(Options{ReadFile: memFS{"/r": "- " + strings.Repeat("Q", maxPathLen) + "\nZbad\n"}.read, Notify: notes.notify})
+	err := b.Add(Filter, ". /r")
+	msgs := notes.take()
 	var se *SyntaxError
 	if len(msgs) != 1 || !errors.As(err, &se) {
 		t.Errorf("notices %q, err %v; want the discarded rule and then the syntax error", msgs, err)
@@ -163,9 +175,10 @@ func TestOverlongLineDiscarded(t *testing.T) {
 	// comment or not, and a line that fits is read as usual.
 	fits := "#" + strings.Repeat("Q", maxPathLen+1024-2)
 	over := fits + "Q"
-	b := NewBuilder(Options{ReadFile: memFS{"/r": fits + "\n" + over + "\n- *.o\n"}.read})
-	msgs, err := noteMsgs(b.Add(Filter, ". /r"))
-	if err != nil || !slices.Equal(msgs, []string{"discarding over-long filter: <rule from /r line 2>"}) {
+	var notes noteRecorder
+	b := NewBuilder(Options{ReadFile: memFS{"/r": fits + "\n" + over + "\n- *.o\n"}.read, Notify: notes.notify})
+	err := b.Add(Filter, ". /r")
+	if msgs := notes.take(); err != nil || !slices.Equal(msgs, []string{"discarding over-long filter: <rule from /r line 2>"}) {
 		t.Errorf("notices %q, err %v; want line 2 discarded", msgs, err)
 	}
 	if !b.List().Excluded(Sender, "a.o", false) {

@@ -44,6 +44,10 @@ type Options struct {
 	// trailing-whitespace caution (syq prints none of FILTER2's other
 	// traces of rule parsing).
 	DebugFilter int
+	// Notify hears what rsync prints about the rules added to the
+	// Builder while it goes on reading them; nil says nothing. (List.Enter
+	// takes its own, for the side reading the per-directory files.)
+	Notify func(Notice)
 }
 
 // Builder accumulates command-line rules in order. Its zero value is not
@@ -62,11 +66,9 @@ func NewBuilder(o Options) *Builder {
 // Add adds one command-line rule: text is the argument of --filter (kind
 // Filter), --exclude or --include. The -C option is not a rule: rsync
 // appends Add(Filter, ":C") and Add(Filter, "-C") after all other rules.
-// A *Notices error carries what rsync prints on the way.
+// What rsync prints on the way goes to Options.Notify.
 func (b *Builder) Add(kind Kind, text string) error {
-	var notes []Notice
-	err := b.cfg.parse(&b.list, text, kind.template(), context{old: kind != Filter, notes: &notes})
-	return withNotices(notes, err)
+	return b.cfg.parse(&b.list, text, kind.template(), context{old: kind != Filter, notify: b.cfg.Notify})
 }
 
 // SetDebugFilter sets Options.DebugFilter for the rules added from now
@@ -85,9 +87,7 @@ func (b *Builder) AddFrom(kind Kind, name string, r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("filter: reading %s: %w", name, err)
 	}
-	var notes []Notice
-	err = b.cfg.parseFile(&b.list, name, data, kind.template(), context{old: kind != Filter, notes: &notes})
-	return withNotices(notes, err)
+	return b.cfg.parseFile(&b.list, name, data, kind.template(), context{old: kind != Filter, notify: b.cfg.Notify})
 }
 
 // List returns the rules added so far. The Builder may still be used.
@@ -188,14 +188,14 @@ type context struct {
 	// debugType names the list the rules go to in traces, as rsync's
 	// debug_type: "" for the global list, " [per-dir NAME]".
 	debugType string
-	// notes collects what rsync prints while it goes on; nil drops it.
-	notes *[]Notice
+	// notify hears what rsync prints while it goes on; nil drops it.
+	notify func(Notice)
 }
 
-// note records n, for the caller to print.
+// note passes n on, for the caller to print.
 func (c *context) note(n Notice) {
-	if c.notes != nil {
-		*c.notes = append(*c.notes, n)
+	if c.notify != nil {
+		c.notify(n)
 	}
 }
 
@@ -292,7 +292,7 @@ func (cfg *config) add(s *sink, r *rule, pat string, ctx *context) error {
 	}
 	cfg.traceAdd(r, pat, ctx)
 	if r.flags&fCVS != 0 && r.flags&fMerge == 0 {
-		cvs, err := cfg.cvsList(r.flags, ctx.notes)
+		cvs, err := cfg.cvsList(r.flags, ctx.notify)
 		if err != nil {
 			return err
 		}
@@ -353,7 +353,7 @@ func (cfg *config) merge(s *sink, r *rule, name string, ctx *context) error {
 		return &OpenError{Name: name, Err: err}
 	}
 	sub := context{file: name, depth: ctx.depth + 1, read: ctx.read, dir: ctx.dir, absDir: ctx.absDir, scan: ctx.scan,
-		debugType: ctx.debugType, notes: ctx.notes}
+		debugType: ctx.debugType, notify: ctx.notify}
 	if ctx.fromFile() {
 		sub.hideName, sub.namedAt = true, ctx.where()
 	}
@@ -361,9 +361,9 @@ func (cfg *config) merge(s *sink, r *rule, name string, ctx *context) error {
 }
 
 // cvsList builds the rules a -C rule stands for.
-func (cfg *config) cvsList(tmpl flags, notes *[]Notice) ([]*rule, error) {
+func (cfg *config) cvsList(tmpl flags, notify func(Notice)) ([]*rule, error) {
 	var s sink
-	sub := context{file: "the default CVS ignore list", debugType: " [global CVS]", notes: notes}
+	sub := context{file: "the default CVS ignore list", debugType: " [global CVS]", notify: notify}
 	if err := cfg.parse(&s, cvsDefault, tmpl|fPerishable, sub); err != nil {
 		return nil, err
 	}

@@ -396,9 +396,9 @@ func copyWriteNonZero(dst Writer, b []byte, off int64) (int64, error) {
 }
 
 // SparseWriter writes a file at offsets leaving holes where whole
-// 4 KiB-aligned blocks are zeros (-S), as CopyStream does for a stream:
-// a delta's rebuild writes through it. Finish gives the file its length
-// (a file that ends in zeros ends in a hole).
+// 4 KiB-aligned blocks are zeros (-S): a delta's rebuild and CopyStream's
+// sparse stream write through it. Finish gives the file its length (a
+// file that ends in zeros ends in a hole).
 type SparseWriter struct {
 	dst Writer
 	end int64 // the end of the data written so far
@@ -530,29 +530,26 @@ func copyNoEINTR(fn func() error) error {
 // runs of zeros become holes and dst is cut to size at the end. Writes go
 // at explicit offsets, so an --inplace file is overwritten from the start.
 func CopyStream(ctx context.Context, dst Writer, src io.Reader, size int64, sparse bool) error {
+	var holes *SparseWriter
+	if sparse {
+		holes = NewSparseWriter(dst, false)
+	}
 	bp := copyBufPool.Get().(*[]byte)
 	defer copyBufPool.Put(bp)
 	buf := *bp
-	var pos, written int64
+	var pos int64
 	for pos < size {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n, err := io.ReadFull(src, buf[:min(int64(len(buf)), size-pos)])
 		if n > 0 {
-			if sparse {
-				end, werr := copyWriteNonZero(dst, buf[:n], pos)
-				if werr != nil {
-					return fmt.Errorf("write %s: %w", dst.Name(), werr)
+			if holes != nil {
+				if _, werr := holes.WriteAt(buf[:n], pos); werr != nil {
+					return werr
 				}
-				if end > 0 {
-					written = end
-				}
-			} else {
-				if _, werr := dst.WriteAt(buf[:n], pos); werr != nil {
-					return fmt.Errorf("write %s: %w", dst.Name(), werr)
-				}
-				written = pos + int64(n)
+			} else if _, werr := dst.WriteAt(buf[:n], pos); werr != nil {
+				return fmt.Errorf("write %s: %w", dst.Name(), werr)
 			}
 			pos += int64(n)
 		}
@@ -563,10 +560,8 @@ func CopyStream(ctx context.Context, dst Writer, src io.Reader, size int64, spar
 			return err
 		}
 	}
-	if sparse && written != size {
-		if err := Truncate(dst, size); err != nil {
-			return fmt.Errorf("truncate %s: %w", dst.Name(), err)
-		}
+	if holes != nil {
+		return holes.Finish(size)
 	}
 	return nil
 }

@@ -370,6 +370,84 @@ func TestCopyDataSparseShortLarge(t *testing.T) {
 	}
 }
 
+// A stream copied with -S leaves holes for its whole 4 KiB-aligned zero
+// blocks, a trailing run of zeros included (the file is cut to size);
+// without -S every byte is written.
+func TestCopyStreamSparse(t *testing.T) {
+	const block = 4096
+	data := randBytes(7, 64*block+100)
+	clear(data[:3*block])              // leading zeros
+	clear(data[10*block-5 : 30*block]) // an unaligned run: blocks 10..29 whole
+	clear(data[40*block:])             // trailing zeros, past the last whole block too
+	nonzero := int64(0)
+	for i := 0; i < len(data); i += block {
+		if !bytes.Equal(data[i:min(i+block, len(data))], copyZeroBlock[:min(block, len(data)-i)]) {
+			nonzero += block
+		}
+	}
+	for _, fs := range testFilesystems(t) {
+		for _, sparse := range []bool{false, true} {
+			dp := filepath.Join(fs.dir, fmt.Sprintf("stream.%v.dst", sparse))
+			dst := createDst(t, dp, 0)
+			if err := CopyStream(context.Background(), dst, bytes.NewReader(data), int64(len(data)), sparse); err != nil {
+				t.Fatalf("%s sparse=%v: %v", fs.name, sparse, err)
+			}
+			checkContent(t, dp, data)
+			alloc := allocatedBytes(t, dp)
+			t.Logf("%s sparse=%v: size %d, allocated %d, non-zero blocks %d bytes", fs.name, sparse, len(data), alloc, nonzero)
+			if sparse && alloc > nonzero {
+				t.Errorf("%s: sparse stream allocated %d bytes, its non-zero blocks are %d", fs.name, alloc, nonzero)
+			}
+			if !sparse && alloc < int64(len(data)) {
+				t.Errorf("%s: a stream copied without -S allocated %d of %d bytes", fs.name, alloc, len(data))
+			}
+		}
+	}
+}
+
+// A stream shorter than its announced size fails, sparse or not.
+func TestCopyStreamShort(t *testing.T) {
+	dir := t.TempDir()
+	for _, sparse := range []bool{false, true} {
+		dst := createDst(t, filepath.Join(dir, fmt.Sprintf("short.%v", sparse)), 0)
+		err := CopyStream(context.Background(), dst, bytes.NewReader(make([]byte, 5000)), 9000, sparse)
+		if !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("sparse=%v: err = %v, want io.ErrUnexpectedEOF", sparse, err)
+		}
+	}
+}
+
+// In place (--inplace -S), the zero blocks written over old data are
+// punched out: the content reads back right and the blocks are freed.
+func TestSparseWriterInPlace(t *testing.T) {
+	const block = 4096
+	for _, fs := range testFilesystems(t) {
+		dp := filepath.Join(fs.dir, "inplace.dst")
+		writeFile(t, dp, randBytes(8, 32*block))
+		f, err := os.OpenFile(dp, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		before := allocatedBytes(t, dp)
+		want := randBytes(9, 32*block)
+		clear(want[4*block : 28*block])
+		w := NewSparseWriter(f, true)
+		if _, err := w.WriteAt(want, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Finish(int64(len(want))); err != nil {
+			t.Fatal(err)
+		}
+		checkContent(t, dp, want)
+		after := allocatedBytes(t, dp)
+		t.Logf("%s: allocated %d before, %d after", fs.name, before, after)
+		if after > 8*block {
+			t.Errorf("%s: %d bytes allocated after punching, want at most %d", fs.name, after, 8*block)
+		}
+	}
+}
+
 func TestCopyMethodString(t *testing.T) {
 	for m, s := range map[CopyMethod]string{MethodClone: "clone", MethodCopyRange: "copy_file_range",
 		MethodReadWrite: "read/write", MethodSparse: "sparse", 0: "CopyMethod(0)"} {

@@ -1021,18 +1021,10 @@ func (r *Receiver) enterRules(parent *filter.List, dir string) *filter.List {
 	if parent == nil {
 		return nil
 	}
-	l, err := parent.EnterPaths(dir, fsops.ReadFile)
-	notes, err := filter.SplitNotices(err)
-	for _, n := range notes {
-		switch {
-		case n.Trace:
-			r.problem(wire.ProblemInfo, "[generator] %s", n.Msg)
-		case n.IOError:
-			r.problem(wire.ProblemPlain, "%s", n.Msg)
-		default:
-			r.problem(wire.ProblemWarning, "%s", n.Msg)
-		}
-	}
+	l, err := parent.EnterPaths(dir, fsops.ReadFile, func(n filter.Notice) {
+		class, msg := wire.FilterNotice("generator", n)
+		r.problem(class, "%s", msg)
+	})
 	if err != nil {
 		r.problem(wire.ProblemGeneral, "%v", err)
 		return parent

@@ -56,7 +56,6 @@ func (r *Receiver) linkFollower(f follower, lines []string) []string {
 		r.problem(wire.ProblemGeneral, "hard link %q has no transferred original", r.destPath(f.rel))
 		return lines
 	}
-	display := f.rel + " => " + leader
 	if r.opts.DryRun {
 		it, quiet := newItem('h'), false
 		r.linkMu.Lock()
@@ -68,7 +67,7 @@ func (r *Receiver) linkFollower(f follower, lines []string) []string {
 		} else if id != nil && len(r.alts) > 0 {
 			it, quiet = r.altFollowerItem(f, &fsops.Stat{Dev: id.dev, Ino: id.ino}, it)
 		}
-		return r.followerLine(lines, it, quiet, display, f)
+		return r.followerLine(lines, it, quiet, leader, f)
 	}
 	dstDir, err := r.root.OpenBeneath(parentRel(f.rel), r.followsDirLinks())
 	if err != nil {
@@ -120,7 +119,7 @@ func (r *Receiver) linkFollower(f follower, lines []string) []string {
 		return lines
 	}
 	r.syncedAt(f.seq, f.index, dstDir, name)
-	return r.followerLine(lines, it, quiet, display, f)
+	return r.followerLine(lines, it, quiet, leader, f)
 }
 
 // replacedByLink itemizes the file fs that follower f's link replaces:
@@ -151,16 +150,18 @@ func (r *Receiver) dryRunOld(rel string) (fsops.Stat, bool) {
 	return st, err == nil
 }
 
-// followerLine adds the line of a hard link made to its leader (display
-// is "name => leader"); a quiet one is shown as unchanged entries are.
-func (r *Receiver) followerLine(lines []string, it item, quiet bool, display string, f follower) []string {
-	switch {
-	case quiet && r.itemizing():
-		return r.unchangedLine(lines, it, display, &f.e)
-	case quiet:
+// followerLine adds the line of a hard link made to its leader (shown
+// as "name => leader"); a quiet one is shown as unchanged entries are
+// (-vv's "is uptodate" names it alone).
+func (r *Receiver) followerLine(lines []string, it item, quiet bool, leader string, f follower) []string {
+	if quiet && !r.itemizing() {
 		return r.unchangedLine(lines, it, f.rel, &f.e)
 	}
-	return append(lines, r.itemLine(it, display, &f.e))
+	it.leader = leader
+	if quiet {
+		return r.unchangedLine(lines, it, f.rel, &f.e)
+	}
+	return append(lines, r.itemLine(it, f.rel, &f.e))
 }
 
 // altFollowerItem itemizes a new hard link against the file of its name

@@ -53,6 +53,9 @@ type item struct {
 	// in a pull rsync's receiving process writes the line of a
 	// transfer after it gave the entry the mode the new file gets.
 	mode uint32
+	// leader is a hard link's leader (its path in the destination),
+	// which its line shows after " => ", and %L alone.
+	leader string
 }
 
 func newItem(update byte) item { return item{update: update, flags: flagNew} }
@@ -60,9 +63,15 @@ func newItem(update byte) item { return item{update: update, flags: flagNew} }
 // itemLine formats a line for -i ("YXcstpoguax name"), -v ("name") or
 // --out-format; it returns "" when none is on. name is the path
 // relative to the destination ("./" for the root, a trailing slash for
-// a directory, " -> target" after a symlink).
+// a directory, " -> target" after a symlink); a hard link's " => leader"
+// comes from it.leader.
 func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	rel := name
+	hardLink := ""
+	if it.leader != "" {
+		hardLink = " => " + it.leader
+		name += hardLink
+	}
 	if r.fileMode != "" && (name == r.fileMode || name == r.fileMode+"/" || strings.HasPrefix(name, r.fileMode+" -> ")) {
 		// A single file copied to another name shows as the source's.
 		name = r.fileSrcName + name[len(r.fileMode):]
@@ -71,6 +80,10 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 		name = "/" + name
 	}
 	name = r.display(name)
+	// The line's name without the " => leader" (the same bytes at its
+	// end, escaping being byte by byte), for %n and %L.
+	hardLink = r.display(hardLink)
+	formatName := name[:len(name)-len(hardLink)]
 	transferred := it.update == r.sentChar()
 	if it.mode != 0 {
 		shown := *e
@@ -94,10 +107,10 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 			value := func() string { return sum }
 			line := ""
 			if ok && logged {
-				r.cfg.Log(r.formatLine(r.opts.LogFileFormat, itemized, name, rel, e, it.basis, true, value))
+				r.cfg.Log(r.formatLine(r.opts.LogFileFormat, itemized, formatName, hardLink, rel, e, it.basis, true, value))
 			}
 			if ok && shown {
-				line = shownLine(r.formatLine(r.opts.OutFormat, itemized, name, rel, e, it.basis, true, value))
+				line = shownLine(r.formatLine(r.opts.OutFormat, itemized, formatName, hardLink, rel, e, it.basis, true, value))
 			}
 			r.out.resolve(laterLine(rel), line)
 		})
@@ -108,13 +121,13 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 	}
 	sum := func() string { return r.formatSum(e, rel) }
 	if logged {
-		r.cfg.Log(r.formatLine(r.opts.LogFileFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum))
+		r.cfg.Log(r.formatLine(r.opts.LogFileFormat, r.itemString(it, e), formatName, hardLink, rel, e, it.basis, transferred, sum))
 	}
 	if r.hasOutFormat() {
 		if r.opts.Progress && transferred && r.progressHolds() {
 			// The format's line and the progress once written, in
 			// list order.
-			r.progressNames.Store(rel, shownLine(r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum)))
+			r.progressNames.Store(rel, shownLine(r.formatLine(r.opts.OutFormat, r.itemString(it, e), formatName, hardLink, rel, e, it.basis, transferred, sum)))
 			return laterLine(rel)
 		}
 		if !shown {
@@ -123,7 +136,7 @@ func (r *Receiver) itemLine(it item, name string, e *wire.Entry) string {
 			}
 			return ""
 		}
-		line := shownLine(r.formatLine(r.opts.OutFormat, r.itemString(it, e), name, rel, e, it.basis, transferred, sum))
+		line := shownLine(r.formatLine(r.opts.OutFormat, r.itemString(it, e), formatName, hardLink, rel, e, it.basis, transferred, sum))
 		if !r.opts.Itemize && fixed {
 			line = r.aheadLine(line)
 		}
@@ -295,23 +308,17 @@ func (r *Receiver) itemString(it item, e *wire.Entry) string {
 }
 
 // formatLine expands format (--out-format or --log-file-format) for one
-// entry; name is its display name, with " -> target" for a symlink or
-// " => leader" for a hard link (split off for %n and %L), rel its path in the destination, basis the
-// size of the file a transfer replaces, and sum gives %C.
-func (r *Receiver) formatLine(format, itemized, name, rel string, e *wire.Entry, basis int64, transferred bool, sum func() string) string {
-	link := ""
+// entry; name is its display name, with " -> target" for a symlink
+// (split off for %n and %L), hardLink a hard link's displayed
+// " => leader" (%L's), rel its path in the destination, basis the size
+// of the file a transfer replaces, and sum gives %C.
+func (r *Receiver) formatLine(format, itemized, name, hardLink, rel string, e *wire.Entry, basis int64, transferred bool, sum func() string) string {
+	link := hardLink
 	if e != nil && e.Type() == wire.TypeLnk {
 		if suffix := " -> " + r.display(r.shownLink(e)); strings.HasSuffix(name, suffix) {
 			name, link = strings.TrimSuffix(name, suffix), suffix
 		}
-		rel, _, _ = strings.Cut(rel, " -> ")
-	}
-	if e != nil && e.LinkGroup != 0 && e.IsReg() {
-		// A hard link's " => leader" is %L's too, not %n's.
-		if i := strings.Index(name, " => "); i >= 0 {
-			name, link = name[:i], name[i:]
-			rel, _, _ = strings.Cut(rel, " => ")
-		}
+		rel = strings.TrimSuffix(rel, " -> "+r.shownLink(e))
 	}
 	// rsync's sender writes these lines except in a pull.
 	op := "send"

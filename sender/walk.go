@@ -476,19 +476,13 @@ func (s *Sender) list(j *dirJob) {
 			d.Close()
 			continue
 		}
-		rules, err := s.enterRules(src.rules, j.rel)
-		notes, err := filter.SplitNotices(err)
-		for _, n := range notes {
-			switch {
-			case n.Trace:
-				s.problem(wire.ProblemInfo, "[sender] %s", n.Msg)
-			case n.IOError:
-				s.problem(wire.ProblemPlain, "%s", n.Msg)
+		rules, err := s.enterRules(src.rules, j.rel, func(n filter.Notice) {
+			class, msg := wire.FilterNotice("sender", n)
+			s.problem(class, "%s", msg)
+			if n.IOError {
 				j.ioError = true
-			default:
-				s.problem(wire.ProblemWarning, "%s", n.Msg)
 			}
-		}
+		})
 		var se *filter.SyntaxError
 		if errors.As(err, &se) {
 			// A rule rsync cannot parse ends the transfer (exit 1),
@@ -653,12 +647,13 @@ func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat, rule
 }
 
 // enterRules gives the filter rules in effect inside dir (relative to the
-// transfer root), reading its per-directory merge files.
-func (s *Sender) enterRules(parent *filter.List, dir string) (*filter.List, error) {
+// transfer root), reading its per-directory merge files; what rsync says
+// about them goes to notify.
+func (s *Sender) enterRules(parent *filter.List, dir string, notify func(filter.Notice)) (*filter.List, error) {
 	if parent == nil {
 		return nil, nil
 	}
-	return parent.EnterPaths(dir, fsops.ReadFile)
+	return parent.EnterPaths(dir, fsops.ReadFile, notify)
 }
 
 // excluded applies the sender's rules to rel, a path from the transfer

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 
 	"syq/delta"
+	"syq/filter"
 )
 
 // Entry describes one file in the transfer.
@@ -275,6 +276,21 @@ const (
 	ProblemPlain            // as ProblemGeneral (exit 23), a line rsync prints bare, without "rsync: [side]"
 	ProblemGenerator        // as ProblemGeneral, from the receiving side's part rsync names "[generator]" (making and deleting entries)
 )
+
+// FilterNotice is how side ("client", "sender", "generator": whoever is
+// reading the rules) reports what rsync prints about filter rules while
+// it goes on: a --debug=FILTER trace as information after "[side] ", an
+// I/O error as a bare error line (exit 23), anything else as a bare
+// warning.
+func FilterNotice(side string, n filter.Notice) (class int, msg string) {
+	switch {
+	case n.Trace:
+		return ProblemInfo, "[" + side + "] " + n.Msg
+	case n.IOError:
+		return ProblemPlain, n.Msg
+	}
+	return ProblemWarning, n.Msg
+}
 
 // Exit codes shared with rsync.
 const (

@@ -2,15 +2,31 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"syq/remote"
+	"syq/wire"
 )
 
 // rsyncDebugFlags are the names --debug takes in rsync 3.x.
 var rsyncDebugFlags = strings.Fields(`acl backup bind chdir connect cmd del deltasum dup exit
 filter flist fuzzy genr hash hlink iconv io nstr own proto recv send time all none help`)
+
+// debugOutputs are the --debug flags whose levels the transfer keeps in
+// its options, each with the highest level -v alone gives it: rsync's -vv
+// gives level 1 and each further -v one more, up to that.
+var debugOutputs = []struct {
+	name       string
+	verboseMax int
+	level      func(*wire.Options) *int
+}{
+	{"fuzzy", 0, func(o *wire.Options) *int { return &o.DebugFuzzy }},
+	{"filter", 2, func(o *wire.Options) *int { return &o.DebugFilter }},     // -vv FILTER1, -vvv FILTER2
+	{"del", 2, func(o *wire.Options) *int { return &o.DebugDel }},           // -vvv DEL2
+	{"deltasum", 4, func(o *wire.Options) *int { return &o.DebugDeltasum }}, // -vv DELTASUM1 up to -vvvvv DELTASUM4
+}
 
 // checkDebug reads --debug as rsync does (comma-separated names, each
 // with an optional level; "none" and level 0 silence) and refuses names
@@ -24,41 +40,19 @@ filter flist fuzzy genr hash hlink iconv io nstr own proto recv send time all no
 // rsync's internals, not a result, and SYQ_DEBUG=1 shows syq's own
 // decisions instead.
 func checkDebug(inv *Invocation) error {
-	// -vv turns on rsync's FILTER1 and -vvv FILTER2.
-	inv.Opts.DebugFilter = min(max(inv.Opts.Verbose-1, 0), 2)
-	inv.Opts.DebugDel = min(max(inv.Opts.Verbose-1, 0), 2) // -vvv: DEL2
 	for _, v := range inv.debugFlags {
 		for _, w := range strings.Split(v, ",") {
 			if w == "" {
 				continue
 			}
-			name := strings.ToLower(strings.TrimRight(w, "0123456789"))
-			known := false
-			for _, f := range rsyncDebugFlags {
-				known = known || f == name
-			}
-			if !known {
+			if name := strings.ToLower(strings.TrimRight(w, "0123456789")); !slices.Contains(rsyncDebugFlags, name) {
 				return &UsageError{Msg: fmt.Sprintf("Unknown --debug item: %q", w), NoPrefix: true}
-			}
-			level := 1
-			if digits := w[len(name):]; digits != "" {
-				level, _ = strconv.Atoi(digits)
-			}
-			switch name {
-			case "fuzzy":
-				inv.Opts.DebugFuzzy = level
-			case "filter":
-				inv.Opts.DebugFilter = level
-			case "del":
-				inv.Opts.DebugDel = level
-			case "all":
-				inv.Opts.DebugFuzzy, inv.Opts.DebugFilter, inv.Opts.DebugDel = level, level, level
-			case "none":
-				inv.Opts.DebugFuzzy, inv.Opts.DebugFilter, inv.Opts.DebugDel = 0, 0, 0
 			}
 		}
 	}
-	inv.Opts.DebugDeltasum = deltasumLevel(inv)
+	for _, d := range debugOutputs {
+		*d.level(&inv.Opts) = debugLevelFrom(inv, d.name, min(max(inv.Opts.Verbose-1, 0), d.verboseMax))
+	}
 	return nil
 }
 
@@ -87,12 +81,6 @@ func debugLevelFrom(inv *Invocation, name string, base int) int {
 		}
 	}
 	return level
-}
-
-// deltasumLevel is rsync's DELTASUM debug level in this run: -vv gives
-// level 1, each further -v one more (up to 4), --debug=DELTASUMn sets it.
-func deltasumLevel(inv *Invocation) int {
-	return debugLevelFrom(inv, "deltasum", min(max(inv.Opts.Verbose-1, 0), 4))
 }
 
 // connectionLine is the line rsync's client prints with --debug=CMD

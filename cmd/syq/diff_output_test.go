@@ -10,9 +10,24 @@ func preAttrOnly(b *fixtureBuilder) {
 	b.dir("dst")
 }
 
+// fxArrowNames: hard links and symlinks whose names (and a target) hold
+// the arrows output puts between a name and its leader or target.
+func fxArrowNames(b *fixtureBuilder) {
+	b.dir("src")
+	b.file("src/a => b", 100)
+	b.hardlink("src/c => d", "src/a => b")
+	b.hardlink("src/z", "src/a => b")
+	b.symlink("src/l -> x", "tgt")
+	b.symlink("src/m", "a -> b")
+	b.dir("src")
+}
+
 var outputScenarios = []diffScenario{
 	// A hard link's " => leader" is %L's, not %n's.
 	{name: "o-out-format-hardlinks", fx: fxHard, args: dtArgs("-aH", "--out-format=%o %n|%L %l", "src/", "dst/"), stdout: true, sorted: true},
+	// Names that hold " => " and " -> " themselves: %n is the whole
+	// name, %L only what follows it, %f the source's path.
+	{name: "out-format-arrow-names", fx: fxArrowNames, args: dtArgs("-aH", "--out-format=%n|%L|%f", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-name", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "--delete", "--out-format=%n%L", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-itemize", fx: fxBasic, pre: preAttrOnly, args: dtArgs("-a", "--delete", "--out-format=%i %n%L", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "out-format-op-width", fx: fxPlain, pre: preAttrOnly, args: dtArgs("-rt", "--delete", "--out-format=[%o] %-12n|%B|%U|%G|%M", "src/", "dst/"), stdout: true, sorted: true},

@@ -34,8 +34,8 @@ type filterArg struct {
 // buildFilters compiles the command line's filter rules; nil when there
 // are none. A rule rsync would refuse is a usage error (exit 1); a rule
 // file that cannot be read is exit 11, as in rsync. What rsync prints on
-// the way goes to report, if not nil.
-func buildFilters(inv *Invocation, stdin io.Reader, report func(filter.Notice)) (*filter.List, error) {
+// the way goes to notify, if not nil.
+func buildFilters(inv *Invocation, stdin io.Reader, notify func(filter.Notice)) (*filter.List, error) {
 	if len(inv.Filters) == 0 && !inv.CVSExclude {
 		return nil, nil
 	}
@@ -51,16 +51,8 @@ func buildFilters(inv *Invocation, stdin io.Reader, report func(filter.Notice)) 
 		ReadFile:       read,
 		HomeCVSIgnore:  homeCVSIgnore(),
 		CVSIgnore:      os.Getenv("CVSIGNORE"),
+		Notify:         notify,
 	})
-	added := func(err error) error {
-		notes, err := filter.SplitNotices(err)
-		for _, n := range notes {
-			if report != nil {
-				report(n)
-			}
-		}
-		return err
-	}
 	for _, f := range inv.Filters {
 		var err error
 		b.SetDebugFilter(f.debugFilter)
@@ -77,13 +69,13 @@ func buildFilters(inv *Invocation, stdin io.Reader, report func(filter.Notice)) 
 		} else {
 			err = b.Add(f.kind, f.text)
 		}
-		if err = added(err); err != nil {
+		if err != nil {
 			return nil, filterError(f.text, err)
 		}
 	}
 	if inv.CVSExclude {
 		for _, r := range []string{":C", "-C"} {
-			if err := added(b.Add(filter.Filter, r)); err != nil {
+			if err := b.Add(filter.Filter, r); err != nil {
 				return nil, filterError(r, err)
 			}
 		}
@@ -113,8 +105,9 @@ func helperFiltersRead(opts *wire.Options, read func(string) ([]byte, error)) (*
 	})
 	for _, r := range opts.FilterRules {
 		// The client has already said what there is to say about
-		// its own rules (an over-long one never comes this far).
-		if _, err := filter.SplitNotices(b.Add(filter.Filter, r)); err != nil {
+		// its own rules (an over-long one never comes this far), so
+		// the Builder has no Notify.
+		if err := b.Add(filter.Filter, r); err != nil {
 			return nil, filterError(r, err)
 		}
 	}

@@ -207,10 +207,11 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	}
 	if err == nil {
 		inv.filters, err = buildFilters(inv, os.Stdin, func(n filter.Notice) {
-			if n.Trace {
-				fmt.Fprintln(stdout, "[client] "+n.Msg)
+			class, msg := wire.FilterNotice("client", n)
+			if class == wire.ProblemInfo {
+				fmt.Fprintln(stdout, msg)
 			} else {
-				fmt.Fprintln(stderr, n.Msg)
+				fmt.Fprintln(stderr, msg)
 			}
 		})
 	}

@@ -807,6 +807,36 @@ func TestParseCompress(t *testing.T) {
 	}
 }
 
+// The debug levels the transfer keeps: -v's, then --debug's words in
+// order ("all" sets each, "none" clears each).
+func TestDebugLevels(t *testing.T) {
+	for _, c := range []struct {
+		args                         []string
+		fuzzy, filter, del, deltasum int
+	}{
+		{nil, 0, 0, 0, 0},
+		{[]string{"-vv"}, 0, 1, 1, 1},
+		{[]string{"-vvv"}, 0, 2, 2, 2},
+		{[]string{"-vvvvvv"}, 0, 2, 2, 4},
+		{[]string{"-vvv", "--debug=none"}, 0, 0, 0, 0},
+		{[]string{"--debug=FUZZY2,filter"}, 2, 1, 0, 0},
+		{[]string{"-vv", "--debug=all3,del0"}, 3, 3, 0, 3},
+		{[]string{"-vvv", "--debug=none,deltasum2"}, 0, 0, 0, 2},
+		{[]string{"--debug=filter", "--debug=all0"}, 0, 0, 0, 0},
+		{[]string{"--debug=del5,,flist2"}, 0, 0, 5, 0},
+	} {
+		inv, err := parseRsyncArgs(append(c.args, "s/", "d/"))
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		o := inv.Opts
+		if o.DebugFuzzy != c.fuzzy || o.DebugFilter != c.filter || o.DebugDel != c.del || o.DebugDeltasum != c.deltasum {
+			t.Errorf("%q: fuzzy %d filter %d del %d deltasum %d; want %d %d %d %d", c.args,
+				o.DebugFuzzy, o.DebugFilter, o.DebugDel, o.DebugDeltasum, c.fuzzy, c.filter, c.del, c.deltasum)
+		}
+	}
+}
+
 func TestParseDebug(t *testing.T) {
 	for _, c := range []struct {
 		arg string
