@@ -81,7 +81,7 @@ type Invocation struct {
 	filesFrom       string                                  // --files-from
 	given           struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
 	oldDirs         bool                                    // --old-dirs, not cancelled by a later -d or --no-d
-	maxSize         string                                  // --max-size as given
+	maxSize         *string                                 // --max-size as given (even empty: 0)
 	bwlimit         string                                  // --bwlimit as given
 	outbuf          string                                  // --outbuf as given
 	maxAlloc        string                                  // --max-alloc as given
@@ -91,7 +91,7 @@ type Invocation struct {
 	logFileFormat   *string                                 // --log-file-format as given
 	stopAt          string                                  // --stop-at as given
 	stopAfter       string                                  // --stop-after as given
-	minSize         string                                  // --min-size as given
+	minSize         *string                                 // --min-size as given
 	suffix          string                                  // --suffix
 	suffixSet       bool
 	NoProgress      bool // --no-progress was the last word on progress
@@ -429,7 +429,7 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("ignore-non-existing", 0, func(c *Invocation) { c.Opts.Existing = true }))
 	add(optFlag("ignore-existing", 0, func(c *Invocation) { c.Opts.IgnoreExisting = true }))
 	add(optNum("modify-window", '@', func(c *Invocation, n int) { c.Opts.ModifyWindowSec = int64(n) }))
-	add(optText("max-size", 0, func(c *Invocation, s string) { c.maxSize = s }), optText("min-size", 0, func(c *Invocation, s string) { c.minSize = s }))
+	add(optText("max-size", 0, func(c *Invocation, s string) { c.maxSize = &s }), optText("min-size", 0, func(c *Invocation, s string) { c.minSize = &s }))
 	// syq's allocations are bounded by design (no buffer grows with a
 	// peer's claims), so --max-alloc is checked and needs no more.
 	add(optText("max-alloc", 0, func(c *Invocation, s string) { c.maxAlloc = s }))
@@ -968,12 +968,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 		return nil, err
 	}
 	if inv.bwlimit != "" {
-		n, err := parseSizeArg(inv.bwlimit, 'K', "bwlimit", 0)
+		n, err := parseSizeArg(inv.bwlimit, 'K', "bwlimit", 512, -1, true)
 		if err != nil {
 			return nil, err
-		}
-		if n > 0 && n < 512 {
-			return nil, &UsageError{Msg: fmt.Sprintf("--bwlimit=%s is too small (min: 512 or 0 for unlimited)", inv.bwlimit)}
 		}
 		// rsync keeps the limit in whole KiB/s, rounded.
 		inv.Opts.BwLimit = (n + 512) / 1024 * 1024
@@ -993,12 +990,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	settleInfo(inv)
 	if inv.blockSize != "" {
-		n, err := parseSizeArg(inv.blockSize, 'b', "block-size", 0)
+		n, err := parseSizeArg(inv.blockSize, 'b', "block-size", 0, delta.MaxUserBlock, false)
 		if err != nil {
 			return nil, err
-		}
-		if n > delta.MaxUserBlock {
-			return nil, &UsageError{Msg: fmt.Sprintf("--block-size=%s is too large (max: 128.00K)", inv.blockSize)}
 		}
 		inv.Opts.BlockSize = int(n)
 	}
