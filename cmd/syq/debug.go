@@ -12,6 +12,20 @@ import (
 var rsyncDebugFlags = strings.Fields(`acl backup bind chdir connect cmd del deltasum dup exit
 filter flist fuzzy genr hash hlink iconv io nstr own proto recv send time all none help`)
 
+// unknownOutputItem is rsync's refusal of an --info or --debug word it
+// does not know, naming the word without its level digits (all of it
+// when it starts with a digit).
+func unknownOutputItem(option, word string) error {
+	name := word
+	if name[0] < '0' || name[0] > '9' {
+		name = strings.TrimRight(name, "0123456789")
+	}
+	return &UsageError{Msg: fmt.Sprintf("Unknown --%s item: %q", option, name), NoPrefix: true}
+}
+
+// rsyncInfoFlags are the --info words rsync knows.
+var rsyncInfoFlags = strings.Fields(`backup copy del flist misc mount name nonreg progress remove skip stats symsafe all none help`)
+
 // checkDebug reads --debug as rsync does (comma-separated names, each
 // with an optional level; "none" and level 0 silence) and refuses names
 // rsync does not know. Of rsync's debug output syq prints only FUZZY's,
@@ -38,7 +52,7 @@ func checkDebug(inv *Invocation) error {
 				known = known || f == name
 			}
 			if !known {
-				return &UsageError{Msg: fmt.Sprintf("Unknown --debug item: %q", w), NoPrefix: true}
+				return unknownOutputItem("debug", w)
 			}
 			level := 1
 			if digits := w[len(name):]; digits != "" {

@@ -21,6 +21,27 @@ var edgesScenarios = []diffScenario{
 	{name: "edge-block-size-huge", fx: fxBasic, args: dtArgs("-a", "--block-size=9000p", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
 	{name: "edge-bwlimit-unit-alone", fx: fxBasic, args: dtArgs("-a", "--bwlimit=K", "src/", "dst/")},
 	{name: "edge-bwlimit-negative", fx: fxBasic, args: dtArgs("-a", "--bwlimit=-.5k", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
+
+	// Usage errors rsync prints with its name ("rsync: ...").
+	{name: "edge-chmod-bad-stderr", fx: fxPlain, args: dtArgs("-a", "--chmod=u+q", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-batch-write-and-read-stderr", fx: fxPlain, args: dtArgs("-a", "--write-batch=B", "--read-batch=B", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-batch-read-files-from-stderr", fx: fxPlain, args: dtArgs("-a", "--read-batch=B", "--files-from=list", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
+	// -s and --old-args together are refused, in either order and
+	// whatever came between; --no-s after -s lifts it.
+	{name: "edge-secluded-old-args", fx: fxPlain, args: dtArgs("-a", "-s", "--old-args", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-old-args-protect-args", fx: fxPlain, args: dtArgs("-a", "--old-args", "--no-s", "--protect-args", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-old-args-no-s", fx: fxPlain, args: dtArgs("-a", "--old-args", "-s", "--no-s", "src/", "dst/"), stderr: true},
+	// A batch file that cannot be opened: rsync's receiving client names
+	// its part; one that is a directory is neither a file nor a FIFO.
+	{name: "edge-batch-read-missing", fx: fxPlain, args: dtArgs("-a", "--read-batch=nosuch", "dst/"), code: 11, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-batch-read-dir", fx: fxPlain, args: dtArgs("-a", "--read-batch=src", "dst/"), code: 11, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-batch-write-dir", fx: fxPlain, pre: func(b *fixtureBuilder) { b.dir("dst/B"); b.dir("dst") },
+		args: dtArgs("-a", "--write-batch=dst/B", "src/", "dst/"), code: 11, stderr: true, runTimes: true},
+	// --info and --debug words rsync does not know: its own message,
+	// naming the word without its level.
+	{name: "edge-info-unknown", fx: fxPlain, args: dtArgs("-a", "--info=name,bogus2", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-info-digit-word", fx: fxPlain, args: dtArgs("-a", "--info=12", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-debug-unknown-level", fx: fxPlain, args: dtArgs("-a", "--debug=bogus3", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, edgesScenarios...) }

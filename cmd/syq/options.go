@@ -26,6 +26,7 @@ import (
 	"io"
 	"math/bits"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,6 +116,11 @@ type Invocation struct {
 	// apply.
 	blockSize      string // --block-size as given
 	wholeFileGiven bool
+
+	// oldArgsGiven: --old-args is on from the command line (not from
+	// RSYNC_OLD_ARGS); secluded: -s is on. rsync refuses the two together.
+	oldArgsGiven bool
+	secluded     bool
 
 	// syq-only options of remote mode.
 	NoBootstrap bool // --syq-no-bootstrap
@@ -565,11 +571,21 @@ func buildCLIOptions() []cliOpt {
 	add(optText("rsync-path", 0, func(c *Invocation, s string) { c.RsyncPath = s }))
 	// --old-args: remote names are split into words by the remote shell,
 	// as before rsync 3.2.4 (RSYNC_OLD_ARGS=1 does the same).
-	add(optBool(func(o *wire.Options) *bool { return &o.OldArgs }, "old-args", 0, "no-old-args")...)
+	add(optFlag("old-args", 0, func(c *Invocation) { c.Opts.OldArgs, c.oldArgsGiven = true, true }),
+		optFlag("no-old-args", 0, func(c *Invocation) { c.Opts.OldArgs, c.oldArgsGiven = false, false }))
 	// syq never passes file names or options through the remote shell
-	// (they travel in the handshake), which is what -s asks for.
-	add(optFlag("secluded-args", 's', func(*Invocation) {}), optFlag("protect-args", 0, func(*Invocation) {}))
-	add(optNoop("no-secluded-args"), optNoop("no-protect-args"), optNoop("no-s"))
+	// (they travel in the handshake), which is what -s asks for; only
+	// its conflict with --old-args shows.
+	for _, name := range []string{"secluded-args", "protect-args"} {
+		short := byte(0)
+		if name == "secluded-args" {
+			short = 's'
+		}
+		add(optFlag(name, short, func(c *Invocation) { c.secluded = true }))
+	}
+	for _, name := range []string{"no-secluded-args", "no-protect-args", "no-s"} {
+		add(optFlag(name, 0, func(c *Invocation) { c.secluded = false }))
+	}
 	// --trust-sender lets rsync skip its checks of what a sender lists;
 	// syq's receiver keeps its own (they cost nothing), so the option
 	// changes nothing that a sender rsync would accept shows.
@@ -964,6 +980,12 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := checkAcceptedValues(inv); err != nil {
 		return nil, err
 	}
+	if inv.oldArgsGiven && inv.secluded {
+		return nil, &UsageError{Msg: "--secluded-args conflicts with --old-args."}
+	}
+	if inv.secluded && !inv.oldArgsGiven {
+		inv.Opts.OldArgs = false // rsync reads RSYNC_OLD_ARGS only without -s
+	}
 	if err := checkDebug(inv); err != nil {
 		return nil, err
 	}
@@ -1012,7 +1034,7 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	inv.Opts.ChecksumChoice = inv.checksumChoice
 	if _, err := sender.ParseChmods(inv.Opts.Chmod, 0); err != nil {
-		return nil, &UsageError{Msg: err.Error(), NoPrefix: true}
+		return nil, &UsageError{Msg: err.Error()}
 	}
 	if inv.Opts.WriteDevices {
 		inv.Opts.Inplace = true // as rsync: a device is written where it is
@@ -1274,6 +1296,9 @@ func checkInfo(value string) error {
 			continue
 		}
 		flag, level := splitInfo(w)
+		if !slices.Contains(rsyncInfoFlags, flag) {
+			return unknownOutputItem("info", w)
+		}
 		max, ok := infoFlags[flag]
 		if !ok || level > max && flag != "help" && max < 4 {
 			return cliRefuse("--info=" + w)
