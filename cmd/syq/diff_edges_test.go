@@ -42,6 +42,11 @@ var edgesScenarios = []diffScenario{
 	{name: "edge-info-unknown", fx: fxPlain, args: dtArgs("-a", "--info=name,bogus2", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
 	{name: "edge-info-digit-word", fx: fxPlain, args: dtArgs("-a", "--info=12", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
 	{name: "edge-debug-unknown-level", fx: fxPlain, args: dtArgs("-a", "--debug=bogus3", "src/", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
+	// An unknown --checksum-choice name: rsync prints it bare, with the
+	// rest of the argument after it; an empty choice is unknown too.
+	{name: "edge-checksum-choice-unknown-first", fx: fxPlain, args: dtArgs("-a", "--checksum-choice=FOO,md5", "src/", "dst/"), code: 4, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-checksum-choice-unknown-second", fx: fxPlain, args: dtArgs("-a", "--cc=md5,bar", "src/", "dst/"), code: 4, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-checksum-choice-empty", fx: fxPlain, args: dtArgs("-a", "--checksum-choice=", "src/", "dst/"), code: 4, cmp: dtSkipRoot, stderr: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, edgesScenarios...) }

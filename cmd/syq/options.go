@@ -87,17 +87,20 @@ type Invocation struct {
 	outbuf          string                                  // --outbuf as given
 	maxAlloc        string                                  // --max-alloc as given
 	checksumChoice  string                                  // --checksum-choice as given
-	protocol        int                                     // --protocol as given
-	debugFlags      []string                                // --debug values as given
-	logFileFormat   *string                                 // --log-file-format as given
-	stopAt          string                                  // --stop-at as given
-	stopAfter       string                                  // --stop-after as given
-	minSize         *string                                 // --min-size as given
-	suffix          string                                  // --suffix
-	suffixSet       bool
-	NoProgress      bool // --no-progress was the last word on progress
-	Progress2       bool // --info=progress2: one whole-transfer progress line on stdout
-	InfoHelp        bool // --info=help
+	// checksumChoiceGiven: --checksum-choice was given, even empty
+	// (which rsync refuses as an unknown name).
+	checksumChoiceGiven bool
+	protocol            int      // --protocol as given
+	debugFlags          []string // --debug values as given
+	logFileFormat       *string  // --log-file-format as given
+	stopAt              string   // --stop-at as given
+	stopAfter           string   // --stop-after as given
+	minSize             *string  // --min-size as given
+	suffix              string   // --suffix
+	suffixSet           bool
+	NoProgress          bool // --no-progress was the last word on progress
+	Progress2           bool // --info=progress2: one whole-transfer progress line on stdout
+	InfoHelp            bool // --info=help
 	// info holds the levels --info gave (they win over -v's, wherever
 	// they stand), by lower-case flag name.
 	info      map[string]int
@@ -442,7 +445,7 @@ func buildCLIOptions() []cliOpt {
 	// --checksum-choice names the hash behind -c and the transfer checks.
 	// syq checks with its own strong hash whatever is named: a choice
 	// changes no outcome, only rsync's wire format.
-	checksumChoice := func(c *Invocation, s string) { c.checksumChoice = s }
+	checksumChoice := func(c *Invocation, s string) { c.checksumChoice, c.checksumChoiceGiven = s, true }
 	add(optText("checksum-choice", 0, checksumChoice), optText("cc", 0, checksumChoice))
 	add(optNum("checksum-seed", 0, func(*Invocation, int) {})) // seeds rsync's MD4 only
 	add(optFlag("fuzzy", 'y', func(c *Invocation) { c.Opts.Fuzzy++ }))

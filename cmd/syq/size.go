@@ -165,14 +165,20 @@ func checkAcceptedValues(inv *Invocation) error {
 			return &UsageError{Msg: "max-alloc must be greater than zero"}
 		}
 	}
-	if s := inv.checksumChoice; s != "" {
-		for _, name := range strings.SplitN(s, ",", 2) {
+	if s := inv.checksumChoice; inv.checksumChoiceGiven {
+		for i, name := range strings.SplitN(s, ",", 2) {
 			switch strings.ToLower(name) {
 			case "auto", "xxh128", "xxh3", "xxh64", "xxhash", "md5", "md4", "sha1":
 			case "none":
 				return &UsageError{Code: wire.ExitUnsupported, Msg: "--checksum-choice=none is not supported: syq always checks what it transfers"}
 			default:
-				return &UsageError{Code: wire.ExitUnsupported, Msg: "unknown checksum name: " + name}
+				// rsync names the rest of the argument from where
+				// the unknown name starts (its C string runs on).
+				rest := s
+				if i == 1 {
+					rest = s[strings.IndexByte(s, ',')+1:]
+				}
+				return &UsageError{Code: wire.ExitUnsupported, Msg: "unknown checksum name: " + rest, NoPrefix: true}
 			}
 		}
 	}
