@@ -47,6 +47,12 @@ var edgesScenarios = []diffScenario{
 	{name: "edge-checksum-choice-unknown-first", fx: fxPlain, args: dtArgs("-a", "--checksum-choice=FOO,md5", "src/", "dst/"), code: 4, cmp: dtSkipRoot, stderr: true},
 	{name: "edge-checksum-choice-unknown-second", fx: fxPlain, args: dtArgs("-a", "--cc=md5,bar", "src/", "dst/"), code: 4, cmp: dtSkipRoot, stderr: true},
 	{name: "edge-checksum-choice-empty", fx: fxPlain, args: dtArgs("-a", "--checksum-choice=", "src/", "dst/"), code: 4, cmp: dtSkipRoot, stderr: true},
+	// Empty operands: a destination is refused (checked first) unless
+	// --old-args makes it "."; a source always.
+	{name: "edge-empty-dest", fx: fxPlain, args: dtArgs("-a", "src/", ""), code: 1, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-empty-dest-list-only", fx: fxPlain, args: dtArgs("--list-only", "src/", ""), code: 1, cmp: dtSkipRoot, stdout: true, stderr: true},
+	{name: "edge-empty-source", fx: fxPlain, args: dtArgs("-a", "src/a.txt", "", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-empty-both", fx: fxPlain, args: dtArgs("-a", "", ""), code: 1, cmp: dtSkipRoot, stderr: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, edgesScenarios...) }
