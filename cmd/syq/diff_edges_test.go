@@ -53,6 +53,12 @@ var edgesScenarios = []diffScenario{
 	{name: "edge-empty-dest-list-only", fx: fxPlain, args: dtArgs("--list-only", "src/", ""), code: 1, cmp: dtSkipRoot, stdout: true, stderr: true},
 	{name: "edge-empty-source", fx: fxPlain, args: dtArgs("-a", "src/a.txt", "", "dst/"), code: 1, cmp: dtSkipRoot, stderr: true},
 	{name: "edge-empty-both", fx: fxPlain, args: dtArgs("-a", "", ""), code: 1, cmp: dtSkipRoot, stderr: true},
+	// A destination named with a trailing slash that is a file: rsync's
+	// stat of "file/" fails (ENOTDIR), one source or several.
+	{name: "edge-dest-file-slash", fx: fxPlain, pre: func(b *fixtureBuilder) { b.text("dst", "file") },
+		args: dtArgs("-a", "src/a.txt", "dst/"), code: 3, cmp: dtSkipRoot, stderr: true},
+	{name: "edge-dest-file-slash-dir", fx: fxPlain, pre: func(b *fixtureBuilder) { b.text("dst", "file") },
+		args: dtArgs("-a", "src/", "dst/"), code: 3, cmp: dtSkipRoot, stderr: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, edgesScenarios...) }
