@@ -605,6 +605,11 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 	slash := strings.HasSuffix(dest, "/")
 	st, statErr := fsops.StatOwned(dest)
 	isDir := statErr == nil && st.IsDir()
+	if slash && statErr == nil && !isDir && !r.opts.MkPath {
+		// stat("file/") fails as rsync's does: a trailing slash names
+		// a directory.
+		statErr = fsops.ErrNotDir
+	}
 	if statErr != nil && !fsops.IsNotExist(statErr) && !fsops.IsUntrustedLink(statErr) && !r.opts.MkPath {
 		// What is at the destination cannot be known: rsync stops
 		// before it looks at what the transfer holds.

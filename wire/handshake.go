@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 )
 
@@ -184,7 +185,8 @@ func EncodeClientHello(h *Hello, s *Setup) ([]byte, error) {
 
 // optionsJSON encodes only the options that differ from their zero
 // value, so a helper that does not know an option refuses only when it
-// is used.
+// is used. An option held by pointer is zero only when nil: a pointer to
+// 0 (--max-size=0) is a setting.
 func optionsJSON(o *Options) ([]byte, error) {
 	full, err := json.Marshal(o)
 	if err != nil {
@@ -196,12 +198,29 @@ func optionsJSON(o *Options) ([]byte, error) {
 	}
 	for k, v := range fields {
 		switch string(v) {
-		case "false", "0", `""`, "null", "[]":
+		case "false", "0", `""`, "[]":
+			if pointerOptions[k] {
+				continue
+			}
+			delete(fields, k)
+		case "null":
 			delete(fields, k)
 		}
 	}
 	return json.Marshal(fields)
 }
+
+// pointerOptions names the Options fields held by pointer.
+var pointerOptions = func() map[string]bool {
+	names := map[string]bool{}
+	t := reflect.TypeFor[Options]()
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Type.Kind() == reflect.Pointer {
+			names[f.Name] = true
+		}
+	}
+	return names
+}()
 
 func jsonFrame(typ byte, body []byte) []byte {
 	out := make([]byte, frameHeader, frameHeader+len(body))

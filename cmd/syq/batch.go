@@ -32,20 +32,20 @@ func settleBatch(inv *Invocation) error {
 		return nil
 	}
 	if inv.writeBatch != 0 && inv.readBatch {
-		return &UsageError{Msg: "--write-batch and --read-batch can not be used together", NoPrefix: true}
+		return &UsageError{Msg: "--write-batch and --read-batch can not be used together"}
 	}
 	if inv.writeBatch != 0 && inv.Opts.DryRun {
 		inv.writeBatch = 0 // a dry run writes no batch
 		return nil
 	}
 	if inv.readBatch && inv.filesFrom != "" {
-		return &UsageError{Msg: "--read-batch cannot be used with --files-from", NoPrefix: true}
+		return &UsageError{Msg: "--read-batch cannot be used with --files-from"}
 	}
 	if inv.readBatch && inv.Opts.RemoveSourceFiles {
-		return &UsageError{Msg: "--read-batch cannot be used with --remove-source-files", NoPrefix: true}
+		return &UsageError{Msg: "--read-batch cannot be used with --remove-source-files"}
 	}
 	if len(inv.batchName) > maxBatchName {
-		return &UsageError{Msg: fmt.Sprintf("the batch-file name must be %d characters or less.", maxBatchName), NoPrefix: true}
+		return &UsageError{Msg: fmt.Sprintf("the batch-file name must be %d characters or less.", maxBatchName)}
 	}
 	if inv.writeBatch < 0 {
 		inv.Opts.OnlyWriteBatch = true
@@ -71,8 +71,15 @@ func assignReadBatch(inv *Invocation, operands []string) error {
 }
 
 // batchFileError is rsync's message for a batch file it cannot open.
-func batchFileError(name string, err error, code int) *wire.FatalError {
-	return &wire.FatalError{Code: code, Err: fmt.Errorf("Batch file %s open error: %s", quotedPath(name), fsops.ErrText(err))}
+// rsync names its receiving client's part in it ("[Receiver]": reading
+// a batch, or writing one locally or pulling); a pushing client's line
+// stays as it was, untagged, its role there being unconfirmed.
+func batchFileError(inv *Invocation, name string, err error, code int) *wire.FatalError {
+	role := ""
+	if inv.readBatch || inv.Remote == nil || !inv.Remote.Push {
+		role = "[Receiver] "
+	}
+	return &wire.FatalError{Code: code, Err: fmt.Errorf("%sBatch file %s open error: %s", role, quotedPath(name), fsops.ErrText(err))}
 }
 
 // quotedPath is rsync's full_fname: the absolute path, quoted.
@@ -90,8 +97,9 @@ type batchWriter struct {
 	rec *wire.BatchRecorder
 }
 
-// startWriteBatch writes FILE.sh and opens FILE, as rsync does before
-// the transfer starts.
+// startWriteBatch opens FILE.sh and FILE, as rsync does before the
+// transfer starts, and writes the script: a batch file that cannot be
+// opened leaves FILE.sh empty, as rsync leaves it.
 func startWriteBatch(inv *Invocation, prog []string) (*batchWriter, error) {
 	script, err := batchScript(inv, prog)
 	if err != nil {
@@ -99,18 +107,20 @@ func startWriteBatch(inv *Invocation, prog []string) (*batchWriter, error) {
 	}
 	sh, err := fsops.CreateOwned(inv.batchName+".sh", 0o700)
 	if err != nil {
-		return nil, batchFileError(inv.batchName+".sh", err, wire.ExitFileSel)
+		return nil, batchFileError(inv, inv.batchName+".sh", err, wire.ExitFileSel)
+	}
+	f, err := fsops.CreateOwned(inv.batchName, 0o600)
+	if err != nil {
+		sh.Close()
+		return nil, batchFileError(inv, inv.batchName, err, wire.ExitFileIO)
 	}
 	_, err = io.WriteString(sh, script)
 	if cerr := sh.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
+		f.Close()
 		return nil, &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("Batch file %s.sh write error: %w", inv.batchName, err)}
-	}
-	f, err := fsops.CreateOwned(inv.batchName, 0o600)
-	if err != nil {
-		return nil, batchFileError(inv.batchName, err, wire.ExitFileIO)
 	}
 	bw := &batchWriter{f: f, buf: bufio.NewWriterSize(f, 1<<20)}
 	bw.rec = wire.NewBatchRecorder(bw.buf, &wire.BatchHeader{Program: "syq " + buildVersion(), Options: inv.Opts, IncRecurse: incRecursive(inv, &inv.Opts)})
@@ -345,11 +355,11 @@ func readBatch(inv *Invocation, stdout, stderr io.Writer) int {
 	} else {
 		var err error
 		if f, err = fsops.OpenOwned(name); err != nil {
-			return reportFatal(stderr, batchFileError(name, err, wire.ExitFileIO))
+			return reportFatal(stderr, batchFileError(inv, name, err, wire.ExitFileIO))
 		}
-		if st, err := fsops.Fstat(f); err == nil && !st.IsReg() {
+		if st, err := fsops.Fstat(f); err == nil && !st.IsReg() && st.Mode&fsops.TypeMask != fsops.TypeFifo {
 			f.Close()
-			return reportFatal(stderr, &wire.FatalError{Code: wire.ExitFileIO, Err: fmt.Errorf("Batch file %s is not a regular file", quotedPath(name))})
+			return reportFatal(stderr, &wire.FatalError{Code: wire.ExitFileIO, Plain: true, Err: fmt.Errorf("Batch file %s is neither a regular file nor a FIFO", quotedPath(name))})
 		}
 	}
 	defer f.Close()

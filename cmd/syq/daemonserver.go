@@ -275,7 +275,7 @@ func daemonScanArgs(args []string) ([]daemon.Arg, error) {
 		switch h.opt.long {
 		case "max-size", "min-size":
 			// Checked here too: -M gives them to this side alone.
-			if _, err := parseSizeArg(h.value, 'b', h.opt.long, 0); err != nil {
+			if _, err := parseSizeArg(h.value, 'b', h.opt.long, 0, -1, false); err != nil {
 				out[i].Invalid = err
 			}
 		}

@@ -28,6 +28,20 @@ var debugOutputs = []struct {
 	{"deltasum", 4, func(o *wire.Options) *int { return &o.DebugDeltasum }}, // -vv DELTASUM1 up to -vvvvv DELTASUM4
 }
 
+// unknownOutputItem is rsync's refusal of an --info or --debug word it
+// does not know, naming the word without its level digits (all of it
+// when it starts with a digit).
+func unknownOutputItem(option, word string) error {
+	name := word
+	if name[0] < '0' || name[0] > '9' {
+		name = strings.TrimRight(name, "0123456789")
+	}
+	return &UsageError{Msg: fmt.Sprintf("Unknown --%s item: %q", option, name), NoPrefix: true}
+}
+
+// rsyncInfoFlags are the --info words rsync knows.
+var rsyncInfoFlags = strings.Fields(`backup copy del flist misc mount name nonreg progress remove skip stats symsafe all none help`)
+
 // checkDebug reads --debug as rsync does (comma-separated names, each
 // with an optional level; "none" and level 0 silence) and refuses names
 // rsync does not know. Of rsync's debug output syq prints only FUZZY's,
@@ -46,7 +60,7 @@ func checkDebug(inv *Invocation) error {
 				continue
 			}
 			if name := strings.ToLower(strings.TrimRight(w, "0123456789")); !slices.Contains(rsyncDebugFlags, name) {
-				return &UsageError{Msg: fmt.Sprintf("Unknown --debug item: %q", w), NoPrefix: true}
+				return unknownOutputItem("debug", w)
 			}
 		}
 	}

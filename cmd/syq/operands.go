@@ -52,6 +52,15 @@ func assignOperands(inv *Invocation, ops []string) error {
 		inv.Dest = ops[len(ops)-1]
 	}
 
+	if len(ops) > 1 && inv.Dest == "" && !isRemote(inv.Sources[0]) {
+		// rsync took an empty destination for "." before 3.2.4; now
+		// only with --old-args. It is checked first, --list-only too.
+		// (Pulling, rsync's receiver finds it once connected.)
+		if !inv.Opts.OldArgs {
+			return &UsageError{Msg: `Empty destination arg specified (use "." or see --old-args).`, NoPrefix: true}
+		}
+		inv.Dest = "."
+	}
 	first, firstRemote := parseRemoteSpec(inv.Sources[0], 0)
 	if firstRemote {
 		if len(ops) > 1 {
@@ -94,8 +103,11 @@ func assignOperands(inv *Invocation, ops []string) error {
 		return nil
 	}
 
-	for _, s := range inv.Sources[1:] {
-		if isRemote(s) {
+	for i, s := range inv.Sources {
+		if s == "" {
+			return &UsageError{Msg: "Empty source arg specified.", NoPrefix: true}
+		}
+		if i > 0 && isRemote(s) {
 			return &UsageError{Msg: "Unexpected remote arg: " + s, NoPrefix: true}
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"io"
 	"math/bits"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,22 +82,25 @@ type Invocation struct {
 	filesFrom       string                                  // --files-from
 	given           struct{ recursive, dirs, relative int } // +1 given on, -1 given off, 0 not given
 	oldDirs         bool                                    // --old-dirs, not cancelled by a later -d or --no-d
-	maxSize         string                                  // --max-size as given
+	maxSize         *string                                 // --max-size as given (even empty: 0)
 	bwlimit         string                                  // --bwlimit as given
 	outbuf          string                                  // --outbuf as given
 	maxAlloc        string                                  // --max-alloc as given
 	checksumChoice  string                                  // --checksum-choice as given
-	protocol        int                                     // --protocol as given
-	debugFlags      []string                                // --debug values as given
-	logFileFormat   *string                                 // --log-file-format as given
-	stopAt          string                                  // --stop-at as given
-	stopAfter       string                                  // --stop-after as given
-	minSize         string                                  // --min-size as given
-	suffix          string                                  // --suffix
-	suffixSet       bool
-	NoProgress      bool // --no-progress was the last word on progress
-	Progress2       bool // --info=progress2: one whole-transfer progress line on stdout
-	InfoHelp        bool // --info=help
+	// checksumChoiceGiven: --checksum-choice was given, even empty
+	// (which rsync refuses as an unknown name).
+	checksumChoiceGiven bool
+	protocol            int      // --protocol as given
+	debugFlags          []string // --debug values as given
+	logFileFormat       *string  // --log-file-format as given
+	stopAt              string   // --stop-at as given
+	stopAfter           string   // --stop-after as given
+	minSize             *string  // --min-size as given
+	suffix              string   // --suffix
+	suffixSet           bool
+	NoProgress          bool // --no-progress was the last word on progress
+	Progress2           bool // --info=progress2: one whole-transfer progress line on stdout
+	InfoHelp            bool // --info=help
 	// info holds the levels --info gave (they win over -v's, wherever
 	// they stand), by lower-case flag name.
 	info      map[string]int
@@ -115,6 +119,11 @@ type Invocation struct {
 	// apply.
 	blockSize      string // --block-size as given
 	wholeFileGiven bool
+
+	// oldArgsGiven: --old-args is on from the command line (not from
+	// RSYNC_OLD_ARGS); secluded: -s is on. rsync refuses the two together.
+	oldArgsGiven bool
+	secluded     bool
 
 	// syq-only options of remote mode.
 	NoBootstrap bool // --syq-no-bootstrap
@@ -429,14 +438,14 @@ func buildCLIOptions() []cliOpt {
 	add(optFlag("ignore-non-existing", 0, func(c *Invocation) { c.Opts.Existing = true }))
 	add(optFlag("ignore-existing", 0, func(c *Invocation) { c.Opts.IgnoreExisting = true }))
 	add(optNum("modify-window", '@', func(c *Invocation, n int) { c.Opts.ModifyWindowSec = int64(n) }))
-	add(optText("max-size", 0, func(c *Invocation, s string) { c.maxSize = s }), optText("min-size", 0, func(c *Invocation, s string) { c.minSize = s }))
+	add(optText("max-size", 0, func(c *Invocation, s string) { c.maxSize = &s }), optText("min-size", 0, func(c *Invocation, s string) { c.minSize = &s }))
 	// syq's allocations are bounded by design (no buffer grows with a
 	// peer's claims), so --max-alloc is checked and needs no more.
 	add(optText("max-alloc", 0, func(c *Invocation, s string) { c.maxAlloc = s }))
 	// --checksum-choice names the hash behind -c and the transfer checks.
 	// syq checks with its own strong hash whatever is named: a choice
 	// changes no outcome, only rsync's wire format.
-	checksumChoice := func(c *Invocation, s string) { c.checksumChoice = s }
+	checksumChoice := func(c *Invocation, s string) { c.checksumChoice, c.checksumChoiceGiven = s, true }
 	add(optText("checksum-choice", 0, checksumChoice), optText("cc", 0, checksumChoice))
 	add(optNum("checksum-seed", 0, func(*Invocation, int) {})) // seeds rsync's MD4 only
 	add(optFlag("fuzzy", 'y', func(c *Invocation) { c.Opts.Fuzzy++ }))
@@ -565,11 +574,21 @@ func buildCLIOptions() []cliOpt {
 	add(optText("rsync-path", 0, func(c *Invocation, s string) { c.RsyncPath = s }))
 	// --old-args: remote names are split into words by the remote shell,
 	// as before rsync 3.2.4 (RSYNC_OLD_ARGS=1 does the same).
-	add(optBool(func(o *wire.Options) *bool { return &o.OldArgs }, "old-args", 0, "no-old-args")...)
+	add(optFlag("old-args", 0, func(c *Invocation) { c.Opts.OldArgs, c.oldArgsGiven = true, true }),
+		optFlag("no-old-args", 0, func(c *Invocation) { c.Opts.OldArgs, c.oldArgsGiven = false, false }))
 	// syq never passes file names or options through the remote shell
-	// (they travel in the handshake), which is what -s asks for.
-	add(optFlag("secluded-args", 's', func(*Invocation) {}), optFlag("protect-args", 0, func(*Invocation) {}))
-	add(optNoop("no-secluded-args"), optNoop("no-protect-args"), optNoop("no-s"))
+	// (they travel in the handshake), which is what -s asks for; only
+	// its conflict with --old-args shows.
+	for _, name := range []string{"secluded-args", "protect-args"} {
+		short := byte(0)
+		if name == "secluded-args" {
+			short = 's'
+		}
+		add(optFlag(name, short, func(c *Invocation) { c.secluded = true }))
+	}
+	for _, name := range []string{"no-secluded-args", "no-protect-args", "no-s"} {
+		add(optFlag(name, 0, func(c *Invocation) { c.secluded = false }))
+	}
 	// --trust-sender lets rsync skip its checks of what a sender lists;
 	// syq's receiver keeps its own (they cost nothing), so the option
 	// changes nothing that a sender rsync would accept shows.
@@ -964,16 +983,19 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if err := checkAcceptedValues(inv); err != nil {
 		return nil, err
 	}
+	if inv.oldArgsGiven && inv.secluded {
+		return nil, &UsageError{Msg: "--secluded-args conflicts with --old-args."}
+	}
+	if inv.secluded && !inv.oldArgsGiven {
+		inv.Opts.OldArgs = false // rsync reads RSYNC_OLD_ARGS only without -s
+	}
 	if err := checkDebug(inv); err != nil {
 		return nil, err
 	}
 	if inv.bwlimit != "" {
-		n, err := parseSizeArg(inv.bwlimit, 'K', "bwlimit", 0)
+		n, err := parseSizeArg(inv.bwlimit, 'K', "bwlimit", 512, -1, true)
 		if err != nil {
 			return nil, err
-		}
-		if n > 0 && n < 512 {
-			return nil, &UsageError{Msg: fmt.Sprintf("--bwlimit=%s is too small (min: 512 or 0 for unlimited)", inv.bwlimit)}
 		}
 		// rsync keeps the limit in whole KiB/s, rounded.
 		inv.Opts.BwLimit = (n + 512) / 1024 * 1024
@@ -993,12 +1015,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	settleInfo(inv)
 	if inv.blockSize != "" {
-		n, err := parseSizeArg(inv.blockSize, 'b', "block-size", 0)
+		n, err := parseSizeArg(inv.blockSize, 'b', "block-size", 0, delta.MaxUserBlock, false)
 		if err != nil {
 			return nil, err
-		}
-		if n > delta.MaxUserBlock {
-			return nil, &UsageError{Msg: fmt.Sprintf("--block-size=%s is too large (max: 128.00K)", inv.blockSize)}
 		}
 		inv.Opts.BlockSize = int(n)
 	}
@@ -1018,7 +1037,7 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	inv.Opts.ChecksumChoice = inv.checksumChoice
 	if _, err := sender.ParseChmods(inv.Opts.Chmod, 0); err != nil {
-		return nil, &UsageError{Msg: err.Error(), NoPrefix: true}
+		return nil, &UsageError{Msg: err.Error()}
 	}
 	if inv.Opts.WriteDevices {
 		inv.Opts.Inplace = true // as rsync: a device is written where it is
@@ -1280,6 +1299,9 @@ func checkInfo(value string) error {
 			continue
 		}
 		flag, level := splitInfo(w)
+		if !slices.Contains(rsyncInfoFlags, flag) {
+			return unknownOutputItem("info", w)
+		}
 		max, ok := infoFlags[flag]
 		if !ok || level > max && flag != "help" && max < 4 {
 			return cliRefuse("--info=" + w)

@@ -158,11 +158,12 @@ func rsyncServerArgs(inv *Invocation) []string {
 		} else if o.MaxDelete == 0 {
 			args = append(args, "--max-delete=-1")
 		}
-		if inv.minSize != "" {
-			args = append(args, rsyncSafeArg("--min-size", inv.minSize))
+		// As rsync, the sizes go in bytes, as parsed ("--max-size=" is 0).
+		if o.MinSize != nil {
+			args = append(args, "--min-size="+strconv.FormatInt(*o.MinSize, 10))
 		}
-		if inv.maxSize != "" {
-			args = append(args, rsyncSafeArg("--max-size", inv.maxSize))
+		if o.MaxSize != nil {
+			args = append(args, "--max-size="+strconv.FormatInt(*o.MaxSize, 10))
 		}
 		switch {
 		case o.DeleteBefore:

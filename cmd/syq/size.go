@@ -6,19 +6,21 @@ import (
 	"strconv"
 	"strings"
 
+	"syq/receiver"
 	"syq/wire"
 )
 
 // settleSizes reads --max-size and --min-size as given.
 func settleSizes(inv *Invocation) error {
 	for _, lim := range []struct {
-		arg, name string
-		to        **int64
+		arg  *string
+		name string
+		to   **int64
 	}{{inv.maxSize, "max-size", &inv.Opts.MaxSize}, {inv.minSize, "min-size", &inv.Opts.MinSize}} {
-		if lim.arg == "" {
+		if lim.arg == nil {
 			continue
 		}
-		n, err := parseSizeArg(lim.arg, 'b', lim.name, 0)
+		n, err := parseSizeArg(*lim.arg, 'b', lim.name, 0, -1, false)
 		if err != nil {
 			return err
 		}
@@ -28,12 +30,36 @@ func settleSizes(inv *Invocation) error {
 }
 
 // parseSizeArg reads a size as rsync's options do (--max-size,
-// --min-size, --bwlimit): a decimal number with an optional fraction,
-// an optional unit letter (b, k, m, g, t, p; def when none), "b" after
-// it for powers of 1000 or "ib"/nothing for powers of 1024, and an
-// optional "+1" or "-1" to nudge the result by one byte.
-func parseSizeArg(arg string, def byte, opt string, minValue int64) (int64, error) {
-	bad := func(why string) error { return &UsageError{Msg: fmt.Sprintf("--%s=%s is %s", opt, arg, why)} }
+// --min-size, --bwlimit, --block-size, --max-alloc): a decimal number
+// with an optional fraction, an optional unit letter (b, k, m, g, t, p;
+// def when none), "b" after it for powers of 1000 or "ib"/nothing for
+// powers of 1024, and an optional "+1" or "-1" to nudge the result by
+// one byte. maxValue < 0 means no limit but rsync's own (half the
+// address space); with unlimited0, 0 passes minValue ("0 for
+// unlimited").
+//
+// The number's value is what C's strtod makes of the whole argument, as
+// rsync takes it: no digits at all ("k", "", ".") is 0, and a leading
+// sign is read, so "-5" is a negative size and so "too large".
+func parseSizeArg(arg string, def byte, opt string, minValue, maxValue int64, unlimited0 bool) (int64, error) {
+	fail := func(why string, limitName string, limit int64) error {
+		msg := fmt.Sprintf("--%s=%s is %s", opt, arg, why)
+		if limitName != "" && limit >= 0 {
+			msg += fmt.Sprintf(" (%s: %s", limitName, receiver.HumanNum(limit, 3))
+			if unlimited0 && limitName == "min" {
+				msg += " or 0 for unlimited"
+			}
+			msg += ")"
+		}
+		return &UsageError{Msg: msg}
+	}
+	invalid := func() error { return fail("invalid", "", -1) }
+	tooLarge := func() error { return fail("too large", "max", maxValue) }
+	sizeMax := int64(math.MaxInt64) // C's SIZE_MAX / 2
+	if maxValue >= 0 {
+		sizeMax = maxValue
+	}
+
 	i := 0
 	for i < len(arg) && arg[i] >= '0' && arg[i] <= '9' {
 		i++
@@ -42,17 +68,16 @@ func parseSizeArg(arg string, def byte, opt string, minValue int64) (int64, erro
 		for i++; i < len(arg) && arg[i] >= '0' && arg[i] <= '9'; i++ {
 		}
 	}
-	num := arg[:i]
 	unit := def
 	if i < len(arg) && arg[i] != '+' && arg[i] != '-' {
 		unit = arg[i]
 		i++
 	}
-	reps := strings.IndexByte("bkmgtp", byte(strings.ToLower(string(unit))[0]))
+	reps := strings.IndexByte("bkmgtp", unit|0x20)
 	if reps < 0 {
-		return 0, bad("invalid")
+		return 0, invalid()
 	}
-	mult := 1024.0
+	mult := int64(1024)
 	switch {
 	case i < len(arg) && (arg[i] == 'b' || arg[i] == 'B'):
 		mult = 1000
@@ -61,22 +86,26 @@ func parseSizeArg(arg string, def byte, opt string, minValue int64) (int64, erro
 	case len(arg)-i >= 2 && strings.EqualFold(arg[i:i+2], "ib"):
 		i += 2
 	default:
-		return 0, bad("invalid")
+		return 0, invalid()
 	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, bad("invalid")
-	}
-	v := f * math.Pow(mult, float64(reps))
-	if v >= math.MaxInt64/2 {
-		return 0, bad("too large")
-	}
-	size := int64(v)
-	if rest := arg[i:]; rest == "+1" || rest == "-1" {
-		if i == 0 {
-			return 0, bad("invalid")
+	scale := int64(1)
+	for ; reps > 0; reps-- {
+		if scale > sizeMax/mult {
+			return 0, tooLarge()
 		}
-		if rest == "+1" {
+		scale *= mult
+	}
+	f := cStrtod(arg)
+	if math.IsInf(f, 0) || f < 0 || f > float64(sizeMax)/float64(scale) ||
+		(maxValue < 0 && f >= float64(sizeMax)/float64(scale)) {
+		return 0, tooLarge()
+	}
+	size := int64(f * float64(scale))
+	if rest := arg[i:]; i > 0 && len(rest) >= 2 && (rest[0] == '+' || rest[0] == '-') && rest[1] == '1' {
+		if rest[0] == '+' {
+			if size == sizeMax {
+				return 0, tooLarge()
+			}
 			size++
 		} else {
 			size--
@@ -84,15 +113,39 @@ func parseSizeArg(arg string, def byte, opt string, minValue int64) (int64, erro
 		i += 2
 	}
 	if i != len(arg) {
-		return 0, bad("invalid")
+		return 0, invalid()
 	}
-	if size < 0 {
-		return 0, bad("too large")
+	if size < 0 || (maxValue >= 0 && size > maxValue) {
+		return 0, tooLarge()
 	}
-	if size < minValue {
-		return 0, bad("too small")
+	if size < minValue && (!unlimited0 || size != 0) {
+		return 0, fail("too small", "min", minValue)
 	}
 	return size, nil
+}
+
+// cStrtod is C's strtod for the numbers parseSizeArg meets: an optional
+// sign, digits, an optional fraction; anything else ends the number, and
+// no number at all is 0.
+func cStrtod(s string) float64 {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	start := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		}
+	}
+	if i-start == 0 || s[start:i] == "." {
+		return 0
+	}
+	// Out of range, ParseFloat gives ±Inf as strtod gives HUGE_VAL.
+	f, _ := strconv.ParseFloat(s[:i], 64)
+	return f
 }
 
 // checkAcceptedValues checks the options syq accepts for their values
@@ -103,7 +156,7 @@ func checkAcceptedValues(inv *Invocation) error {
 		return &UsageError{Msg: "Invalid --outbuf setting -- specify N, L, or B."}
 	}
 	if s := inv.maxAlloc; s != "" {
-		n, err := parseSizeArg(s, 'b', "max-alloc", 0)
+		n, err := parseSizeArg(s, 'b', "max-alloc", 1<<20, -1, true)
 		if err != nil {
 			return err
 		}
@@ -111,18 +164,21 @@ func checkAcceptedValues(inv *Invocation) error {
 			// rsync since 3.5.0's successor: 0 no longer means "no limit".
 			return &UsageError{Msg: "max-alloc must be greater than zero"}
 		}
-		if n < 1<<20 {
-			return &UsageError{Msg: fmt.Sprintf("--max-alloc=%s is too small (min: 1.00M or 0 for unlimited)", s)}
-		}
 	}
-	if s := inv.checksumChoice; s != "" {
-		for _, name := range strings.SplitN(s, ",", 2) {
+	if s := inv.checksumChoice; inv.checksumChoiceGiven {
+		for i, name := range strings.SplitN(s, ",", 2) {
 			switch strings.ToLower(name) {
 			case "auto", "xxh128", "xxh3", "xxh64", "xxhash", "md5", "md4", "sha1":
 			case "none":
 				return &UsageError{Code: wire.ExitUnsupported, Msg: "--checksum-choice=none is not supported: syq always checks what it transfers"}
 			default:
-				return &UsageError{Code: wire.ExitUnsupported, Msg: "unknown checksum name: " + name}
+				// rsync names the rest of the argument from where
+				// the unknown name starts (its C string runs on).
+				rest := s
+				if i == 1 {
+					rest = s[strings.IndexByte(s, ',')+1:]
+				}
+				return &UsageError{Code: wire.ExitUnsupported, Msg: "unknown checksum name: " + rest, NoPrefix: true}
 			}
 		}
 	}
