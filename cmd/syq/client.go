@@ -159,6 +159,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		}
 	}
 	base := wire.Setup{Options: helperOpts, Debug: debug}
+	if !end.Daemon {
+		base.Tilde = remoteTilde(inv)
+	}
 	peerSide := "sender"
 	if end.Push {
 		base.Role, base.Args, peerSide = "receiver", []string{inv.Dest}, "receiver"

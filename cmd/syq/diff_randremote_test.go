@@ -31,6 +31,9 @@ var randRemoteScenarios = []diffScenario{
 		checkSyq: checkStderrHas(`found ".." dir in relative path: src/sub/../sub`)},
 	{name: "R-dotdot-after-dot-dir", fx: fxPlain, args: dtArgs("-aR", "src/a.txt", "src/./sub/..", "dst/"), code: 1, cmp: dtSkipRoot,
 		checkSyq: checkStderrHas(`found ".." dir in relative path: sub/..`)},
+	// -s and --old-args on one line are refused (either from the
+	// environment gives way to the other on the line).
+	{name: "secluded-old-args-conflict", fx: fxPlain, args: dtArgs("-s", "--old-args", "src/", "dst/"), code: 1, stderr: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, randRemoteScenarios...) }

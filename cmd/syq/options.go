@@ -62,9 +62,15 @@ type Invocation struct {
 	// VersionLevel counts -V: 2 or more prints the capabilities as JSON,
 	// in rsync's -VV layout.
 	VersionLevel int
-	Rsh          string     // -e/--rsh
-	RsyncPath    string     // --rsync-path
-	Remote       *RemoteEnd // nil for a local transfer
+	Rsh          string // -e/--rsh
+	oldArgs      int    // --old-args given (1), --no-old-args (-1), neither (0)
+	secludedArgs int    // -s given (1), --no-s (-1), neither (0)
+	// secluded: rsync would send the remote names without a remote
+	// shell seeing them (-s, or RSYNC_PROTECT_ARGS).
+	secluded    bool
+	trustSender bool       // --trust-sender
+	RsyncPath   string     // --rsync-path
+	Remote      *RemoteEnd // nil for a local transfer
 	// RemoteOptions (-M) are rsync options for the remote side only.
 	RemoteOptions []string
 	// Filter rules in command-line order; -C adds its rules after them.
@@ -565,15 +571,18 @@ func buildCLIOptions() []cliOpt {
 	add(optText("rsync-path", 0, func(c *Invocation, s string) { c.RsyncPath = s }))
 	// --old-args: remote names are split into words by the remote shell,
 	// as before rsync 3.2.4 (RSYNC_OLD_ARGS=1 does the same).
-	add(optBool(func(o *wire.Options) *bool { return &o.OldArgs }, "old-args", 0, "no-old-args")...)
+	add(optFlag("old-args", 0, func(c *Invocation) { c.oldArgs = 1 }), optFlag("no-old-args", 0, func(c *Invocation) { c.oldArgs = -1 }))
 	// syq never passes file names or options through the remote shell
-	// (they travel in the handshake), which is what -s asks for.
-	add(optFlag("secluded-args", 's', func(*Invocation) {}), optFlag("protect-args", 0, func(*Invocation) {}))
-	add(optNoop("no-secluded-args"), optNoop("no-protect-args"), optNoop("no-s"))
+	// (they travel in the handshake), which is what -s asks for; what it
+	// changes is that no remote shell expands a leading "~" (remoteTilde).
+	secluded := func(on int) func(*Invocation) { return func(c *Invocation) { c.secludedArgs = on } }
+	add(optFlag("secluded-args", 's', secluded(1)), optFlag("protect-args", 0, secluded(1)))
+	add(optFlag("no-secluded-args", 0, secluded(-1)), optFlag("no-protect-args", 0, secluded(-1)), optFlag("no-s", 0, secluded(-1)))
 	// --trust-sender lets rsync skip its checks of what a sender lists;
 	// syq's receiver keeps its own (they cost nothing), so the option
-	// changes nothing that a sender rsync would accept shows.
-	add(optNoop("trust-sender"))
+	// changes nothing that a sender rsync would accept shows, but that
+	// rsync leaves a pulled name's "~" to the remote shell (remoteTilde).
+	add(optFlag("trust-sender", 0, func(c *Invocation) { c.trustSender = true }))
 	add(optText("address", 0, func(c *Invocation, s string) { c.Address = s }), optNum("port", 0, func(c *Invocation, n int) { c.Port = n }), optText("sockopts", 0, func(c *Invocation, s string) { c.SockOpts = s }))
 	// syq never talks to the remote shell in non-blocking mode, so
 	// --blocking-io changes nothing.
@@ -918,11 +927,35 @@ func newInvocation() *Invocation {
 	inv.Opts.MaxDelete = -1     // unlimited
 	inv.Opts.WholeFile = true   // rsync's default for a local copy
 	inv.Opts.ImpliedDirs = true // rsync's default
-	// RSYNC_OLD_ARGS=1 asks for --old-args unless the line says otherwise.
-	if n, err := strconv.Atoi(os.Getenv("RSYNC_OLD_ARGS")); err == nil && n > 0 {
-		inv.Opts.OldArgs = true
-	}
 	return inv
+}
+
+// settleArgProtection decides --old-args and -s as rsync does: either
+// given on the line wins over RSYNC_OLD_ARGS (a non-empty value also
+// turns -s off) and RSYNC_PROTECT_ARGS, and the two together are an
+// error.
+func settleArgProtection(inv *Invocation) error {
+	switch {
+	case inv.oldArgs > 0 && inv.secludedArgs > 0:
+		return &UsageError{Msg: "--secluded-args conflicts with --old-args."}
+	case inv.oldArgs > 0:
+		inv.Opts.OldArgs, inv.secluded = true, false
+		return nil
+	case inv.oldArgs == 0 && inv.secludedArgs <= 0:
+		if env := os.Getenv("RSYNC_OLD_ARGS"); env != "" {
+			n, _ := strconv.Atoi(env)
+			inv.Opts.OldArgs, inv.secluded = n > 0, false
+			return nil
+		}
+	}
+	switch {
+	case inv.secludedArgs != 0:
+		inv.secluded = inv.secludedArgs > 0
+	default:
+		n, err := strconv.Atoi(os.Getenv("RSYNC_PROTECT_ARGS"))
+		inv.secluded = err == nil && n != 0
+	}
+	return nil
 }
 
 // parseRsyncArgs parses a `syq rsync` command line; args exclude the
@@ -954,6 +987,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	if inv.ShowVersion {
 		return inv, nil
+	}
+	if err := settleArgProtection(inv); err != nil {
+		return nil, err
 	}
 	if err := settleSizes(inv); err != nil {
 		return nil, err
