@@ -34,9 +34,16 @@ var randRemoteScenarios = []diffScenario{
 	// -s and --old-args on one line are refused (either from the
 	// environment gives way to the other on the line).
 	{name: "secluded-old-args-conflict", fx: fxPlain, args: dtArgs("-s", "--old-args", "src/", "dst/"), code: 1, stderr: true},
+	// A destination named with a trailing "/" where a file is: rsync's
+	// stat of it fails (ENOTDIR) before it looks at what it is sent.
+	{name: "dest-slash-on-file", fx: fxPlain, pre: preDestFile, args: dtArgs("-a", "src/", "dst/"), code: 3, stderr: true},
+	{name: "dest-slash-on-file-one-file", fx: fxPlain, pre: preDestFile, args: dtArgs("-a", "src/a.txt", "dst/"), code: 3, stderr: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, randRemoteScenarios...) }
+
+// preDestFile: dst is a file.
+func preDestFile(b *fixtureBuilder) { b.file("dst", 10) }
 
 // checkStderrHas checks that syq's error output has the line want.
 func checkStderrHas(want string) func(t *testing.T, a *dtArm, remote bool) {
