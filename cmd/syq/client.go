@@ -610,6 +610,20 @@ func withRemoteOptions(inv *Invocation, base wire.Options) (wire.Options, error)
 	}
 	remote := *inv
 	remote.Opts = base
+	// rsync sends --suffix only when it is not the client's default
+	// ("~", or "" with a --backup-dir); otherwise the remote side takes
+	// its own default, after a -M--backup-dir too. (A local copy's
+	// receiving side keeps the suffix it was given.)
+	clientDefault := "~"
+	if inv.Opts.BackupDir != "" {
+		clientDefault = ""
+	}
+	if inv.Remote != nil {
+		remote.suffixSet = inv.suffixSet && inv.suffix != clientDefault
+		if inv.omitDirTimesImplied {
+			remote.Opts.OmitDirTimes = false // settleBackup's to imply
+		}
+	}
 	if err := cliApply(&remote, hits); err != nil {
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
 	}
@@ -620,6 +634,9 @@ func withRemoteOptions(inv *Invocation, base wire.Options) (wire.Options, error)
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
 	}
 	remote.Filters = slices.Clone(inv.Filters) // settleBackup may add one
+	if inv.Remote != nil && !remote.suffixSet {
+		remote.Opts.BackupSuffix = "" // settleBackup's default
+	}
 	if err := settleBackup(&remote); err != nil {
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
 	}

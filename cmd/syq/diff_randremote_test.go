@@ -38,6 +38,12 @@ var randRemoteScenarios = []diffScenario{
 	// stat of it fails (ENOTDIR) before it looks at what it is sent.
 	{name: "dest-slash-on-file", fx: fxPlain, pre: preDestFile, args: dtArgs("-a", "src/", "dst/"), code: 3, stderr: true},
 	{name: "dest-slash-on-file-one-file", fx: fxPlain, pre: preDestFile, args: dtArgs("-a", "src/a.txt", "dst/"), code: 3, stderr: true},
+	// A backup directory given to the remote side alone (-M): rsync's
+	// client sends no --suffix of its default "~", so a pushed backup
+	// there has the remote side's default, none; locally the receiving
+	// side keeps "~". The backups made in dst change its time.
+	{name: "M-backup-dir-suffix", fx: fxPlain, pre: preUpdate, args: dtArgs("-ai", "-b", "-M--backup-dir=bak", "src/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+	{name: "M-backup-dir-client-suffix", fx: fxPlain, pre: preUpdate, args: dtArgs("-ai", "-b", "--suffix=.s", "-M--backup-dir=bak", "src/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, randRemoteScenarios...) }

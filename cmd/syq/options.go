@@ -100,9 +100,12 @@ type Invocation struct {
 	minSize         string                                  // --min-size as given
 	suffix          string                                  // --suffix
 	suffixSet       bool
-	NoProgress      bool // --no-progress was the last word on progress
-	Progress2       bool // --info=progress2: one whole-transfer progress line on stdout
-	InfoHelp        bool // --info=help
+	// omitDirTimesImplied: -O comes from -b without --backup-dir, not
+	// from the command line.
+	omitDirTimesImplied bool
+	NoProgress          bool // --no-progress was the last word on progress
+	Progress2           bool // --info=progress2: one whole-transfer progress line on stdout
+	InfoHelp            bool // --info=help
 	// info holds the levels --info gave (they win over -v's, wherever
 	// they stand), by lower-case flag name.
 	info      map[string]int
@@ -1182,10 +1185,12 @@ func settleBackup(inv *Invocation) error {
 	if o.Backup && o.BackupDir == "" && o.BackupSuffix == "" {
 		return &UsageError{Msg: "--suffix cannot be empty without a --backup-dir"}
 	}
-	if o.Backup && o.BackupDir == "" {
+	if o.Backup && o.BackupDir == "" && !o.OmitDirTimes {
 		// rsync implies --omit-dir-times here (its options.c: backups
-		// beside the files would otherwise change directory times).
-		o.OmitDirTimes = true
+		// beside the files would otherwise change directory times),
+		// and does not pass it on: the remote side implies it for
+		// itself, unless it was given a backup directory of its own.
+		o.OmitDirTimes, inv.omitDirTimesImplied = true, true
 	}
 	if o.Backup && o.Delete && o.BackupDir == "" && !o.DeleteExcluded {
 		// rsync keeps --delete from removing the backups it makes.

@@ -59,7 +59,7 @@ func rsyncServerArgs(inv *Invocation) []string {
 	if push {
 		put(o.KeepDirLinks, 'K')
 		put(o.PruneEmptyDirs, 'm')
-		put(o.OmitDirTimes, 'O')
+		put(o.OmitDirTimes && !inv.omitDirTimesImplied, 'O') // the server implies it itself
 		put(o.OmitLinkTimes, 'J')
 		put(o.Fuzzy > 0, 'y')
 		put(o.Fuzzy > 1, 'y')
