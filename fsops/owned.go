@@ -144,7 +144,9 @@ func OpenDirOwned(path string) (*Dir, error) {
 	return &Dir{fd: fd, path: path}, nil
 }
 
-// StatOwned stats such a path, following only trusted symlinks.
+// StatOwned stats such a path, following only trusted symlinks. As
+// stat(2), a path ending in "/" names a directory: anything else there
+// is ENOTDIR.
 func StatOwned(path string) (Stat, error) {
 	fd, err := openOwned(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -154,6 +156,9 @@ func StatOwned(path string) (Stat, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return Stat{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if strings.HasSuffix(path, "/") && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return Stat{}, &os.PathError{Op: "stat", Path: path, Err: unix.ENOTDIR}
 	}
 	return fromUnix(&st), nil
 }

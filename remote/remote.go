@@ -75,6 +75,17 @@ type Config struct {
 	ServerArgs []string
 	// RsyncForm goes straight to ServerArgs (--syq-rsync-form).
 	RsyncForm bool
+	// Role is this side's part as rsync's messages name it: "sender"
+	// pushing, "Receiver" pulling ("sender" when empty).
+	Role string
+}
+
+// role is cfg.Role, "sender" when unset.
+func (cfg Config) role() string {
+	if cfg.Role == "" {
+		return "sender"
+	}
+	return cfg.Role
 }
 
 // MaxEarly bounds Config.Early: well under a pipe's buffer.
@@ -401,7 +412,7 @@ func start(ctx context.Context, cfg Config, bin *binaryInfo, force bool) (*Sessi
 		return nil, &staleHelperError{err: err}
 	case code == 255:
 		// ssh could not connect or log in; it said why on stderr.
-		return nil, &wire.FatalError{Code: 255, Err: errors.New("connection unexpectedly closed (0 bytes received so far) [sender]")}
+		return nil, &wire.FatalError{Code: 255, Err: fmt.Errorf("connection unexpectedly closed (0 bytes received so far) [%s]", cfg.role())}
 	case wire.IsNoMagic(err) && found:
 		return nil, &staleHelperError{err: fmt.Errorf("the helper exited with status %d before its handshake", code)}
 	case wire.IsNoMagic(err):
@@ -450,12 +461,22 @@ func startRsyncForm(ctx context.Context, cfg Config) (*Session, error) {
 	code, _ := s.Wait()
 	switch {
 	case code == 255:
-		return nil, &wire.FatalError{Code: 255, Err: errors.New("connection unexpectedly closed (0 bytes received so far) [sender]")}
+		return nil, &wire.FatalError{Code: 255, Err: fmt.Errorf("connection unexpectedly closed (0 bytes received so far) [%s]", cfg.role())}
 	case wire.IsNoMagic(err):
 		return nil, &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("run as an rsync server (%s --server ...) it exited with status %d before syq's handshake", prog, code)}
 	}
 	return nil, &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("the remote side did not start syq's helper as an rsync server: %v", err)}
 }
+
+// ExecError: the remote shell command could not be run at all (not
+// found, not executable).
+type ExecError struct {
+	Prog string // the command's first word
+	Err  error  // as exec gives it: an *fs.PathError, or exec.ErrNotFound for a name not on $PATH
+}
+
+func (e *ExecError) Error() string { return fmt.Sprintf("failed to exec %s: %v", e.Prog, e.Err) }
+func (e *ExecError) Unwrap() error { return e.Err }
 
 // launch starts argv through the remote shell; its stdin and stdout
 // are the Session's.
@@ -481,7 +502,7 @@ func launch(ctx context.Context, argv []string, stderr io.Writer) (*Session, err
 		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: err}
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, &wire.FatalError{Code: wire.ExitStartClient, Err: fmt.Errorf("failed to exec %s: %w", argv[0], err)}
+		return nil, &ExecError{Prog: argv[0], Err: err}
 	}
 	s := &Session{cmd: cmd, stdin: stdin, stdout: stdout, Reader: bufio.NewReaderSize(stdout, 256<<10)}
 	return s, nil

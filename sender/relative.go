@@ -53,6 +53,37 @@ func relativeSplit(op string) (base, rel string) {
 	return ".", op
 }
 
+// checkRelativeDotDot refuses an operand whose relative path (from its
+// "/./", or whole) has a ".." component, as rsync's sender does before
+// it lists anything: the path would leave the destination. The message
+// shows the path as rsync cleans it (no "." components, no repeated or
+// trailing slashes).
+func checkRelativeDotDot(operands []string) error {
+	for _, op := range operands {
+		rel := op
+		if i := strings.Index(op, "/./"); i >= 0 {
+			rel = strings.TrimLeft(op[i+3:], "/")
+		}
+		var comps []string
+		dotdot := false
+		for _, c := range strings.Split(rel, "/") {
+			if c != "" && c != "." {
+				comps = append(comps, c)
+				dotdot = dotdot || c == ".."
+			}
+		}
+		if !dotdot {
+			continue
+		}
+		shown := strings.Join(comps, "/")
+		if strings.HasPrefix(rel, "/") {
+			shown = "/" + shown
+		}
+		return &wire.FatalError{Code: wire.ExitSyntax, Plain: true, Err: fmt.Errorf("found \"..\" dir in relative path: %s", shown)}
+	}
+	return nil
+}
+
 // relativeTree builds the tree of all operands.
 func relativeTree(operands []string) *relNode {
 	root := &relNode{children: map[string]*relNode{}}

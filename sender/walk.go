@@ -74,6 +74,9 @@ func (s *Sender) walk(ctx context.Context) error {
 	var roots []*fsops.Dir
 	var jobs []*dirJob
 	if s.cfg.Opts.Relative {
+		if err := checkRelativeDotDot(s.cfg.Operands); err != nil {
+			return err
+		}
 		top, jobs = s.walkRelative()
 	} else {
 		top, roots, jobs = s.walkOperands()

@@ -130,7 +130,21 @@ type Setup struct {
 	// names below this source directory, which an rsync-shaped server
 	// command line names (as "--files-from=- . DIR") and may rewrite.
 	FilesFromBase string `json:"files_from_base,omitempty"`
+	// Tilde says which names begin with a "~" that the remote shell
+	// would have expanded to a home directory, had they gone through it
+	// as rsync passes them: TildeAll, TildeSlashed, or "" for none
+	// (-s, where rsync's names bypass the shell).
+	Tilde string `json:"tilde,omitempty"`
 }
+
+// Setup.Tilde's rules. TildeAll: every operand (rsync leaves a leading
+// "~" unescaped), and the path-valued options. TildeSlashed: as
+// TildeAll, except that an operand without a "/" (with -R, without a
+// "/./") keeps its "~": rsync escapes it there for a pull.
+const (
+	TildeAll     = "all"
+	TildeSlashed = "slashed"
+)
 
 type setupJSON struct {
 	Role    string          `json:"role"`
@@ -141,6 +155,7 @@ type setupJSON struct {
 	Multi   bool            `json:"multi_rail,omitempty"`
 	Addrs   []string        `json:"rail_addrs,omitempty"`
 	FFBase  string          `json:"files_from_base,omitempty"`
+	Tilde   string          `json:"tilde,omitempty"`
 }
 
 // WriteHello writes Magic and h (the helper's first words).
@@ -176,7 +191,7 @@ func EncodeClientHello(h *Hello, s *Setup) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb, err := json.Marshal(&setupJSON{Role: s.Role, Args: s.Args, Options: opts, Debug: s.Debug, Rails: s.Rails, Multi: s.MultiRail, Addrs: s.RailAddrs, FFBase: s.FilesFromBase})
+	sb, err := json.Marshal(&setupJSON{Role: s.Role, Args: s.Args, Options: opts, Debug: s.Debug, Rails: s.Rails, Multi: s.MultiRail, Addrs: s.RailAddrs, FFBase: s.FilesFromBase, Tilde: s.Tilde})
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +369,7 @@ func ReadSetup(r *bufio.Reader) (*Setup, error) {
 	if err := readJSONFrame(r, frameSetup, &sj); err != nil {
 		return nil, err
 	}
-	s := &Setup{Role: sj.Role, Args: sj.Args, Debug: sj.Debug, Rails: sj.Rails, MultiRail: sj.Multi, RailAddrs: sj.Addrs, FilesFromBase: sj.FFBase}
+	s := &Setup{Role: sj.Role, Args: sj.Args, Debug: sj.Debug, Rails: sj.Rails, MultiRail: sj.Multi, RailAddrs: sj.Addrs, FilesFromBase: sj.FFBase, Tilde: sj.Tilde}
 	if len(sj.Options) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(sj.Options))
 		dec.DisallowUnknownFields()

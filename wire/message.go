@@ -303,6 +303,7 @@ const (
 	ExitSocketIO    = 10 // error in socket I/O
 	ExitFileIO      = 11 // error in file I/O
 	ExitStreamIO    = 12 // error in rsync protocol data stream
+	ExitIPC         = 14 // error in IPC code
 	ExitSignal      = 20 // received SIGUSR1 or SIGINT
 	ExitPartial     = 23 // some files/attrs were not transferred
 	ExitVanished    = 24 // some files vanished before they could be transferred

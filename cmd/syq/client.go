@@ -12,9 +12,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"syq/filter"
@@ -157,6 +159,9 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		}
 	}
 	base := wire.Setup{Options: helperOpts, Debug: debug}
+	if !end.Daemon {
+		base.Tilde = remoteTilde(inv)
+	}
 	peerSide := "sender"
 	if end.Push {
 		base.Role, base.Args, peerSide = "receiver", []string{inv.Dest}, "receiver"
@@ -199,6 +204,10 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		Bootstrap: !inv.NoBootstrap, Version: ver, Binary: exe,
 		Stderr: stderr, Debug: debugf, Early: firstWords,
 		ServerArgs: rsyncServerArgs(inv), RsyncForm: inv.RsyncForm,
+		Role: "Receiver",
+	}
+	if end.Push {
+		rcfg.Role = "sender"
 	}
 	if !end.Daemon && debugLevelFrom(inv, "cmd", min(max(opts.Verbose-1, 0), 1)) > 0 && !opts.Quiet {
 		if argv, err := remote.Command(rcfg, ""); err == nil {
@@ -218,6 +227,13 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		}
 	} else {
 		sess, err = remote.Start(startCtx, rcfg)
+		var execErr *remote.ExecError
+		if errors.As(err, &execErr) {
+			// rsync's forked child reports the failed exec and exits
+			// with 14; the parent then finds its pipe closed (12).
+			reportFatal(errOut, &wire.FatalError{Code: wire.ExitIPC, Err: fmt.Errorf("[%s] Failed to exec %s: %s", rcfg.Role, execErr.Prog, execErrText(execErr.Err))})
+			err = &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("connection unexpectedly closed (0 bytes received so far) [%s]", rcfg.Role)}
+		}
 	}
 	if err != nil {
 		return fail(err)
@@ -594,6 +610,20 @@ func withRemoteOptions(inv *Invocation, base wire.Options) (wire.Options, error)
 	}
 	remote := *inv
 	remote.Opts = base
+	// rsync sends --suffix only when it is not the client's default
+	// ("~", or "" with a --backup-dir); otherwise the remote side takes
+	// its own default, after a -M--backup-dir too. (A local copy's
+	// receiving side keeps the suffix it was given.)
+	clientDefault := "~"
+	if inv.Opts.BackupDir != "" {
+		clientDefault = ""
+	}
+	if inv.Remote != nil {
+		remote.suffixSet = inv.suffixSet && inv.suffix != clientDefault
+		if inv.omitDirTimesImplied {
+			remote.Opts.OmitDirTimes = false // settleBackup's to imply
+		}
+	}
 	if err := cliApply(&remote, hits); err != nil {
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
 	}
@@ -604,6 +634,9 @@ func withRemoteOptions(inv *Invocation, base wire.Options) (wire.Options, error)
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
 	}
 	remote.Filters = slices.Clone(inv.Filters) // settleBackup may add one
+	if inv.Remote != nil && !remote.suffixSet {
+		remote.Opts.BackupSuffix = "" // settleBackup's default
+	}
 	if err := settleBackup(&remote); err != nil {
 		return wire.Options{}, fmt.Errorf("--remote-option: %w", err)
 	}
@@ -644,6 +677,15 @@ func senderGone(err error) *wire.FatalError {
 }
 
 // asFatal gives any error rsync's exit code: a broken stream is 12.
+// execErrText words a failed exec of the remote shell as rsync's
+// execvp does: a name not found on $PATH is ENOENT there.
+func execErrText(err error) string {
+	if errors.Is(err, exec.ErrNotFound) {
+		err = syscall.ENOENT
+	}
+	return fsops.ErrText(err)
+}
+
 func asFatal(err error) *wire.FatalError {
 	var fe *wire.FatalError
 	if errors.As(err, &fe) {

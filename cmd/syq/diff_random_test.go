@@ -11,7 +11,8 @@ package main
 // The default seed and count keep the run short and the same on every
 // machine (a failure is a regression, not bad luck). To explore, draw
 // more: go test ./cmd/syq -run TestDiffRandom -diffrandom.n 400
-// -diffrandom.seed 9. Each failure names its scenario (seed-index and
+// -diffrandom.seed 9 (-diffrandom.modes push,pull for the remote arms
+// alone). Each failure names its scenario (seed-index and
 // arguments) so that it can be turned into a hand-written one.
 
 import (
@@ -24,9 +25,15 @@ import (
 )
 
 var (
-	diffRandomN    = flag.Int("diffrandom.n", 40, "random differential scenarios per mode (local, push, pull)")
-	diffRandomSeed = flag.Int64("diffrandom.seed", 1, "seed of the random differential scenarios")
+	diffRandomN     = flag.Int("diffrandom.n", 40, "random differential scenarios per mode (local, push, pull)")
+	diffRandomSeed  = flag.Int64("diffrandom.seed", 1, "seed of the random differential scenarios")
+	diffRandomModes = flag.String("diffrandom.modes", "local,push,pull", "comma-separated modes of the random differential scenarios to run (local, push, pull)")
 )
+
+// rdModeOn says whether -diffrandom.modes asks for mode.
+func rdModeOn(mode string) bool {
+	return slices.Contains(strings.Split(*diffRandomModes, ","), mode)
+}
 
 // rdFixture is a source fixture and the destination pre-states that fit
 // it (nil: an empty destination).
@@ -228,7 +235,15 @@ func TestDiffRandomDeterministic(t *testing.T) {
 
 func TestDiffRandom(t *testing.T) {
 	n, seed := *diffRandomN, *diffRandomSeed
+	for _, mode := range strings.Split(*diffRandomModes, ",") {
+		if !slices.Contains([]string{"local", "push", "pull"}, mode) {
+			t.Fatalf("-diffrandom.modes: unknown mode %q (local, push, pull)", mode)
+		}
+	}
 	t.Run("local", func(t *testing.T) {
+		if !rdModeOn("local") {
+			t.Skip("local not in -diffrandom.modes")
+		}
 		setupDiff(t)
 		for i := range n {
 			s := drawDiffScenario(seed, i)
@@ -241,12 +256,15 @@ func TestDiffRandom(t *testing.T) {
 			})
 		}
 	})
-	if testing.Short() {
+	if testing.Short() || !rdModeOn("push") && !rdModeOn("pull") {
 		return
 	}
 	rsh := diffRemoteShell(t)
 	for k, mode := range []string{"push", "pull"} {
 		t.Run(mode, func(t *testing.T) {
+			if !rdModeOn(mode) {
+				t.Skipf("%s not in -diffrandom.modes", mode)
+			}
 			for i := range n / 2 {
 				s := drawDiffScenario(seed, n+k*n+i)
 				t.Run(s.name, func(t *testing.T) {

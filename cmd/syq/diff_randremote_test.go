@@ -4,6 +4,12 @@ package main
 // (TestDiffRandom's push and pull); like every diffScenario they run
 // locally and, through TestDiffRemote, as a push and as a pull.
 
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
 var randRemoteScenarios = []diffScenario{
 	// Without -p a pulled file's %B is the mode it gets here (rsync's
 	// receiving process shows it after it set it): the umask's for a new
@@ -17,6 +23,55 @@ var randRemoteScenarios = []diffScenario{
 	// A pulling rsync's generator lists what it deletes through the
 	// client's --chmod, so %B of a deletion shows the mode so changed.
 	{name: "out-format-B-delete-chmod", fx: fxBasic, pre: preExtras, args: dtArgs("-a", "--delete", "--out-format=%o %n %B", "--chmod=u+rwx,go-w", "src/", "dst/"), stdout: true, sorted: true},
+	// -R refuses an operand with a ".." in the part kept (it would
+	// climb out of the destination) before anything is listed: exit 1,
+	// or 12 pulled (TestDiffRemoteRelativeDotDot; remoteArgs cleans a
+	// pulled operand's path, hence "R-", which TestDiffRemote pulls not).
+	{name: "R-dotdot-operand", fx: fxPlain, args: dtArgs("-aR", "src//sub/../sub/.", "dst/"), code: 1, cmp: dtSkipRoot,
+		checkSyq: checkStderrHas(`found ".." dir in relative path: src/sub/../sub`)},
+	{name: "R-dotdot-after-dot-dir", fx: fxPlain, args: dtArgs("-aR", "src/a.txt", "src/./sub/..", "dst/"), code: 1, cmp: dtSkipRoot,
+		checkSyq: checkStderrHas(`found ".." dir in relative path: sub/..`)},
+	// -s and --old-args on one line are refused (either from the
+	// environment gives way to the other on the line).
+	{name: "secluded-old-args-conflict", fx: fxPlain, args: dtArgs("-s", "--old-args", "src/", "dst/"), code: 1, stderr: true},
+	// A destination named with a trailing "/" where a file is: rsync's
+	// stat of it fails (ENOTDIR) before it looks at what it is sent.
+	{name: "dest-slash-on-file", fx: fxPlain, pre: preDestFile, args: dtArgs("-a", "src/", "dst/"), code: 3, stderr: true},
+	{name: "dest-slash-on-file-one-file", fx: fxPlain, pre: preDestFile, args: dtArgs("-a", "src/a.txt", "dst/"), code: 3, stderr: true},
+	// A backup directory given to the remote side alone (-M): rsync's
+	// client sends no --suffix of its default "~", so a pushed backup
+	// there has the remote side's default, none; locally the receiving
+	// side keeps "~". The backups made in dst change its time.
+	{name: "M-backup-dir-suffix", fx: fxPlain, pre: preUpdate, args: dtArgs("-ai", "-b", "-M--backup-dir=bak", "src/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+	{name: "M-backup-dir-client-suffix", fx: fxPlain, pre: preUpdate, args: dtArgs("-ai", "-b", "--suffix=.s", "-M--backup-dir=bak", "src/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, randRemoteScenarios...) }
+
+// preDestFile: dst is a file.
+func preDestFile(b *fixtureBuilder) { b.file("dst", 10) }
+
+// checkStderrHas checks that syq's error output has the line want.
+func checkStderrHas(want string) func(t *testing.T, a *dtArm, remote bool) {
+	return func(t *testing.T, a *dtArm, remote bool) {
+		if !slices.Contains(strings.Split(a.stderr, "\n"), want) {
+			t.Errorf("exit %d: stderr lacks the line %q:\n%s", a.code, want, a.stderr)
+		}
+	}
+}
+
+// TestDiffRemoteRelativeDotDot: pulled, the remote sender's refusal of a
+// -R operand with ".." ends rsync's client with 12, after the sender's
+// own message.
+func TestDiffRemoteRelativeDotDot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("remote differential suite skipped in -short mode")
+	}
+	rsh := diffRemoteShell(t)
+	s := diffScenario{name: "remote-relative-dotdot-pull", fx: fxPlain, code: 12, cmp: dtSkipRoot,
+		checkSyq: checkStderrHas(`found ".." dir in relative path: sub/../sub`)}
+	s.remote = func(root string) []string {
+		return []string{"-e", rsh, "-aR", "127.0.0.1:" + root + "/src/./sub/../sub", "dst/"}
+	}
+	runDiffScenario(t, 3300, s)
+}

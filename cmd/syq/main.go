@@ -632,6 +632,8 @@ func exitText(code int) string {
 		return "error in file IO"
 	case wire.ExitStreamIO:
 		return "error in rsync protocol data stream"
+	case wire.ExitIPC:
+		return "error in IPC code"
 	case wire.ExitSignal:
 		return "received SIGINT, SIGTERM, or SIGHUP"
 	case wire.ExitTimeout:

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"syq/wire"
 )
 
 // Remote detection follows rsync's hostspec rules. The local/remote
@@ -246,16 +248,16 @@ func TestRemoteOperandsGlob(t *testing.T) {
 	for _, n := range []string{"a.txt", "b.txt", "c.log", "one", "two"} {
 		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
 	}
-	got := remoteOperands([]string{dir + "/*.txt", dir + "/none*", dir + "/c.log"}, false)
+	got := remoteOperands([]string{dir + "/*.txt", dir + "/none*", dir + "/c.log"}, false, noTilde)
 	want := []string{dir + "/a.txt", dir + "/b.txt", dir + "/none*", dir + "/c.log"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("glob: %q, want %q", got, want)
 	}
-	got = remoteOperands([]string{dir + "/one " + dir + "/t?o"}, true)
+	got = remoteOperands([]string{dir + "/one " + dir + "/t?o"}, true, noTilde)
 	if want := []string{dir + "/one", dir + "/two"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("--old-args: %q, want %q", got, want)
 	}
-	if got := remoteOperands([]string{dir + "/one two"}, false); len(got) != 1 {
+	if got := remoteOperands([]string{dir + "/one two"}, false, noTilde); len(got) != 1 {
 		t.Errorf("without --old-args a name with a space stays one operand: %q", got)
 	}
 	// A trailing slash keeps directories only and stays; "./" stays; a
@@ -270,11 +272,93 @@ func TestRemoteOperandsGlob(t *testing.T) {
 		dir + "/one/*":    {dir + "/one/*"},
 		dir + "/[ab].txt": {dir + "/a.txt", dir + "/b.txt"},
 	} {
-		if got := remoteOperands([]string{in}, false); !reflect.DeepEqual(got, want) {
+		if got := remoteOperands([]string{in}, false, noTilde); !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
 	}
-	if got := remoteOperands([]string{dir + "/*"}, false); slices.Contains(got, dir+"/.dot") {
+	if got := remoteOperands([]string{dir + "/*"}, false, noTilde); slices.Contains(got, dir+"/.dot") {
 		t.Errorf("* matched a dot file: %q", got)
+	}
+}
+
+// noTilde: no operand's "~" is the remote shell's.
+func noTilde(string) bool { return false }
+
+// TestTildeRule: which leading "~" rsync leaves to the remote shell
+// (safe_arg), checked against rsync 3.5.0 pulling and pushing
+// "127.0.0.1:~..." through the test sshd.
+func TestTildeRule(t *testing.T) {
+	for _, c := range []struct {
+		rule, name string
+		relative   bool
+		want       bool
+	}{
+		{wire.TildeSlashed, "~/dir", false, true},
+		{wire.TildeSlashed, "~root/dir", false, true},
+		{wire.TildeSlashed, "~", false, false},
+		{wire.TildeSlashed, "~root", false, false},
+		{wire.TildeSlashed, "~/dir", true, false},
+		{wire.TildeSlashed, "~/./dir", true, true},
+		{wire.TildeSlashed, "dir/~", false, false},
+		{wire.TildeAll, "~", false, true},
+		{wire.TildeAll, "~root", true, true},
+		{"", "~/dir", false, false},
+	} {
+		if got := tildeExpands(c.rule, c.name, c.relative); got != c.want {
+			t.Errorf("tildeExpands(%q, %q, %v) = %v, want %v", c.rule, c.name, c.relative, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		env  []string
+		push bool
+		want string
+	}{
+		{[]string{"host:~/a", "b"}, nil, false, wire.TildeSlashed},
+		{[]string{"a", "host:~/b"}, nil, true, wire.TildeAll},
+		{[]string{"--trust-sender", "host:~", "b"}, nil, false, wire.TildeAll},
+		{[]string{"--old-args", "host:~", "b"}, nil, false, wire.TildeAll},
+		{[]string{"--files-from=:list", "host:~", "b"}, nil, false, wire.TildeAll},
+		{[]string{"-s", "host:~/a", "b"}, nil, false, ""},
+		{[]string{"-s", "a", "host:~/b"}, nil, true, ""},
+		{[]string{"host:~/a", "b"}, []string{"RSYNC_PROTECT_ARGS", "1"}, false, ""},
+		{[]string{"--no-s", "host:~/a", "b"}, []string{"RSYNC_PROTECT_ARGS", "1"}, false, wire.TildeSlashed},
+		// RSYNC_OLD_ARGS turns RSYNC_PROTECT_ARGS off, but not -s.
+		{[]string{"host:~", "b"}, []string{"RSYNC_OLD_ARGS", "1"}, false, wire.TildeAll},
+		{[]string{"-s", "host:~", "b"}, []string{"RSYNC_OLD_ARGS", "1"}, false, ""},
+	} {
+		if c.env != nil {
+			t.Setenv(c.env[0], c.env[1])
+		}
+		inv := mustParse(t, c.args...)
+		if err := expandFilesFrom(inv, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := remoteTilde(inv); got != c.want {
+			t.Errorf("%q %q: rule %q, want %q", c.env, c.args, got, c.want)
+		}
+		if c.env != nil {
+			os.Unsetenv(c.env[0])
+		}
+	}
+}
+
+// TestExpandTilde: "~" is $HOME, "~USER" that user's home directory; an
+// unknown user or a quoted character leaves the name alone.
+func TestExpandTilde(t *testing.T) {
+	t.Setenv("HOME", "/home/me")
+	for in, want := range map[string]string{
+		"~":                   "/home/me",
+		"~/a/b":               "/home/me/a/b",
+		"~root/x":             "/root/x",
+		"~root":               "/root",
+		"~no-such-user-syq/x": "~no-such-user-syq/x",
+		"~ro ot/x":            "~ro ot/x",
+		"a/~/b":               "a/~/b",
+		"":                    "",
+	} {
+		if got := expandTilde(in); got != want {
+			t.Errorf("expandTilde(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -63,9 +63,15 @@ type Invocation struct {
 	// VersionLevel counts -V: 2 or more prints the capabilities as JSON,
 	// in rsync's -VV layout.
 	VersionLevel int
-	Rsh          string     // -e/--rsh
-	RsyncPath    string     // --rsync-path
-	Remote       *RemoteEnd // nil for a local transfer
+	Rsh          string // -e/--rsh
+	oldArgs      int    // --old-args given (1), --no-old-args (-1), neither (0)
+	secludedArgs int    // -s given (1), --no-s (-1), neither (0)
+	// secluded: rsync would send the remote names without a remote
+	// shell seeing them (-s, or RSYNC_PROTECT_ARGS).
+	secluded    bool
+	trustSender bool       // --trust-sender
+	RsyncPath   string     // --rsync-path
+	Remote      *RemoteEnd // nil for a local transfer
 	// RemoteOptions (-M) are rsync options for the remote side only.
 	RemoteOptions []string
 	// Filter rules in command-line order; -C adds its rules after them.
@@ -98,6 +104,9 @@ type Invocation struct {
 	minSize             *string  // --min-size as given
 	suffix              string   // --suffix
 	suffixSet           bool
+	// omitDirTimesImplied: -O comes from -b without --backup-dir, not
+	// from the command line.
+	omitDirTimesImplied bool
 	NoProgress          bool // --no-progress was the last word on progress
 	Progress2           bool // --info=progress2: one whole-transfer progress line on stdout
 	InfoHelp            bool // --info=help
@@ -119,11 +128,6 @@ type Invocation struct {
 	// apply.
 	blockSize      string // --block-size as given
 	wholeFileGiven bool
-
-	// oldArgsGiven: --old-args is on from the command line (not from
-	// RSYNC_OLD_ARGS); secluded: -s is on. rsync refuses the two together.
-	oldArgsGiven bool
-	secluded     bool
 
 	// syq-only options of remote mode.
 	NoBootstrap bool // --syq-no-bootstrap
@@ -574,25 +578,18 @@ func buildCLIOptions() []cliOpt {
 	add(optText("rsync-path", 0, func(c *Invocation, s string) { c.RsyncPath = s }))
 	// --old-args: remote names are split into words by the remote shell,
 	// as before rsync 3.2.4 (RSYNC_OLD_ARGS=1 does the same).
-	add(optFlag("old-args", 0, func(c *Invocation) { c.Opts.OldArgs, c.oldArgsGiven = true, true }),
-		optFlag("no-old-args", 0, func(c *Invocation) { c.Opts.OldArgs, c.oldArgsGiven = false, false }))
+	add(optFlag("old-args", 0, func(c *Invocation) { c.oldArgs = 1 }), optFlag("no-old-args", 0, func(c *Invocation) { c.oldArgs = -1 }))
 	// syq never passes file names or options through the remote shell
-	// (they travel in the handshake), which is what -s asks for; only
-	// its conflict with --old-args shows.
-	for _, name := range []string{"secluded-args", "protect-args"} {
-		short := byte(0)
-		if name == "secluded-args" {
-			short = 's'
-		}
-		add(optFlag(name, short, func(c *Invocation) { c.secluded = true }))
-	}
-	for _, name := range []string{"no-secluded-args", "no-protect-args", "no-s"} {
-		add(optFlag(name, 0, func(c *Invocation) { c.secluded = false }))
-	}
+	// (they travel in the handshake), which is what -s asks for; what it
+	// changes is that no remote shell expands a leading "~" (remoteTilde).
+	secluded := func(on int) func(*Invocation) { return func(c *Invocation) { c.secludedArgs = on } }
+	add(optFlag("secluded-args", 's', secluded(1)), optFlag("protect-args", 0, secluded(1)))
+	add(optFlag("no-secluded-args", 0, secluded(-1)), optFlag("no-protect-args", 0, secluded(-1)), optFlag("no-s", 0, secluded(-1)))
 	// --trust-sender lets rsync skip its checks of what a sender lists;
 	// syq's receiver keeps its own (they cost nothing), so the option
-	// changes nothing that a sender rsync would accept shows.
-	add(optNoop("trust-sender"))
+	// changes nothing that a sender rsync would accept shows, but that
+	// rsync leaves a pulled name's "~" to the remote shell (remoteTilde).
+	add(optFlag("trust-sender", 0, func(c *Invocation) { c.trustSender = true }))
 	add(optText("address", 0, func(c *Invocation, s string) { c.Address = s }), optNum("port", 0, func(c *Invocation, n int) { c.Port = n }), optText("sockopts", 0, func(c *Invocation, s string) { c.SockOpts = s }))
 	// syq never talks to the remote shell in non-blocking mode, so
 	// --blocking-io changes nothing.
@@ -937,11 +934,35 @@ func newInvocation() *Invocation {
 	inv.Opts.MaxDelete = -1     // unlimited
 	inv.Opts.WholeFile = true   // rsync's default for a local copy
 	inv.Opts.ImpliedDirs = true // rsync's default
-	// RSYNC_OLD_ARGS=1 asks for --old-args unless the line says otherwise.
-	if n, err := strconv.Atoi(os.Getenv("RSYNC_OLD_ARGS")); err == nil && n > 0 {
-		inv.Opts.OldArgs = true
-	}
 	return inv
+}
+
+// settleArgProtection decides --old-args and -s as rsync does: either
+// given on the line wins over RSYNC_OLD_ARGS (a non-empty value also
+// turns -s off) and RSYNC_PROTECT_ARGS, and the two together are an
+// error.
+func settleArgProtection(inv *Invocation) error {
+	switch {
+	case inv.oldArgs > 0 && inv.secludedArgs > 0:
+		return &UsageError{Msg: "--secluded-args conflicts with --old-args."}
+	case inv.oldArgs > 0:
+		inv.Opts.OldArgs, inv.secluded = true, false
+		return nil
+	case inv.oldArgs == 0 && inv.secludedArgs <= 0:
+		if env := os.Getenv("RSYNC_OLD_ARGS"); env != "" {
+			n, _ := strconv.Atoi(env)
+			inv.Opts.OldArgs, inv.secluded = n > 0, false
+			return nil
+		}
+	}
+	switch {
+	case inv.secludedArgs != 0:
+		inv.secluded = inv.secludedArgs > 0
+	default:
+		n, err := strconv.Atoi(os.Getenv("RSYNC_PROTECT_ARGS"))
+		inv.secluded = err == nil && n != 0
+	}
+	return nil
 }
 
 // parseRsyncArgs parses a `syq rsync` command line; args exclude the
@@ -974,6 +995,9 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	if inv.ShowVersion {
 		return inv, nil
 	}
+	if err := settleArgProtection(inv); err != nil {
+		return nil, err
+	}
 	if err := settleSizes(inv); err != nil {
 		return nil, err
 	}
@@ -982,12 +1006,6 @@ func parseRsyncArgs(args []string) (*Invocation, error) {
 	}
 	if err := checkAcceptedValues(inv); err != nil {
 		return nil, err
-	}
-	if inv.oldArgsGiven && inv.secluded {
-		return nil, &UsageError{Msg: "--secluded-args conflicts with --old-args."}
-	}
-	if inv.secluded && !inv.oldArgsGiven {
-		inv.Opts.OldArgs = false // rsync reads RSYNC_OLD_ARGS only without -s
 	}
 	if err := checkDebug(inv); err != nil {
 		return nil, err
@@ -1165,10 +1183,12 @@ func settleBackup(inv *Invocation) error {
 	if o.Backup && o.BackupDir == "" && o.BackupSuffix == "" {
 		return &UsageError{Msg: "--suffix cannot be empty without a --backup-dir"}
 	}
-	if o.Backup && o.BackupDir == "" {
+	if o.Backup && o.BackupDir == "" && !o.OmitDirTimes {
 		// rsync implies --omit-dir-times here (its options.c: backups
-		// beside the files would otherwise change directory times).
-		o.OmitDirTimes = true
+		// beside the files would otherwise change directory times),
+		// and does not pass it on: the remote side implies it for
+		// itself, unless it was given a backup directory of its own.
+		o.OmitDirTimes, inv.omitDirTimesImplied = true, true
 	}
 	if o.Backup && o.Delete && o.BackupDir == "" && !o.DeleteExcluded {
 		// rsync keeps --delete from removing the backups it makes.

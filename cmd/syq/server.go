@@ -219,12 +219,23 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 		return fe.Code
 	}
 	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Workers: opts.Workers})
+	if policy != nil {
+		setup.Tilde = "" // the names came through no remote shell
+	}
+	expandSetupTildes(setup)
 	var runErr error
 	switch setup.Role {
 	case "sender":
 		ops := setup.Args
 		if policy == nil || !policy.LiteralPaths {
-			ops = remoteOperands(setup.Args, opts.OldArgs)
+			// A --files-from list's names below one directory start
+			// as that directory does.
+			tilde := func(name string) bool { return tildeExpands(setup.Tilde, name, opts.Relative) }
+			if base := setup.FilesFromBase; base != "" {
+				decided := strings.HasPrefix(base, "~") && tildeExpands(setup.Tilde, base, opts.Relative)
+				tilde = func(string) bool { return decided }
+			}
+			ops = remoteOperands(setup.Args, opts.OldArgs, tilde)
 		}
 		if setup.FilesFromBase != "" && policy == nil {
 			// The client's list, already made into names below this
@@ -247,6 +258,9 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 	case "receiver":
 		if len(setup.Args) != 1 {
 			return fail(&wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("a receiver needs one destination, got %d", len(setup.Args))})
+		}
+		if tildeExpands(setup.Tilde, setup.Args[0], opts.Relative) {
+			setup.Args[0] = expandTilde(setup.Args[0])
 		}
 		if opts.FilesFrom != "" {
 			if err := sendFilesFrom(st, opts.FilesFrom); err != nil {
@@ -397,11 +411,12 @@ func logLines(st *wire.Stream, opts wire.Options) func(string) {
 }
 
 // remoteOperands gives the remote sender's operands what rsync's remote
-// shell would have made of them: wildcards expanded (rsync leaves them
+// shell would have made of them: a leading "~" expanded where tilde says
+// rsync leaves it to the shell, wildcards expanded (rsync leaves them
 // unescaped for that; a pattern that matches nothing stays as it is),
 // and with --old-args each operand first split into words, quotes and
 // backslashes applied.
-func remoteOperands(args []string, oldArgs bool) []string {
+func remoteOperands(args []string, oldArgs bool, tilde func(string) bool) []string {
 	var out []string
 	for _, a := range args {
 		words := []string{a}
@@ -409,6 +424,9 @@ func remoteOperands(args []string, oldArgs bool) []string {
 			words = shellWords(a)
 		}
 		for _, w := range words {
+			if tilde(w) {
+				w = expandTilde(w)
+			}
 			if !strings.ContainsAny(w, "*?[") {
 				out = append(out, w)
 				continue

@@ -59,7 +59,7 @@ func rsyncServerArgs(inv *Invocation) []string {
 	if push {
 		put(o.KeepDirLinks, 'K')
 		put(o.PruneEmptyDirs, 'm')
-		put(o.OmitDirTimes, 'O')
+		put(o.OmitDirTimes && !inv.omitDirTimesImplied, 'O') // the server implies it itself
 		put(o.OmitLinkTimes, 'J')
 		put(o.Fuzzy > 0, 'y')
 		put(o.Fuzzy > 1, 'y')
@@ -309,11 +309,21 @@ func rsyncServerArgs(inv *Invocation) []string {
 		args = append(args, rsyncSafeArg("", m))
 	}
 	args = append(args, ".")
+	// A leading "~" rsync escapes stays a name's own; one it leaves to
+	// the shell is expanded there.
+	tilde := remoteTilde(inv)
+	name := func(s string) string {
+		a := rsyncSafeArg("\x00", s)
+		if strings.HasPrefix(s, "~") && !tildeExpands(tilde, s, o.Relative) {
+			a = `\` + a
+		}
+		return a
+	}
 	if push {
-		args = append(args, rsyncSafeArg("\x00", remoteArg(inv.Dest)))
+		args = append(args, name(remoteArg(inv.Dest)))
 	} else {
 		for _, s := range rsyncFormSources(inv) {
-			args = append(args, rsyncSafeArg("\x00", remoteArg(s)))
+			args = append(args, name(remoteArg(s)))
 		}
 	}
 	return args
@@ -345,12 +355,11 @@ func remoteArg(p string) string {
 // A leading "~" is left alone: the remote shell expands it, as rsync's
 // client asks for with an unescaped tilde.
 func rsyncSafeArg(opt, arg string) string {
-	const shellChars = "!#$&;|<>(){}\"'` \t\n\r\\"
 	const wildChars = "*?[]"
 	filename := opt == "\x00"
-	escapes := shellChars
+	escapes := rsyncShellChars
 	if !filename {
-		escapes = wildChars + shellChars
+		escapes = wildChars + rsyncShellChars
 	}
 	var b strings.Builder
 	if !filename && opt != "" {
