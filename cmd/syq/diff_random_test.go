@@ -114,13 +114,12 @@ var rdGroups = [][]string{
 	// checksum algorithms.
 	{"", "", "", "", "", "--chown=1234:5678", "--usermap=*:4321|--groupmap=*:8765", "--preallocate", "-X", "--checksum-choice=md5|-c", "--open-noatime", "--ignore-missing-args", "--block-size=2048|--no-whole-file", "--temp-dir=/tmp"},
 	// The file list sent whole instead of incrementally, metadata
-	// kept in xattrs, per-directory filter files, a destination path
-	// made on the way.
-	{"", "", "", "", "", "--no-inc-recursive", "--no-inc-recursive|--delete", "--fake-super", "--fake-super|-X", "-F", "-FF|--delete-excluded", "--mkpath", "-k|-K"},
+	// kept in xattrs, per-directory filter files.
+	{"", "", "", "", "", "--no-inc-recursive", "--no-inc-recursive|--delete", "--fake-super", "--fake-super|-X", "-F", "-FF|--delete-excluded", "-k|-K"},
 }
 
 // rdOperands: the source and destination operand shapes.
-var rdOperands = [][]string{{"src/", "dst/"}, {"src/", "dst/"}, {"src/", "dst"}, {"src", "dst/"}, {"src/", "dst/new/path/"}}
+var rdOperands = [][]string{{"src/", "dst/"}, {"src/", "dst/"}, {"src/", "dst"}, {"src", "dst/"}}
 
 // rdScenario is a drawn scenario and the name of its fixture.
 type rdScenario struct {
