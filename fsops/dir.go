@@ -555,6 +555,21 @@ func (d *Dir) Chmod(name string, mode uint32) error {
 	return nil
 }
 
+// ChmodNoFollow sets the permission bits of name without following it
+// when it is a symlink: a symlink fails with ELOOP, as rsync's receiver
+// refuses to chmod through a symlink leaf (a -K directory link among
+// them) rather than change what it points to.
+func (d *Dir) ChmodNoFollow(name string, mode uint32) error {
+	st, err := d.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if st.Mode&TypeMask == TypeLnk {
+		return &os.PathError{Op: "chmod", Path: d.Join(name), Err: unix.ELOOP}
+	}
+	return d.Chmod(name, mode)
+}
+
 // SetMtime sets the modification time of name (not following a symlink)
 // and leaves the access time as it is.
 func (d *Dir) SetMtime(name string, sec, nsec int64) error {

@@ -7,6 +7,7 @@ package receiver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -31,22 +32,46 @@ func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
 	return true
 }
 
+// backupDropsLink says whether name is a symlink that -l with
+// --safe-links keeps out of the backups, as rsync does: an unsafe one,
+// or one whose target cannot be read, which under --fake-super is any
+// real symlink (rsync reads a link's target from the file that stands
+// for it there). -v says so.
+func (r *Receiver) backupDropsLink(dir *fsops.Dir, name, rel string) bool {
+	if !r.opts.SafeLinks || !r.opts.Links {
+		return false
+	}
+	st, err := r.lstat(dir, name)
+	if err != nil || st.Mode&fsops.TypeMask != fsops.TypeLnk {
+		return false
+	}
+	var target string
+	if real, lerr := dir.Lstat(name); r.fake && (lerr != nil || real.Mode&fsops.TypeMask != fsops.TypeLnk) {
+		target, err = dir.ReadFakeLink(name)
+	} else if !r.fake {
+		target, err = dir.Readlink(name)
+	}
+	if err != nil || target == "" {
+		if r.opts.Info.SymSafe > 0 {
+			r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("not backing up symlink with unreadable target %q", rel))
+		}
+		return true
+	}
+	if wire.UnsafeSymlink(target, rel) {
+		if r.opts.Info.SymSafe > 0 {
+			r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("not backing up unsafe symlink %q -> %q", rel, target))
+		}
+		return true
+	}
+	return false
+}
+
 // moveAside is backup without its line; early says the move is one of rsync's
 // --delete-before pass, made before any directory's attributes are set,
 // so a backup directory made for it mirrors the directory as it is.
 func (r *Receiver) moveAside(dir *fsops.Dir, name, rel string, early bool) bool {
 	if r.opts.DryRun {
 		return true
-	}
-	if r.opts.SafeLinks {
-		// --safe-links keeps no unsafe symlink, not even as a backup.
-		if target, err := dir.Readlink(name); err == nil && wire.UnsafeSymlink(target, rel) {
-			if err := dir.Unlink(name); err != nil && !fsops.IsNotExist(err) {
-				r.problem(wire.ProblemGeneral, "delete_file: unlink %q failed: %s", r.destPath(rel), fsops.ErrText(err))
-				return false
-			}
-			return true
-		}
 	}
 	bdir, bname, err := r.backupTarget(dir, rel, early)
 	if fsops.IsUntrustedLink(err) && !fsops.IsOutside(err) {
@@ -65,6 +90,15 @@ func (r *Receiver) moveAside(dir *fsops.Dir, name, rel string, early bool) bool 
 	}
 	if bdir != dir {
 		defer bdir.Close()
+	}
+	// After the backup's directory is made, as rsync makes it before
+	// it looks at the link.
+	if r.backupDropsLink(dir, name, rel) {
+		if err := dir.Unlink(name); err != nil && !fsops.IsNotExist(err) {
+			r.problem(wire.ProblemGeneral, "delete_file: unlink %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+			return false
+		}
+		return true
 	}
 	// A directory in the way of the backup name goes (rsync does the
 	// same); anything else there is replaced by the rename.

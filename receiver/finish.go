@@ -215,6 +215,9 @@ func (r *Receiver) setDirAttrs() {
 			r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
 			continue
 		}
+		// -K: a destination symlink standing for the directory takes
+		// the owner and mtime itself, as rsync's lchown and lutimes do.
+		link, linkName := r.keptDirLink(da.rel)
 		st, err := d.Stat()
 		if err == nil {
 			var old *fsops.Stat
@@ -237,16 +240,22 @@ func (r *Receiver) setDirAttrs() {
 				}
 				r.setFake(selfTarget(d), da.rel, e, r.finalPerm(e, old, mask), old)
 				if r.opts.Times && !r.opts.OmitDirTimes {
-					if err := r.setDirMtime(d, da.rel, e); err != nil {
+					if err := r.setDirMtime(d, link, linkName, e); err != nil {
 						r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
 					}
 				}
-				d.Close()
+				closeDirs(d, link)
 				continue
 			}
 			uid, gid := r.owner(e)
 			if uid >= 0 && uint32(uid) != st.Uid || gid >= 0 && uint32(gid) != st.Gid {
-				if err := d.Fchown(uid, gid); err != nil {
+				var err error
+				if link != nil {
+					err = link.Lchown(linkName, uid, gid)
+				} else {
+					err = d.Fchown(uid, gid)
+				}
+				if err != nil {
 					r.problem(wire.ProblemGeneral, "chown %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
 				}
 			}
@@ -259,32 +268,65 @@ func (r *Receiver) setDirAttrs() {
 			if old == nil && !r.opts.Perms {
 				perm |= st.Mode & 0o2000 // the setgid bit a new directory inherits stays
 			}
-			if perm != st.Mode&0o7777 {
-				if err := d.Fchmod(perm); err != nil {
-					r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
-				}
-			}
 			if r.opts.Times && !r.opts.OmitDirTimes {
-				if err := r.setDirMtime(d, da.rel, e); err != nil {
+				// Times before the mode, as rsync sets them: its
+				// refused chmod below leaves them set.
+				if err := r.setDirMtime(d, link, linkName, e); err != nil {
 					r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
 				}
 			}
+			if perm != st.Mode&0o7777 {
+				var err error
+				if link != nil && !r.opts.InsecureLinks {
+					// rsync refuses to chmod through the link
+					// (ELOOP, exit 23); its --insecure-links
+					// opt-out changes the directory.
+					err = link.ChmodNoFollow(linkName, perm)
+				} else {
+					err = d.Fchmod(perm)
+				}
+				if err != nil {
+					r.problem(wire.ProblemGenerator, "failed to set permissions on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
+				}
+			}
 		}
-		d.Close()
+		closeDirs(d, link)
 	}
 }
 
-// setDirMtime sets a directory's mtime. With -K a destination symlink
-// standing for the directory gets the time itself, as rsync's lutimes
-// does, while its other attributes went to the directory.
-func (r *Receiver) setDirMtime(d *fsops.Dir, rel string, e *wire.Entry) error {
-	if r.opts.KeepDirLinks && rel != "" && rel != "." {
-		if parent, err := r.root.OpenBeneath(parentRel(rel), true); err == nil {
-			defer parent.Close()
-			if st, err := parent.Lstat(baseRel(rel)); err == nil && st.Mode&fsops.TypeMask == fsops.TypeLnk {
-				return parent.SetMtime(baseRel(rel), e.MtimeSec, e.MtimeNsec)
-			}
+// keptDirLink returns the parent directory of rel and rel's last name
+// when -K keeps a destination symlink as the directory rel (nil when
+// rel is a real directory).
+func (r *Receiver) keptDirLink(rel string) (*fsops.Dir, string) {
+	if !r.opts.KeepDirLinks || rel == "" || rel == "." {
+		return nil, ""
+	}
+	parent, err := r.root.OpenBeneath(parentRel(rel), true)
+	if err != nil {
+		return nil, ""
+	}
+	name := baseRel(rel)
+	if st, err := parent.Lstat(name); err != nil || st.Mode&fsops.TypeMask != fsops.TypeLnk {
+		parent.Close()
+		return nil, ""
+	}
+	return parent, name
+}
+
+// closeDirs closes the directories that are open (not nil).
+func closeDirs(dirs ...*fsops.Dir) {
+	for _, d := range dirs {
+		if d != nil {
+			d.Close()
 		}
+	}
+}
+
+// setDirMtime sets a directory's mtime, or that of the -K symlink
+// (link, name) standing for it, as rsync's lutimes does.
+func (r *Receiver) setDirMtime(d, link *fsops.Dir, name string, e *wire.Entry) error {
+	if link != nil {
+		return link.SetMtime(name, e.MtimeSec, e.MtimeNsec)
 	}
 	return d.FsetMtime(e.MtimeSec, e.MtimeNsec)
 }

@@ -88,6 +88,24 @@ var backupScenarios = []diffScenario{
 	}, args: dtArgs("-a", "--delete-before", "--usermap=*:77", "--backup-dir=bk", "src/", "dst/"), cmp: dtBackupDirAndRootTimes("bk")},
 	{name: "b-bad-suffix", fx: fxBasic, args: dtArgs("-ab", "--suffix=a/b", "src/", "dst/"), code: 1},
 	{name: "b-empty-suffix", fx: fxBasic, args: dtArgs("-ab", "--suffix=", "src/", "dst/"), code: 1},
+	// -l with --safe-links keeps no unsafe symlink as a backup (-v says
+	// so); the backup's directory is made all the same.
+	{name: "b-backup-dir-safe-links", fx: fxPlain, pre: preBackupLinks, args: dtArgs("-av", "--safe-links", "--delete", "--backup-dir=bk", "src/", "dst/"),
+		stdout: true, sorted: true, cmp: dtBackupDirAndRootTimes("bk")},
+	// Under --fake-super rsync reads a link's target from the file that
+	// stands for it, so a real symlink's cannot be read: none is backed up.
+	{name: "b-backup-dir-safe-links-fake-super", fx: fxPlain, pre: preBackupLinks, args: dtArgs("-av", "--fake-super", "--safe-links", "--delete", "--backup-dir=bk", "src/", "dst/"),
+		stdout: true, sorted: true, cmp: dtBackupDirAndRootTimes("bk")},
+}
+
+// preBackupLinks: extra symlinks in dst, safe and unsafe, at the top and
+// in a subdirectory.
+func preBackupLinks(b *fixtureBuilder) {
+	b.symlink("dst/safe", "a.txt")
+	b.symlink("dst/unsafe", "../../outside")
+	b.symlink("dst/sub/unsafe2", "../../../x")
+	b.dir("dst/sub")
+	b.dir("dst")
 }
 
 // preBackupDirOwned: files to back up in directories of other owners.

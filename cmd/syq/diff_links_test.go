@@ -58,6 +58,24 @@ var linkScenarios = []diffScenario{
 	{name: "l-keep-dirlinks", fx: fxLinks, pre: preKeepDirLinks, args: dtArgs("-aK", "src/", "dst/"),
 		cmp: treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return p == "real" }}},
 	{name: "l-no-keep-dirlinks", fx: fxLinks, pre: preKeepDirLinks, args: dtArgs("-a", "src/", "dst/")},
+	// The kept link takes sub's owner and mtime itself (rsync's lchown
+	// and lutimes), and rsync refuses to chmod through it (exit 23);
+	// real keeps its own.
+	{name: "l-keep-dirlinks-attrs", fx: fxLinksOwnedSub, pre: preKeepDirLinks, args: dtArgs("-aiK", "src/", "dst/"), code: 23,
+		stdout: true, sorted: true, stderr: true, cmp: treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return p == "real" }}},
+	{name: "l-keep-dirlinks-owner", fx: fxLinksOwnedSub, pre: preKeepDirLinks, args: dtArgs("-aiK", "--no-perms", "src/", "dst/"),
+		stdout: true, sorted: true, cmp: treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return p == "real" }}},
+	// --insecure-links: the chmod goes through the link to real.
+	{name: "l-keep-dirlinks-attrs-insecure", fx: fxLinksOwnedSub, pre: preKeepDirLinks, args: dtArgs("-aiK", "--insecure-links", "src/", "dst/"),
+		stdout: true, sorted: true, cmp: treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return p == "real" }}},
+}
+
+// fxLinksOwnedSub: fxLinks with sub another user's and private, so that
+// a -K link standing for it has an owner and a mode to take.
+func fxLinksOwnedSub(b *fixtureBuilder) {
+	fxLinks(b)
+	b.dir("src/sub", fbMode(0o700), fbOwner(1234, 5678))
+	b.dir("src")
 }
 
 func init() { diffScenarios = append(diffScenarios, linkScenarios...) }

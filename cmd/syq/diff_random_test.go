@@ -60,6 +60,44 @@ var rdFixtures = []rdFixture{
 	{"sparse", fxSparse, []rdPre{{"none", nil}}},
 	{"deep", fxDeep, []rdPre{{"none", nil}, {"extras", preExtras}}},
 	{"plain", fxPlain, []rdPre{{"none", nil}, {"quick", preQuick}, {"update", preUpdate}, {"extras", preExtras}}},
+	// Links in and out of the tree, over a destination whose sub is a
+	// symlink to another directory (-K, -k, -L, --safe-links...).
+	{"links", fxLinksOwnedSub, []rdPre{{"none", nil}, {"keepdirlinks", preKeepDirLinks}}},
+	// Extended attributes (-X, --fake-super) on files, a directory and
+	// the root, over changed, extra and missing ones.
+	{"xattrs", fxXattrs, []rdPre{{"none", nil}, {"xattrs", preXattrs}}},
+	// Per-directory .rsync-filter files (-F, -FF).
+	{"filtered", fxFiltered, []rdPre{{"none", nil}, {"extras", preFilteredExtras}}},
+}
+
+// fxFiltered: .rsync-filter files at the top and in a subdirectory, a
+// file each excludes and a directory the top one protects from deletion.
+func fxFiltered(b *fixtureBuilder) {
+	b.dir("src")
+	b.text("src/.rsync-filter", "- *.o\n- /cache/\nP keep*\n")
+	b.text("src/main.c", "int main;")
+	b.text("src/main.o", "object")
+	b.text("src/cache/blob", "cached")
+	b.text("src/lib/.rsync-filter", "- *.tmp\n+ *.o\n")
+	b.text("src/lib/util.o", "kept by lib's rules")
+	b.text("src/lib/scratch.tmp", "scratch")
+	b.text("src/lib/deep/x.tmp", "deeper scratch")
+	b.dir("src/lib/deep")
+	b.dir("src/lib")
+	b.dir("src")
+}
+
+// preFilteredExtras: extra files in dst, some excluded or protected by
+// fxFiltered's rules (kept or deleted depending on --delete-excluded).
+func preFilteredExtras(b *fixtureBuilder) {
+	b.text("dst/stale", "goes under --delete")
+	b.text("dst/keepme", "protected")
+	b.text("dst/old.o", "excluded")
+	b.text("dst/lib/old.tmp", "excluded in lib")
+	b.text("dst/cache/old", "in an excluded dir")
+	b.dir("dst/cache")
+	b.dir("dst/lib")
+	b.dir("dst")
 }
 
 // rdGroups: each scenario takes at most one choice from each group ("" is
@@ -82,6 +120,9 @@ var rdGroups = [][]string{
 	// root, so they apply), how files are written or read, and
 	// checksum algorithms.
 	{"", "", "", "", "", "--chown=1234:5678", "--usermap=*:4321|--groupmap=*:8765", "--preallocate", "-X", "--checksum-choice=md5|-c", "--open-noatime", "--ignore-missing-args", "--block-size=2048|--no-whole-file", "--temp-dir=/tmp"},
+	// The file list sent whole instead of incrementally, metadata
+	// kept in xattrs, per-directory filter files.
+	{"", "", "", "", "", "--no-inc-recursive", "--no-inc-recursive|--delete", "--fake-super", "--fake-super|-X", "-F", "-FF|--delete-excluded", "-k|-K"},
 }
 
 // rdOperands: the source and destination operand shapes.
@@ -179,9 +220,9 @@ func rdKnownDiff(s rdScenario, pull bool) string {
 		// the --*-dest directory where a symlink was gets 0777. A
 		// world-writable file is not worth copying.
 		return "--*-dest without -p over a symlink: rsync's 0777 file"
-	case has("--ignore-existing") && strings.HasSuffix(s.name, "-replace"):
+	case has("--ignore-existing") && (strings.HasSuffix(s.name, "-replace") || strings.HasSuffix(s.name, "-keepdirlinks")):
 		// --ignore-existing keeps a symlink or file where the source
-		// has a directory (dst/sl2d, dst/f2d): rsync then creates
+		// has a directory (dst/sl2d, dst/f2d, dst/sub of the links fixture): rsync creates
 		// the directory's files through that symlink (into realdir/)
 		// and gives what is in the way the directory's mtime; syq
 		// follows no symlink in the destination that -K does not ask
@@ -193,6 +234,12 @@ func rdKnownDiff(s rdScenario, pull bool) string {
 		// in the source) under it. rsync goes on to set the time of
 		// the dangling symlink itself; syq reports the directory gone.
 		return "-K with a late deletion of a kept symlink's directory"
+	case has("--fake-super") && !(has("-a") && !has("--no-o") && !has("--no-g")):
+		// Without -o and -g rsync's receiver records in
+		// user.rsync.%stat an owner it was never sent: the bytes
+		// its file entry happens to hold (another number each run,
+		// and only for some entries).
+		return "--fake-super without -o/-g: rsync's uninitialised owner in the record"
 	case has("-X") && has("-n") && (has("--copy-dest=../src") || has("--compare-dest=../src") || has("--link-dest=../src")):
 		// rsync's dry run copies the xattrs of an alternate directory
 		// onto the directories it did not make, and fails (exit 23).

@@ -49,6 +49,10 @@ var remoteSkip = map[string]string{
 	// only in a local copy; across ssh it removes it (as syq's does).
 	"remove-source-files-link-dest-self":            "only a local sender sees that its source is the destination file",
 	"remove-source-files-link-dest-self-max-delete": "only a local sender sees that its source is the destination file",
+	// --insecure-links is not an rsync server option: rsync's receiving
+	// server keeps refusing the chmod through the -K link; syq's helper
+	// is given the client's setting.
+	"l-keep-dirlinks-attrs-insecure": "rsync does not pass --insecure-links to its server",
 }
 
 // takesValue lists the options the scenarios give with a separate value.
