@@ -54,6 +54,9 @@ func TestDiffRemoteTilde(t *testing.T) {
 		{"pull-relative-no-dot", []string{"-aiR"}, []string{"@~/no-such-dir-syq/src", "dst/"}, 23, nil, true},
 		{"pull-secluded", []string{"-ai", "-s"}, []string{"@~R/src/", "dst/"}, 23, nil, true},
 		{"pull-files-from", []string{"-ai", "--files-from=@~R/list"}, []string{"@~R/src", "dst/"}, 0, nil, false},
+		// A local list pulled below a directory named with "~": the
+		// names follow it (expanded under --trust-sender).
+		{"pull-files-from-local-trust", []string{"-ai", "--trust-sender", "--files-from=list"}, []string{"@~R/src", "dst/"}, 0, nil, false},
 		{"push-home", []string{"-ai"}, []string{"src/", "@~R/dst/"}, 0, nil, false},
 		{"push-user-home", []string{"-ai"}, []string{"src/", "@~UR/dst/"}, 0, nil, false},
 		{"push-backup-dir", []string{"-ai", "-b", "--backup-dir=~R/dst/bak"}, []string{"src/", "@~R/dst/"}, 0, preUpdate, false},

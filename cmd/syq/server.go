@@ -222,6 +222,9 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 	if policy != nil {
 		setup.Tilde = "" // the names came through no remote shell
 	}
+	// The list's names follow their directory as it was given: the
+	// expansion below rewrites it.
+	filesFromBase := setup.FilesFromBase
 	expandSetupTildes(setup)
 	var runErr error
 	switch setup.Role {
@@ -231,7 +234,7 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 			// A --files-from list's names below one directory start
 			// as that directory does.
 			tilde := func(name string) bool { return tildeExpands(setup.Tilde, name, opts.Relative) }
-			if base := setup.FilesFromBase; base != "" {
+			if base := filesFromBase; base != "" {
 				decided := strings.HasPrefix(base, "~") && tildeExpands(setup.Tilde, base, opts.Relative)
 				tilde = func(string) bool { return decided }
 			}
