@@ -890,7 +890,7 @@ func (r *Receiver) addDirAttr(a dirAttr) {
 func (r *Receiver) countEntry(e *wire.Entry) {
 	if r.cfg.Live != nil {
 		r.cfg.Live.Listed.Add(1)
-		if e.IsReg() {
+		if e.IsReg() || e.Type() == wire.TypeLnk {
 			r.cfg.Live.ListBytes.Add(e.Size)
 		}
 	}

@@ -154,24 +154,70 @@ func ModeString(mode uint32) string {
 	return string(b[:])
 }
 
-// HumanNum prints a count as rsync does: with separators, or scaled
-// with -h (human 1: units of 1000, 2 and more: of 1024).
-func HumanNum(n int64, human int) string {
-	base := 1000.0
-	if human > 1 {
-		base = 1024
-	}
-	if human > 0 && float64(n) >= base {
-		units := "KMGTPE"
-		v := float64(n)
-		i := -1
-		for v >= base && i < len(units)-1 {
-			v /= base
-			i++
+// HumanNum prints a count as rsync's human_num does at -h level human
+// (wire.Options.HumanReadable): plain digits after --no-h (-1),
+// separators by default (0), units of 1000 (1) or 1024 (2 and more) from
+// a value of one unit up.
+func HumanNum(n int64, human int) string { return bigNum(n, human+1, "") }
+
+// CommaNum is rsync's comma_num, which counts (file counts, --stats'
+// "Number of ..." lines) use: separators unless --no-h, never units.
+func CommaNum(n int64, human int) string { return bigNum(n, min(human+1, 1), "") }
+
+// HumanDnum is rsync's human_dnum: a fraction with digits decimals,
+// below 1000 as it is, above as HumanNum with its fraction kept (when
+// no unit takes over).
+func HumanDnum(d float64, human, digits int) string { return bigDnum(d, human+1, digits) }
+
+// CommaDnum is rsync's comma_dnum (the speedup): HumanDnum with
+// separators but never units.
+func CommaDnum(d float64, human, digits int) string { return bigDnum(d, min(human+1, 1), digits) }
+
+// bigNum is rsync's do_big_num; flag is rsync's human_readable (0 plain,
+// 1 separators, 2 units of 1000, more units of 1024), fract what follows
+// the digits when they are shown.
+func bigNum(n int64, flag int, fract string) string {
+	if flag > 1 {
+		mult := int64(1024)
+		if flag == 2 {
+			mult = 1000
 		}
-		return fmt.Sprintf("%.2f%c", v, units[i])
+		if n >= mult || n <= -mult {
+			d := float64(n) / float64(mult)
+			if n < 0 {
+				d = -d
+			}
+			unit := byte('P')
+			for _, u := range []byte("KMGT") {
+				if d < float64(mult) {
+					unit = u
+					break
+				}
+				d /= float64(mult)
+			}
+			if n < 0 {
+				d = -d
+			}
+			return fmt.Sprintf("%.2f%c", d, unit)
+		}
 	}
-	return Commas(n)
+	if flag == 0 {
+		return fmt.Sprint(n) + fract
+	}
+	return Commas(n) + fract
+}
+
+// bigDnum is rsync's do_big_dnum.
+func bigDnum(d float64, flag, digits int) string {
+	s := fmt.Sprintf("%.*f", digits, d)
+	if flag == 0 || (d < 1000 && d > -1000) {
+		return s
+	}
+	i := 1
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return bigNum(int64(d), flag, s[i:])
 }
 
 // Commas formats n with thousands separators, as rsync prints sizes.

@@ -254,7 +254,7 @@ func (r *Receiver) showProgress(job *fileJob, took time.Duration) {
 	// rsync rewrites the line in place: the state at the end of the
 	// data, then the closing figures.
 	clock := fmt.Sprintf("%4d:%02d:%02d", secs/3600, secs/60%60, secs%60)
-	line := fmt.Sprintf("\r%15s 100%% %7.2f%s %s (xfr#%s, %s)", Commas(job.e.Size), rate, unit, clock, xfrMark, toChkMark(job.batch.listStart+int64(job.index)))
+	line := fmt.Sprintf("\r%15s 100%% %7.2f%s %s (xfr#%s, %s)", HumanNum(job.e.Size, r.opts.HumanReadable), rate, unit, clock, xfrMark, toChkMark(job.batch.listStart+int64(job.index)))
 	if size := job.e.Size; size > 0 {
 		// rsync's sender shows the state after its first 32 KiB first,
 		// its pulling receiver the state before any.
@@ -262,7 +262,7 @@ func (r *Receiver) showProgress(job *fileJob, took time.Duration) {
 		if r.cfg.Pulled {
 			first = 0
 		}
-		line = fmt.Sprintf("\r%15s %3d%% %7.2f%s %s  ", Commas(first), first*100/size, rate, unit, clock) + line
+		line = fmt.Sprintf("\r%15s %3d%% %7.2f%s %s  ", HumanNum(first, r.opts.HumanReadable), first*100/size, rate, unit, clock) + line
 	}
 	if held, ok := r.progressNames.LoadAndDelete(job.rel); ok {
 		name := held.(string)

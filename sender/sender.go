@@ -511,7 +511,7 @@ func (s *Sender) count(m wire.Message) {
 		for i := range m.Entries {
 			if e := &m.Entries[i]; e.Type() != 0 {
 				l.Listed.Add(1)
-				if e.IsReg() {
+				if e.IsReg() || e.Type() == wire.TypeLnk {
 					l.ListBytes.Add(e.Size)
 				}
 			}

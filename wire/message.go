@@ -230,8 +230,10 @@ type Done struct {
 // safe to read at any time. The half in this process counts: the
 // receiver what it has written, a pushing sender what it has sent.
 type Live struct {
-	Files, Bytes      atomic.Int64 // done
-	Listed, ListBytes atomic.Int64 // entries and regular-file bytes listed so far
+	Files, Bytes atomic.Int64 // done
+	// Entries listed so far, and their size as --stats' "Total file
+	// size" counts it (regular files and symlinks' targets).
+	Listed, ListBytes atomic.Int64
 }
 
 // Stats are the totals that --stats and -v report.

@@ -454,8 +454,12 @@ type diffScenario struct {
 	pullCode int
 	unpriv   bool // run both tools as fbNobody (fixture owned by fbNobody)
 	stdout   bool // compare standard output exactly
-	silent   bool // with stdout: rsync printing nothing is the point (-q)
-	sorted   bool // with stdout: compare the sorted lines (rsync's order of deletions across directories differs)
+	// finalLines: with stdout, each line is compared as a terminal
+	// leaves it, from its last carriage return on (--info=progress2
+	// rewrites its line at moments of each tool's own).
+	finalLines bool
+	silent     bool // with stdout: rsync printing nothing is the point (-q)
+	sorted     bool // with stdout: compare the sorted lines (rsync's order of deletions across directories differs)
 	// stderr: compare standard error too, with the program's name and
 	// where in rsync's source an error was raised left out (dtNormStderr).
 	stderr  bool
@@ -1013,6 +1017,9 @@ func runDiffScenario(t *testing.T, idx int, s diffScenario) {
 	}
 	if s.stdout {
 		ro, so := dtNormSummary(dtNormOut(rs.stdout, rs.root)), dtNormSummary(dtNormOut(sq.stdout, sq.root))
+		if s.finalLines {
+			ro, so = dtFinalLines(ro), dtFinalLines(so)
+		}
 		if s.remote != nil || s.sorted {
 			// Across ssh rsync's lines come from two processes, so only
 			// the set of lines is defined, not their order.
@@ -1237,6 +1244,17 @@ func quietArgs(args []string) bool {
 func dtSortLines(s string) string {
 	lines := strings.Split(s, "\n")
 	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// dtFinalLines keeps of each line what follows its last carriage return.
+func dtFinalLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+			lines[i] = l[j+1:]
+		}
+	}
 	return strings.Join(lines, "\n")
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -32,7 +33,7 @@ type progressLine struct {
 func startBar(inv *Invocation, live *receiver.Live, stdout, stderr io.Writer) *progressLine {
 	switch {
 	case inv.Progress2 && !inv.Opts.Quiet:
-		return startProgress2(live, stdout)
+		return startProgress2(live, stdout, inv.Opts.HumanReadable)
 	case wantProgressLine(inv, stderr):
 		return startProgressLine(live, stderr)
 	}
@@ -61,15 +62,23 @@ func startProgressLine(live *receiver.Live, w io.Writer) *progressLine {
 // startProgress2 prints rsync's --info=progress2 line on stdout: bytes
 // so far, percent of the size seen so far, rate, time, files transferred
 // and entries still to check.
-func startProgress2(live *receiver.Live, w io.Writer) *progressLine {
-	return startLine(&progressLine{live: live, w: w, keep: true, render: formatProgress2})
+func startProgress2(live *receiver.Live, w io.Writer, human int) *progressLine {
+	var widest int
+	return startLine(&progressLine{live: live, w: w, keep: true, render: func(l *receiver.Live, elapsed time.Duration, final bool) string {
+		return formatProgress2(l, elapsed, final, human, &widest)
+	}})
 }
 
-func formatProgress2(l *receiver.Live, elapsed time.Duration, final bool) string {
+// formatProgress2 renders one --info=progress2 line. widest keeps the
+// longest "(xfr#..., to-chk=...)" tail so far: rsync pads a shorter one
+// with blanks, as the line is rewritten in place.
+func formatProgress2(l *receiver.Live, elapsed time.Duration, final bool, human int, widest *int) string {
 	done, total := l.Bytes.Load(), l.ListBytes.Load()
+	// rsync shows 100 only when the bytes done are the whole size, so
+	// a symlink's share or files already up to date keep it below.
 	pct := int64(100)
-	if total > 0 {
-		pct = min(done*100/total, 100)
+	if total > 0 && done != total {
+		pct = min(int64(100*float64(done)/float64(total)), 100)
 	}
 	rate, unit := receiver.ProgressRate(float64(done) / max(elapsed.Seconds(), 0.001))
 	t := int(elapsed.Seconds())
@@ -78,8 +87,11 @@ func formatProgress2(l *receiver.Live, elapsed time.Duration, final bool) string
 	if final {
 		chk, left = "to-chk", 0
 	}
-	return fmt.Sprintf("%15s %3d%% %7.2f%s %4d:%02d:%02d (xfr#%d, %s=%d/%d)",
-		receiver.Commas(done), pct, rate, unit, t/3600, t/60%60, t%60, files, chk, left, listed)
+	tail := fmt.Sprintf(" (xfr#%d, %s=%d/%d)", files, chk, left, listed)
+	*widest = max(*widest, len(tail))
+	tail += strings.Repeat(" ", *widest-len(tail))
+	return fmt.Sprintf("%15s %3d%% %7.2f%s %4d:%02d:%02d",
+		receiver.HumanNum(done, human), pct, rate, unit, t/3600, t/60%60, t%60) + tail
 }
 
 func startLine(p *progressLine) *progressLine {

@@ -28,18 +28,19 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 		return
 	}
 	num := func(n int64) string { return receiver.HumanNum(n, opts.HumanReadable) }
+	count := func(n int64) string { return receiver.CommaNum(n, opts.HumanReadable) }
 	sent, received := summaryTraffic(st, t, opts.DryRun)
 	if level >= 2 {
-		fmt.Fprintf(w, "\nNumber of files: %s%s\n", num(st.Files), kinds(st.RegFiles, st.Dirs, st.Links, st.Devices, st.Specials, num))
+		fmt.Fprintf(w, "\nNumber of files: %s%s\n", count(st.Files), kinds(st.RegFiles, st.Dirs, st.Links, st.Devices, st.Specials, count))
 		// Older rsync protocols count fewer things.
 		p := inv.protocolVersion()
 		if p == 0 || p >= 29 {
-			fmt.Fprintf(w, "Number of created files: %s%s\n", num(st.CreatedFiles), kinds(st.CreatedReg, st.CreatedDirs, st.CreatedLinks, st.CreatedDevices, st.CreatedSpecials, num))
+			fmt.Fprintf(w, "Number of created files: %s%s\n", count(st.CreatedFiles), kinds(st.CreatedReg, st.CreatedDirs, st.CreatedLinks, st.CreatedDevices, st.CreatedSpecials, count))
 		}
 		if p == 0 || p >= 31 {
-			fmt.Fprintf(w, "Number of deleted files: %s%s\n", num(st.DeletedFiles), kinds(st.DeletedReg, st.DeletedDirs, 0, 0, 0, num))
+			fmt.Fprintf(w, "Number of deleted files: %s%s\n", count(st.DeletedFiles), kinds(st.DeletedReg, st.DeletedDirs, 0, 0, 0, count))
 		}
-		fmt.Fprintf(w, "Number of regular files transferred: %s\n", num(st.TransferredFiles))
+		fmt.Fprintf(w, "Number of regular files transferred: %s\n", count(st.TransferredFiles))
 		fmt.Fprintf(w, "Total file size: %s bytes\n", num(st.TotalSize))
 		fmt.Fprintf(w, "Total transferred file size: %s bytes\n", num(st.TransferredSize))
 		// What a delta took from the receiver's basis files is matched;
@@ -65,8 +66,8 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 	if sent+received > 0 {
 		speedup = float64(st.TotalSize) / float64(sent+received)
 	}
-	fmt.Fprintf(w, "\nsent %s bytes  received %s bytes  %s bytes/sec\n", num(sent), num(received), humanRate(float64(sent+received)/secs, opts.HumanReadable))
-	fmt.Fprintf(w, "total size is %s  speedup is %.2f%s\n", num(st.TotalSize), speedup, dryRunNote(opts))
+	fmt.Fprintf(w, "\nsent %s bytes  received %s bytes  %s bytes/sec\n", num(sent), num(received), receiver.HumanDnum(float64(sent+received)/secs, opts.HumanReadable, 2))
+	fmt.Fprintf(w, "total size is %s  speedup is %s%s\n", num(st.TotalSize), receiver.CommaDnum(speedup, opts.HumanReadable, 2), dryRunNote(opts))
 }
 
 // printMatchReport prints the line rsync's sender ends with at
@@ -171,14 +172,6 @@ func kinds(reg, dir, link, dev, special int64, num func(int64) string) string {
 		s += p
 	}
 	return s + ")"
-}
-
-func humanRate(r float64, human int) string {
-	if human > 0 {
-		return receiver.HumanNum(int64(r), human)
-	}
-	s := receiver.Commas(int64(r))
-	return fmt.Sprintf("%s.%02d", s, int((r-float64(int64(r)))*100))
 }
 
 // warnAltDests warns of --*-dest directories that are missing, as
