@@ -451,7 +451,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 						continue
 					}
 					b.changed.Store(true)
-					r.countDelete(true)
+					r.countDelete(fsops.TypeDir)
 					lines = append(lines, r.deletedLine(rel, old))
 					continue
 				}
@@ -963,21 +963,30 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 	if line := r.backupLine(rel); backs && line != "" {
 		lines = append(lines, line)
 	}
-	r.countDelete(st.IsDir())
+	r.countDelete(st.Mode & fsops.TypeMask)
 	if !showSelf {
 		return lines, !dirty
 	}
 	return append(lines, r.deletedLine(rel, &st)), !dirty
 }
 
-func (r *Receiver) countDelete(isDir bool) {
+// countDelete counts a deletion in --stats' "Number of deleted files"
+// by its file type (an fsops type bit pattern).
+func (r *Receiver) countDelete(kind uint32) {
 	r.deletes.Add(1)
 	r.stats.add(func(s *wire.Stats) {
 		s.DeletedFiles++
-		if isDir {
+		switch kind {
+		case fsops.TypeDir:
 			s.DeletedDirs++
-		} else {
+		case fsops.TypeReg:
 			s.DeletedReg++
+		case fsops.TypeLnk:
+			s.DeletedLinks++
+		case fsops.TypeChr, fsops.TypeBlk:
+			s.DeletedDevices++
+		default:
+			s.DeletedSpecials++
 		}
 	})
 }

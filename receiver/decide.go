@@ -599,7 +599,7 @@ func (r *Receiver) makeWay(b *batchState, e *wire.Entry, rel string, old *fsops.
 		err = b.dir.Rmdir(e.Name)
 	}
 	if err == nil && !r.opts.DryRun {
-		r.countDelete(true)
+		r.countDelete(fsops.TypeDir)
 		return true, lines
 	}
 	if r.opts.Delete || r.opts.Force {

@@ -697,6 +697,7 @@ func statsFields(s *Stats) []*int64 {
 		&s.DeletedFiles, &s.DeletedReg, &s.DeletedDirs,
 		&s.TransferredFiles, &s.TotalSize, &s.TransferredSize,
 		&s.MatchedData, &s.KeptData,
+		&s.DeletedLinks, &s.DeletedDevices, &s.DeletedSpecials,
 	}
 }
 

@@ -242,6 +242,7 @@ type Stats struct {
 	CreatedFiles, CreatedReg, CreatedDirs           int64
 	CreatedLinks, CreatedDevices, CreatedSpecials   int64
 	DeletedFiles, DeletedReg, DeletedDirs           int64
+	DeletedLinks, DeletedDevices, DeletedSpecials   int64
 	TransferredFiles                                int64
 	TotalSize, TransferredSize                      int64
 	// MatchedData is the part of TransferredSize a delta took from the

@@ -15,5 +15,19 @@ func init() {
 		// size", which counts symlinks too, so short of 100%.
 		diffScenario{name: "progress2-final", fx: fxBasic, args: dtArgs("-a", "--info=progress2", "src/", "dst/"), stdout: true, finalLines: true},
 		diffScenario{name: "progress2-final-h", fx: fxPlain, args: dtArgs("-a", "--info=progress2", "-h", "src/", "dst/"), stdout: true, finalLines: true},
+		// "Number of deleted files" names every kind it deleted.
+		diffScenario{name: "stats-deleted-kinds", fx: fxPlain, pre: preExtraKinds, args: dtArgs("-a", "--delete", "--stats", "src/", "dst/"), stdout: true},
+		diffScenario{name: "stats-deleted-kinds-dry-run", fx: fxPlain, pre: preExtraKinds, args: dtArgs("-a", "--delete", "--stats", "-n", "src/", "dst/"), stdout: true},
 	)
+}
+
+// preExtraKinds: extraneous entries of every kind rsync counts apart.
+func preExtraKinds(b *fixtureBuilder) {
+	b.text("dst/xfile", "x")
+	b.symlink("dst/xlink", "nowhere")
+	b.fifo("dst/xfifo")
+	b.chr("dst/xnull", 1, 3)
+	b.text("dst/xdir/inner", "y")
+	b.dir("dst/xdir")
+	b.dir("dst")
 }

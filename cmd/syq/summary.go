@@ -38,7 +38,7 @@ func printSummary(inv *Invocation, st wire.Stats, t *traffic, elapsed time.Durat
 			fmt.Fprintf(w, "Number of created files: %s%s\n", count(st.CreatedFiles), kinds(st.CreatedReg, st.CreatedDirs, st.CreatedLinks, st.CreatedDevices, st.CreatedSpecials, count))
 		}
 		if p == 0 || p >= 31 {
-			fmt.Fprintf(w, "Number of deleted files: %s%s\n", count(st.DeletedFiles), kinds(st.DeletedReg, st.DeletedDirs, 0, 0, 0, count))
+			fmt.Fprintf(w, "Number of deleted files: %s%s\n", count(st.DeletedFiles), kinds(st.DeletedReg, st.DeletedDirs, st.DeletedLinks, st.DeletedDevices, st.DeletedSpecials, count))
 		}
 		fmt.Fprintf(w, "Number of regular files transferred: %s\n", count(st.TransferredFiles))
 		fmt.Fprintf(w, "Total file size: %s bytes\n", num(st.TotalSize))
