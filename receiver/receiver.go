@@ -340,8 +340,9 @@ func (r *Receiver) run(ctx context.Context) error {
 	defer r.closeTempDir()
 	r.openAltDests()
 	defer r.closeAltDests()
-	if r.opts.Verbose > 1 && !r.opts.Quiet {
-		// rsync's generator says how it will send changed files.
+	if r.opts.DebugFlist > 0 && !r.opts.Quiet {
+		// rsync's generator says how it will send changed files
+		// (--debug=FLIST, which -vv gives).
 		// --append sends only what is missing, which rsync counts as
 		// delta transmission even locally.
 		// After --delete-before's pass, as rsync's generator says it.
