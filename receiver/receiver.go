@@ -702,7 +702,11 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 func (r *Receiver) info(line string) {
 	// --progress has rsync's client name files unless a format says
 	// what to show; its receiving server is not told of it.
-	if r.opts.Info.Name == 0 && !r.itemizing() && !(r.opts.Progress && !r.cfg.Pushed && !r.hasOutFormat()) {
+	name := r.opts.Info.Name
+	if r.cfg.Pushed && r.opts.Info.NameImplied {
+		name = 0
+	}
+	if name == 0 && !r.itemizing() && !(r.opts.Progress && !r.cfg.Pushed && !r.hasOutFormat()) {
 		return
 	}
 	r.out.now(line, true)

@@ -1380,6 +1380,11 @@ func settleInfo(c *Invocation) {
 	c.statsGiven, c.progressGiven = c.Opts.Stats, c.Opts.Progress
 	levels := outputLevels(c, false, true)
 	setOutputLevels(&c.Opts, false, levels)
+	if c.progressGiven {
+		given := *c
+		given.progressGiven = false
+		c.Opts.Info.NameImplied = levels["NAME"] > 0 && outputLevels(&given, false, true)["NAME"] == 0
+	}
 	progress := levels["PROGRESS"]
 	c.Opts.Progress, c.Progress2 = progress == 1, progress >= 2
 	c.Opts.Stats = c.Opts.Info.Stats >= 2

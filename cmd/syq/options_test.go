@@ -466,7 +466,7 @@ func TestParseEachImplementedOption(t *testing.T) {
 		{[]string{"--human-readable"}, func(o *wire.Options) { o.HumanReadable = 1 }},
 		{[]string{"--stats"}, func(o *wire.Options) { o.Stats, o.Info.Stats = true, 2 }},
 		{[]string{"--itemize-changes"}, func(o *wire.Options) { o.Itemize = true }},
-		{[]string{"--progress"}, func(o *wire.Options) { o.Progress, o.Info.Flist, o.Info.Name = true, 2, 1 }},
+		{[]string{"--progress"}, func(o *wire.Options) { o.Progress, o.Info.Flist, o.Info.Name, o.Info.NameImplied = true, 2, 1, true }},
 		{[]string{"--list-only"}, func(o *wire.Options) { o.ListOnly, o.Dirs = true, true }},
 		{[]string{"-l"}, func(o *wire.Options) { o.Links = true }},
 		{[]string{"--links"}, func(o *wire.Options) { o.Links = true }},

@@ -92,7 +92,8 @@ func TestInfoLevels(t *testing.T) {
 		{[]string{"--info=none", "-vv"}, wire.InfoLevels{}, 0},
 		{[]string{"--info=all2,nonreg0"}, wire.InfoLevels{Mount: 2, Misc: 2, Flist: 2, Name: 2, Skip: 2, Backup: 2, Del: 2, SymSafe: 2, Remove: 2}, 2},
 		// --progress gives FLIST2 and names.
-		{[]string{"--progress"}, wire.InfoLevels{NonReg: 1, Flist: 2, Name: 1}, 0},
+		{[]string{"--progress"}, wire.InfoLevels{NonReg: 1, Flist: 2, Name: 1, NameImplied: true}, 0},
+		{[]string{"--progress", "-v"}, wire.InfoLevels{NonReg: 1, Misc: 1, Flist: 2, Name: 1, Del: 1, SymSafe: 1}, 1},
 		{[]string{"--progress", "-i"}, wire.InfoLevels{NonReg: 1, Flist: 2}, 0},
 	}
 	for _, tc := range tests {
