@@ -638,7 +638,7 @@ func (r *Receiver) blockedBatch(fb *wire.FileBatch) (lines []string) {
 			r.problem(wire.ProblemGenerator, "recv_generator: failed to stat %q: %s", r.destPath(rel), fsops.ErrText(fsops.ErrNotDir))
 		case !r.keepsType(e.Type()):
 			// In turn with the other lines, as decideEntry says it.
-			if !r.opts.Quiet {
+			if r.opts.Info.NonReg > 0 && !r.opts.Quiet {
 				lines = append(lines, r.aheadLine(fmt.Sprintf("skipping non-regular file %q", rel)))
 			}
 		case e.Type() == wire.TypeLnk:

@@ -492,7 +492,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		// --delete leaves it alone). Only root makes devices
 		// (--no-super says to act as if not). rsync's generator says
 		// so as it goes: after the deletions in the directory.
-		if !r.opts.Quiet {
+		if r.opts.Info.NonReg > 0 && !r.opts.Quiet {
 			lines = append(lines, r.aheadLine(fmt.Sprintf("skipping non-regular file %q", rel)))
 		}
 		return lines

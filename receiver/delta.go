@@ -353,7 +353,7 @@ func (r *Receiver) verifyFailed(job *fileJob, again bool) {
 		kept = "retained"
 	}
 	if again {
-		if r.opts.Verbose > 0 || r.opts.Itemize {
+		if r.opts.Info.Name > 0 || r.opts.Itemize {
 			r.cfg.Report(wire.ProblemWarning, fmt.Sprintf("WARNING: %s failed verification -- update %s (will try again).", wire.DisplayName(job.rel), kept))
 		}
 		return

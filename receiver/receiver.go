@@ -340,8 +340,9 @@ func (r *Receiver) run(ctx context.Context) error {
 	defer r.closeTempDir()
 	r.openAltDests()
 	defer r.closeAltDests()
-	if r.opts.Verbose > 1 && !r.opts.Quiet {
-		// rsync's generator says how it will send changed files.
+	if r.opts.DebugFlist > 0 && !r.opts.Quiet {
+		// rsync's generator says how it will send changed files
+		// (--debug=FLIST, which -vv gives).
 		// --append sends only what is missing, which rsync counts as
 		// delta transmission even locally.
 		// After --delete-before's pass, as rsync's generator says it.
@@ -701,7 +702,11 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 func (r *Receiver) info(line string) {
 	// --progress has rsync's client name files unless a format says
 	// what to show; its receiving server is not told of it.
-	if r.opts.Info.Name == 0 && !r.itemizing() && !(r.opts.Progress && !r.cfg.Pushed && !r.hasOutFormat()) {
+	name := r.opts.Info.Name
+	if r.cfg.Pushed && r.opts.Info.NameImplied {
+		name = 0
+	}
+	if name == 0 && !r.itemizing() && !(r.opts.Progress && !r.cfg.Pushed && !r.hasOutFormat()) {
 		return
 	}
 	r.out.now(line, true)

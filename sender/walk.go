@@ -530,6 +530,9 @@ func (s *Sender) list(j *dirJob) {
 				if through != nil {
 					through.Close()
 				}
+				if opts.Info.Mount > 0 {
+					s.problem(wire.ProblemInfo, "[sender] skipping mount-point dir %s", joinRel(j.rel, name))
+				}
 				continue // -xx: not even the mount point itself
 			}
 			if rules != nil && s.excluded(rules, joinRel(j.rel, name), st.IsDir()) {

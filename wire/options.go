@@ -121,6 +121,9 @@ type Options struct {
 	// DebugDeltasum is --debug=DELTASUM's level (-vv gives 1, -vvv 2):
 	// at 2 the sender shows each file's match counts.
 	DebugDeltasum int
+	// DebugFlist is --debug=FLIST's level (-vv gives 1): the generator
+	// says whether it sends deltas.
+	DebugFlist int
 	// DebugDel is --debug=DEL's level (-vv gives 1): --delete-before's
 	// pass names each top directory it goes into.
 	DebugDel  int
@@ -268,13 +271,22 @@ const (
 )
 
 // InfoLevels are the levels of the rsync --info words syq acts on
-// (rsync's -v gives NAME1, DEL1 and SYMSAFE1, -vv NAME2, SKIP1, BACKUP1
-// and REMOVE1).
+// (rsync gives NONREG1 without -v; -v adds COPY1, DEL1, FLIST1, MISC1,
+// NAME1 and SYMSAFE1, -vv BACKUP1, MISC2, MOUNT1, NAME2, REMOVE1 and
+// SKIP1).
 type InfoLevels struct {
-	Name    int // 1: what changes; 2: also what is up to date
-	Skip    int // 1: why an entry was left alone (--update, --existing, ...)
-	Backup  int // 1: each backup made
-	Del     int // 1: each deletion
-	SymSafe int // 1: each unsafe symlink --copy-unsafe-links copies as its referent (the sender)
-	Remove  int // 1: each source file --remove-source-files removes (the sender)
+	NonReg int // 1: each non-regular file the receiver does not make
+	Mount  int // 1: each mount point -xx leaves out (the sender)
+	Misc   int // 1: the options a batch file changes
+	Flist  int // 1: the client's file-list banner; 2: its counts under it
+	Stats  int // 1: -v's closing lines; 2: --stats's block; 3: heap statistics too
+	// NameImplied: NAME's level is --progress's alone, which rsync's
+	// client keeps to itself (its receiving server names nothing).
+	NameImplied bool
+	Name        int // 1: what changes; 2: also what is up to date
+	Skip        int // 1: why an entry was left alone (--update, --existing, ...)
+	Backup      int // 1: each backup made
+	Del         int // 1: each deletion
+	SymSafe     int // 1: each unsafe symlink --copy-unsafe-links copies as its referent (the sender)
+	Remove      int // 1: each source file --remove-source-files removes (the sender)
 }

@@ -289,7 +289,7 @@ func shellArg(arg string) string {
 func applyBatchFlags(inv *Invocation, rec *wire.Options, stdout io.Writer) {
 	o := &inv.Opts
 	say := func(set bool, name string) {
-		if o.Verbose > 0 && !o.Quiet {
+		if o.Info.Misc > 0 && !o.Quiet {
 			verb := "Clear"
 			if set {
 				verb = "Sett"

@@ -209,7 +209,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 	if end.Push {
 		rcfg.Role = "sender"
 	}
-	if !end.Daemon && debugLevelFrom(inv, "cmd", min(max(opts.Verbose-1, 0), 1)) > 0 && !opts.Quiet {
+	if !end.Daemon && debugLevel(inv, "cmd") > 0 && !opts.Quiet {
 		if argv, err := remote.Command(rcfg, ""); err == nil {
 			fmt.Fprintln(stdout, connectionLine(inv, argv[:len(argv)-1]))
 		}
@@ -589,10 +589,8 @@ func remoteOptions(inv *Invocation) (wire.Options, error) {
 		base.Super = 0
 	}
 	// Nor --debug: the remote side's debugging comes from -v alone
-	// (-vv's FILTER1).
-	base.DebugFilter = min(max(base.Verbose-1, 0), 2)
-	base.DebugDeltasum = min(max(base.Verbose-1, 0), 4)
-	base.DebugDel = min(max(base.Verbose-1, 0), 2)
+	// (-vv's FILTER1, -vvv's FUZZY).
+	setOutputLevels(&base, true, outputLevels(inv, true, false))
 	return withRemoteOptions(inv, base)
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -10,22 +9,133 @@ import (
 	"syq/wire"
 )
 
-// rsyncDebugFlags are the names --debug takes in rsync 3.x.
-var rsyncDebugFlags = strings.Fields(`acl backup bind chdir connect cmd del deltasum dup exit
-filter flist fuzzy genr hash hlink iconv io nstr own proto recv send time all none help`)
+// The sides an rsync --info or --debug word's output comes from (rsync
+// sends its server only the --info words that concern the server's side,
+// and no --debug word at all).
+const (
+	outClient = 1 << iota
+	outServer
+	outSender
+	outReceiver
+)
 
-// debugOutputs are the --debug flags whose levels the transfer keeps in
-// its options, each with the highest level -v alone gives it: rsync's -vv
-// gives level 1 and each further -v one more, up to that.
-var debugOutputs = []struct {
-	name       string
-	verboseMax int
-	level      func(*wire.Options) *int
-}{
-	{"fuzzy", 0, func(o *wire.Options) *int { return &o.DebugFuzzy }},
-	{"filter", 2, func(o *wire.Options) *int { return &o.DebugFilter }},     // -vv FILTER1, -vvv FILTER2
-	{"del", 2, func(o *wire.Options) *int { return &o.DebugDel }},           // -vvv DEL2
-	{"deltasum", 4, func(o *wire.Options) *int { return &o.DebugDeltasum }}, // -vv DELTASUM1 up to -vvvvv DELTASUM4
+// outputWord is one of rsync's --info or --debug words: its help line,
+// its sides and, where syq acts on it, where the transfer's options keep
+// its level.
+type outputWord struct {
+	debug bool
+	name  string
+	where int
+	help  string
+	level func(*wire.Options) *int
+}
+
+// outputWords are rsync 3.5's --info words, then its --debug words, in
+// its order (its help lists them so).
+var outputWords = []outputWord{
+	{false, "BACKUP", outReceiver, "Mention files backed up", func(o *wire.Options) *int { return &o.Info.Backup }},
+	{false, "COPY", outReceiver, "Mention files copied locally on the receiving side", nil},
+	{false, "DEL", outReceiver, "Mention deletions on the receiving side", func(o *wire.Options) *int { return &o.Info.Del }},
+	{false, "FLIST", outClient, "Mention file-list receiving/sending (levels 1-2)", func(o *wire.Options) *int { return &o.Info.Flist }},
+	{false, "MISC", outSender | outReceiver, "Mention miscellaneous information (levels 1-2)", func(o *wire.Options) *int { return &o.Info.Misc }},
+	{false, "MOUNT", outSender | outReceiver, "Mention mounts that were found or skipped", func(o *wire.Options) *int { return &o.Info.Mount }},
+	{false, "NAME", outSender | outReceiver, "Mention 1) updated file/dir names, 2) unchanged names", func(o *wire.Options) *int { return &o.Info.Name }},
+	{false, "NONREG", outReceiver, "Mention skipped non-regular files (default 1, 0 disables)", func(o *wire.Options) *int { return &o.Info.NonReg }},
+	{false, "PROGRESS", outClient, "Mention 1) per-file progress or 2) total transfer progress", nil},
+	{false, "REMOVE", outSender, "Mention files removed on the sending side", func(o *wire.Options) *int { return &o.Info.Remove }},
+	{false, "SKIP", outReceiver, "Mention files skipped due to transfer overrides (levels 1-2)", func(o *wire.Options) *int { return &o.Info.Skip }},
+	{false, "STATS", outClient | outServer, "Mention statistics at end of run (levels 1-3)", func(o *wire.Options) *int { return &o.Info.Stats }},
+	{false, "SYMSAFE", outSender | outReceiver, "Mention symlinks that are unsafe", func(o *wire.Options) *int { return &o.Info.SymSafe }},
+
+	{true, "ACL", outSender | outReceiver, "Debug extra ACL info", nil},
+	{true, "BACKUP", outReceiver, "Debug backup actions (levels 1-2)", nil},
+	{true, "BIND", outClient, "Debug socket bind actions", nil},
+	{true, "CHDIR", outClient | outServer, "Debug when the current directory changes", nil},
+	{true, "CONNECT", outClient, "Debug connection events (levels 1-2)", nil},
+	{true, "CMD", outClient, "Debug commands+options that are issued (levels 1-2)", nil},
+	{true, "DEL", outReceiver, "Debug delete actions (levels 1-3)", func(o *wire.Options) *int { return &o.DebugDel }},
+	{true, "DELTASUM", outSender | outReceiver, "Debug delta-transfer checksumming (levels 1-4)", func(o *wire.Options) *int { return &o.DebugDeltasum }},
+	{true, "DUP", outReceiver, "Debug weeding of duplicate names", nil},
+	{true, "EXIT", outClient | outServer, "Debug exit events (levels 1-3)", nil},
+	{true, "FILTER", outSender | outReceiver, "Debug filter actions (levels 1-3)", func(o *wire.Options) *int { return &o.DebugFilter }},
+	{true, "FLIST", outSender | outReceiver, "Debug file-list operations (levels 1-4)", func(o *wire.Options) *int { return &o.DebugFlist }},
+	{true, "FUZZY", outReceiver, "Debug fuzzy scoring (levels 1-2)", func(o *wire.Options) *int { return &o.DebugFuzzy }},
+	{true, "GENR", outReceiver, "Debug generator functions", nil},
+	{true, "HASH", outSender | outReceiver, "Debug hashtable code", nil},
+	{true, "HLINK", outSender | outReceiver, "Debug hard-link actions (levels 1-3)", nil},
+	{true, "ICONV", outClient | outServer, "Debug iconv character conversions (levels 1-2)", nil},
+	{true, "IO", outClient | outServer, "Debug I/O routines (levels 1-4)", nil},
+	{true, "NSTR", outClient | outServer, "Debug negotiation strings", nil},
+	{true, "OWN", outReceiver, "Debug ownership changes in users & groups (levels 1-2)", nil},
+	{true, "PROTO", outClient | outServer, "Debug protocol information", nil},
+	{true, "RECV", outReceiver, "Debug receiver functions", nil},
+	{true, "SEND", outSender, "Debug sender functions", nil},
+	{true, "TIME", outReceiver, "Debug setting of modified times (levels 1-2)", nil},
+}
+
+// outputVerbosity are the words each -v adds (index: the -v count), as
+// rsync's; with no -v at all rsync still gives NONREG1.
+var outputVerbosity = map[bool][]string{
+	false: {"NONREG", "COPY,DEL,FLIST,MISC,NAME,STATS,SYMSAFE", "BACKUP,MISC2,MOUNT,NAME2,REMOVE,SKIP"},
+	true: {"", "", "BIND,CMD,CONNECT,DEL,DELTASUM,DUP,FILTER,FLIST,ICONV",
+		"ACL,BACKUP,CONNECT2,DELTASUM2,DEL2,EXIT,FILTER2,FLIST2,FUZZY,GENR,OWN,RECV,SEND,TIME",
+		"CMD2,DELTASUM3,DEL3,EXIT2,FLIST3,ICONV2,OWN2,PROTO,TIME2",
+		"CHDIR,DELTASUM4,FLIST4,FUZZY2,HASH,HLINK"},
+}
+
+// maxOutputLevel is the highest level a word takes; more means it.
+const maxOutputLevel = 4
+
+// outputItem splits an --info or --debug word into its name (upper
+// case) and level as rsync reads it: trailing digits are the level (1
+// without), too large a level is the top one, and a word that starts
+// with a digit is all name.
+func outputItem(w string) (name string, level int) {
+	name = w
+	if name[0] < '0' || name[0] > '9' {
+		name = strings.TrimRight(name, "0123456789")
+	}
+	level = 1
+	if digits := w[len(name):]; digits != "" {
+		n, err := strconv.Atoi(digits)
+		level = n
+		if err != nil || n > maxOutputLevel {
+			level = maxOutputLevel
+		}
+	}
+	return strings.ToUpper(name), level
+}
+
+// knownOutputWord says whether name (upper case) is one of kind's words.
+func knownOutputWord(debug bool, name string) bool {
+	for _, w := range outputWords {
+		if w.debug == debug && w.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOutputWords refuses the first word of an --info or --debug value
+// rsync does not know.
+func checkOutputWords(debug bool, value string) error {
+	for _, w := range strings.Split(value, ",") {
+		if w == "" {
+			continue
+		}
+		switch name, _ := outputItem(w); name {
+		case "ALL", "NONE", "HELP":
+		default:
+			if !knownOutputWord(debug, name) {
+				option := "info"
+				if debug {
+					option = "debug"
+				}
+				return unknownOutputItem(option, w)
+			}
+		}
+	}
+	return nil
 }
 
 // unknownOutputItem is rsync's refusal of an --info or --debug word it
@@ -39,62 +149,141 @@ func unknownOutputItem(option, word string) error {
 	return &UsageError{Msg: fmt.Sprintf("Unknown --%s item: %q", option, name), NoPrefix: true}
 }
 
-// rsyncInfoFlags are the --info words rsync knows.
-var rsyncInfoFlags = strings.Fields(`backup copy del flist misc mount name nonreg progress remove skip stats symsafe all none help`)
-
-// checkDebug reads --debug as rsync does (comma-separated names, each
-// with an optional level; "none" and level 0 silence) and refuses names
-// rsync does not know. Of rsync's debug output syq prints only FUZZY's,
-// the --fuzzy choices (scripts check them), FILTER's, the rule that hid,
-// showed or protected a name and the caution about a rule ending in white
-// space, DEL's, the top directories
-// --delete-before goes into, DELTASUM's match counts (printMatchReport,
-// the sender's per-file lines), NSTR's (nstrLines) and CMD's
-// (connectionLine); the rest traces
-// rsync's internals, not a result, and SYQ_DEBUG=1 shows syq's own
-// decisions instead.
-func checkDebug(inv *Invocation) error {
-	for _, v := range inv.debugFlags {
-		for _, w := range strings.Split(v, ",") {
+// outputLevels are the levels of kind's words as rsync sets them: those
+// -v gives (with --stats and --progress, the info words they imply),
+// then the user's --info or --debug words in order, which win over the
+// implied ones wherever they stand. user=false leaves the user's words
+// out (what rsync's server gets of --debug).
+func outputLevels(inv *Invocation, debug, user bool) map[string]int {
+	levels := map[string]int{}
+	given := map[string]bool{}
+	apply := func(value string, byUser bool) {
+		for _, w := range strings.Split(value, ",") {
 			if w == "" {
 				continue
 			}
-			if name := strings.ToLower(strings.TrimRight(w, "0123456789")); !slices.Contains(rsyncDebugFlags, name) {
-				return unknownOutputItem("debug", w)
+			name, level := outputItem(w)
+			all := name == "ALL" || name == "NONE"
+			if name == "NONE" {
+				level = 0
+			}
+			for _, o := range outputWords {
+				if o.debug != debug || !all && o.name != name {
+					continue
+				}
+				if byUser || !given[o.name] {
+					levels[o.name] = level
+					given[o.name] = given[o.name] || byUser
+				}
 			}
 		}
 	}
-	for _, d := range debugOutputs {
-		*d.level(&inv.Opts) = debugLevelFrom(inv, d.name, min(max(inv.Opts.Verbose-1, 0), d.verboseMax))
+	v := inv.Opts.Verbose
+	for j, words := range outputVerbosity[debug] {
+		if j <= v {
+			apply(words, false)
+		}
 	}
+	if !debug {
+		if inv.statsGiven {
+			if v > 1 {
+				apply("STATS3", false)
+			} else {
+				apply("STATS2", false)
+			}
+		}
+		if inv.progressGiven {
+			// Names come with the progress lines unless -i or
+			// --out-format already print them (or the user set NAME).
+			if !inv.Opts.Itemize && !inv.Opts.OutFormatGiven && levels["NAME"] == 0 {
+				apply("NAME", false)
+			}
+			apply("FLIST2,PROGRESS", false)
+		}
+	}
+	if user {
+		words := inv.debugFlags
+		if !debug {
+			words = inv.infoWords
+		}
+		for _, w := range words {
+			apply(w, true)
+		}
+	}
+	return levels
+}
+
+// setOutputLevels puts kind's levels into opts, where syq keeps them.
+func setOutputLevels(opts *wire.Options, debug bool, levels map[string]int) {
+	for _, w := range outputWords {
+		if w.debug == debug && w.level != nil {
+			*w.level(opts) = levels[w.name]
+		}
+	}
+}
+
+// checkDebug refuses --debug words rsync does not know and sets the
+// levels of those syq acts on. Of rsync's debug output syq prints only
+// FUZZY's, the --fuzzy choices (scripts check them), FILTER's, the rule
+// that hid, showed or protected a name and the caution about a rule
+// ending in white space, DEL's, the top directories --delete-before
+// goes into, DELTASUM's match counts (printMatchReport, the sender's
+// per-file lines), FLIST's note on delta transmission, NSTR's
+// (nstrLines) and CMD's (connectionLine); the rest traces rsync's
+// internals, not a result, and SYQ_DEBUG=1 shows syq's own decisions
+// instead.
+func checkDebug(inv *Invocation) error {
+	for _, v := range inv.debugFlags {
+		if err := checkOutputWords(true, v); err != nil {
+			return err
+		}
+	}
+	setOutputLevels(&inv.Opts, true, outputLevels(inv, true, true))
 	return nil
 }
 
-// debugLevel is the level of rsync's --debug flag name (lower case) in
-// this run: from --debug's words, in order ("all" and "none" included).
+// debugLevel is the level of rsync's --debug word name in this run, -v
+// and the --debug words given so far included.
 func debugLevel(inv *Invocation, name string) int {
-	return debugLevelFrom(inv, name, 0)
+	return outputLevels(inv, true, true)[strings.ToUpper(name)]
 }
 
-// debugLevelFrom is debugLevel for a flag that -v gives level base.
-func debugLevelFrom(inv *Invocation, name string, base int) int {
-	level := base
-	for _, v := range inv.debugFlags {
-		for _, w := range strings.Split(v, ",") {
-			word := strings.ToLower(strings.TrimRight(w, "0123456789"))
-			n := 1
-			if digits := w[len(word):]; digits != "" {
-				n, _ = strconv.Atoi(digits)
-			}
-			switch word {
-			case name, "all":
-				level = n
-			case "none":
-				level = 0
-			}
+// outputHelp is rsync's --info=help or --debug=help: the words, and what
+// each -v adds.
+func outputHelp(debug bool) string {
+	var b strings.Builder
+	option := "--info"
+	if debug {
+		option = "--debug"
+	}
+	b.WriteString("Use OPT or OPT1 for level 1 output, OPT2 for level 2, etc.; OPT0 silences.\n\n")
+	for _, w := range outputWords {
+		if w.debug == debug {
+			fmt.Fprintf(&b, "%-10s %s\n", w.name, w.help)
 		}
 	}
-	return level
+	fmt.Fprintf(&b, "\n%-10s Set all %s options (e.g. all%d)\n", "ALL", option, maxOutputLevel)
+	fmt.Fprintf(&b, "%-10s Silence all %s options (same as all0)\n", "NONE", option)
+	fmt.Fprintf(&b, "%-10s Output this help message\n\nOptions added at each level of verbosity:\n", "HELP")
+	for j, words := range outputVerbosity[debug] {
+		if words == "" {
+			continue
+		}
+		// rsync lists each level's words in its table's order.
+		added := map[string]string{}
+		for _, w := range strings.Split(words, ",") {
+			name, _ := outputItem(w)
+			added[name] = w
+		}
+		var line []string
+		for _, w := range outputWords {
+			if a, ok := added[w.name]; ok && w.debug == debug {
+				line = append(line, a)
+			}
+		}
+		fmt.Fprintf(&b, "%d) %s\n", j, strings.Join(line, ","))
+	}
+	return b.String()
 }
 
 // connectionLine is the line rsync's client prints with --debug=CMD
@@ -162,18 +351,3 @@ func nstrLines(inv *Invocation) []string {
 	}
 	return append(lines, fmt.Sprintf("Client%s compress: %s (level %d)", negotiated, shown, level))
 }
-
-// debugHelpText is --debug=help.
-const debugHelpText = `Use OPT or OPT1 for level 1 output, OPT2 for level 2, etc.; OPT0 silences.
-
-syq takes rsync's --debug names (ACL BACKUP BIND CHDIR CONNECT CMD DEL
-DELTASUM DUP EXIT FILTER FLIST FUZZY GENR HASH HLINK ICONV IO NSTR OWN PROTO
-RECV SEND TIME, ALL, NONE). Of rsync's debug output it prints only FUZZY's
-(the --fuzzy basis choices, levels 1-2), DELTASUM's (the sender's match
-counts: the total at level 1, each file's at 2), FILTER's (the rule that hid,
-showed or protected a name, and the caution about a rule ending in white
-space), NSTR's (the checksum and compressor
-chosen) and CMD's (the remote-shell command, which -vv shows too); the
-rest traces rsync's own internals. SYQ_DEBUG=1 shows syq's decisions
-instead.
-`

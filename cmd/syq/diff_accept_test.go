@@ -65,6 +65,9 @@ var acceptScenarios = []diffScenario{
 	{name: "outbuf-line", fx: fxPlain, args: dtArgs("-ai", "--outbuf=L", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "outbuf-bad", fx: fxPlain, args: dtArgs("-a", "--outbuf=X", "src/", "dst/"), code: 1},
 	{name: "max-alloc", fx: fxPlain, args: dtArgs("-a", "--max-alloc=64M", "src/", "dst/")},
+	// rsync 3.5.0 takes 0 as no limit.
+	{name: "max-alloc-zero", fx: fxPlain, args: dtArgs("-a", "--max-alloc=0", "src/", "dst/")},
+	{name: "max-alloc-zero-k", fx: fxPlain, args: dtArgs("-a", "--max-alloc=0k", "src/", "dst/")},
 	{name: "max-alloc-too-small", fx: fxPlain, args: dtArgs("-a", "--max-alloc=1k", "src/", "dst/"), code: 1},
 	{name: "checksum-choice", fx: fxPlain, pre: preQuick, args: dtArgs("-ac", "--checksum-choice=xxh3", "src/", "dst/")},
 	{name: "checksum-choice-pair", fx: fxPlain, pre: preQuick, args: dtArgs("-ac", "--cc=md5,xxh128", "--checksum-seed=7", "src/", "dst/")},

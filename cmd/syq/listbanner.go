@@ -52,7 +52,7 @@ func newListBanner(inv *Invocation, opts *wire.Options, verb string, stdout io.W
 	if !whole {
 		return nil
 	}
-	b := &listBanner{stdout: stdout, first: first, counts: opts.Progress, building: true}
+	b := &listBanner{stdout: stdout, first: first, counts: opts.Info.Flist >= 2, building: true}
 	if verb == "receiving" {
 		// rsync's receiver counts after adding each entry it reads.
 		b.nextCount, b.countAfter = 100, true

@@ -177,11 +177,11 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if inv.InfoHelp {
-		fmt.Fprint(stdout, infoHelpText)
+		fmt.Fprint(stdout, outputHelp(false))
 		return 0
 	}
 	if inv.DebugHelp {
-		fmt.Fprint(stdout, debugHelpText)
+		fmt.Fprint(stdout, outputHelp(true))
 		return 0
 	}
 	if inv.ShowVersion {

@@ -26,7 +26,6 @@ import (
 	"io"
 	"math/bits"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,11 +109,14 @@ type Invocation struct {
 	NoProgress          bool // --no-progress was the last word on progress
 	Progress2           bool // --info=progress2: one whole-transfer progress line on stdout
 	InfoHelp            bool // --info=help
-	// info holds the levels --info gave (they win over -v's, wherever
-	// they stand), by lower-case flag name.
-	info      map[string]int
-	DebugHelp bool // --debug=help
-	Debug     bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
+	// infoWords are the --info values as given (their words win over
+	// what -v, --stats and --progress imply, wherever they stand).
+	infoWords []string
+	// statsGiven and progressGiven: --stats and --progress (or -P) were
+	// given; the levels they imply are settleInfo's.
+	statsGiven, progressGiven bool
+	DebugHelp                 bool // --debug=help
+	Debug                     bool // SYQ_DEBUG=1 is read elsewhere; the parser leaves this false
 
 	// Compression options as given; settleCompress turns them into
 	// Opts.Compress and Opts.SkipCompress.
@@ -1283,51 +1285,9 @@ ods odt oga ogg ogm ogv ogx opus otg oth otp ots ott oxt png qt rar rpm rz rzip 
 squashfs sxc sxd sxg sxm sxw sz tbz tbz2 tgz tlz ts txz tzo vob war webm webp xz z
 zip zst`)
 
-// --info takes comma-separated FLAG[LEVEL] words. syq implements
-// progress (0: none, 1: per file as --progress, 2: the whole transfer),
-// name, skip (level 1: why an entry was left alone), backup, del, stats
-// (1: -v's closing lines, 2: --stats, 3: each process's heap statistics
-// too), symsafe (unsafe symlinks copied as their referents), remove
-// (source files --remove-source-files removed) and help;
-// any other flag or level
-// is refused by name. Levels above what a flag uses mean what its top
-// level means, as in rsync (which caps them at 4).
-var infoFlags = map[string]int{"progress": 2, "help": 0, "name": 4, "skip": 1, "backup": 4, "del": 4, "stats": 4, "symsafe": 1, "remove": 1}
-
-func splitInfo(word string) (flag string, level int) {
-	i := len(word)
-	for i > 0 && word[i-1] >= '0' && word[i-1] <= '9' {
-		i--
-	}
-	flag = strings.ToLower(word[:i])
-	level = 1
-	if i < len(word) {
-		digits := strings.TrimLeft(word[i:], "0")
-		level = 0
-		if len(digits) > 1 {
-			level = 9 // large: rsync clamps it to its maximum
-		} else if digits != "" {
-			level = int(digits[0] - '0')
-		}
-	}
-	return flag, level
-}
-
+// checkInfo refuses an --info value with a word rsync does not know.
 func checkInfo(value string) error {
-	for _, w := range strings.Split(value, ",") {
-		if w == "" {
-			continue
-		}
-		flag, level := splitInfo(w)
-		if !slices.Contains(rsyncInfoFlags, flag) {
-			return unknownOutputItem("info", w)
-		}
-		max, ok := infoFlags[flag]
-		if !ok || level > max && flag != "help" && max < 4 {
-			return cliRefuse("--info=" + w)
-		}
-	}
-	return nil
+	return checkOutputWords(false, value)
 }
 
 // applyStderr takes --stderr's mode, which may be abbreviated to one
@@ -1343,24 +1303,12 @@ func applyStderr(c *Invocation, mode string) {
 	}
 }
 
+// applyInfo keeps an --info value for settleInfo; "help" asks for
+// the list of words instead of a transfer.
 func applyInfo(c *Invocation, value string) {
+	c.infoWords = append(c.infoWords, value)
 	for _, w := range strings.Split(value, ",") {
-		if w == "" {
-			continue
-		}
-		flag, level := splitInfo(w)
-		switch flag {
-		case "help":
-			c.InfoHelp = true
-		case "progress":
-			c.Opts.Progress = level == 1
-			c.Progress2 = level == 2
-		default:
-			if c.info == nil {
-				c.info = map[string]int{}
-			}
-			c.info[flag] = min(level, 4)
-		}
+		c.InfoHelp = c.InfoHelp || strings.EqualFold(w, "help")
 	}
 }
 
@@ -1426,62 +1374,25 @@ func settleProtocol(inv *Invocation) error {
 	return nil
 }
 
-// infoLevel is flag's level: the one --info gave, or what -v gives.
-func (c *Invocation) infoLevel(flag string, fromVerbose int) int {
-	if n, ok := c.info[flag]; ok {
-		return n
-	}
-	return fromVerbose
-}
-
-// settleInfo sets the receiver's output levels from -v and --info.
+// settleInfo sets the transfer's output levels from -v, --stats,
+// --progress and --info, as rsync does.
 func settleInfo(c *Invocation) {
-	v := c.Opts.Verbose
-	atLeast := func(n int) int {
-		if v >= n {
-			return 1
-		}
-		return 0
+	c.statsGiven, c.progressGiven = c.Opts.Stats, c.Opts.Progress
+	levels := outputLevels(c, false, true)
+	setOutputLevels(&c.Opts, false, levels)
+	if c.progressGiven {
+		given := *c
+		given.progressGiven = false
+		c.Opts.Info.NameImplied = levels["NAME"] > 0 && outputLevels(&given, false, true)["NAME"] == 0
 	}
-	c.Opts.Info = wire.InfoLevels{
-		Name:    c.infoLevel("name", min(v, 2)),
-		Skip:    c.infoLevel("skip", atLeast(2)),
-		Backup:  c.infoLevel("backup", atLeast(2)),
-		Del:     c.infoLevel("del", atLeast(1)),
-		SymSafe: c.infoLevel("symsafe", atLeast(1)),
-		Remove:  c.infoLevel("remove", atLeast(2)),
-	}
-	if c.statsLevel() >= 2 {
-		c.Opts.Stats = true
-	}
-	c.Opts.HeapStats = c.statsLevel() >= 3
+	progress := levels["PROGRESS"]
+	c.Opts.Progress, c.Progress2 = progress == 1, progress >= 2
+	c.Opts.Stats = c.Opts.Info.Stats >= 2
+	c.Opts.HeapStats = c.Opts.Info.Stats >= 3
 }
 
 // statsLevel is --info=stats's level: 1 prints -v's closing lines, 2
 // the --stats block too, 3 (and above) the heap statistics too.
 func (c *Invocation) statsLevel() int {
-	n := 0
-	if c.Opts.Verbose > 0 {
-		n = 1
-	}
-	if c.Opts.Stats {
-		n = 2
-	}
-	return c.infoLevel("stats", n)
+	return c.Opts.Info.Stats
 }
-
-// infoHelpText lists the --info flags syq takes.
-const infoHelpText = `Use OPT or OPT1 for level 1 output, OPT2 for level 2, etc.; OPT0 silences.
-
-BACKUP     Mention files backed up
-DEL        Mention deletions on the receiving side
-NAME       Mention 1) updated file/dir names, 2) unchanged names
-PROGRESS   Mention 1) per-file progress or 2) total transfer progress
-REMOVE     Mention files removed on the sending side
-SKIP       Mention files skipped due to transfer overrides
-STATS      Mention statistics at end of run (levels 1-3)
-SYMSAFE    Mention symlinks that are unsafe
-HELP       Output this help message
-
-Other rsync --info flags are not supported yet.
-`

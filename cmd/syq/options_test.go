@@ -36,7 +36,7 @@ func usageMsg(t *testing.T, args ...string) string {
 
 // defaultOpts is what an option-free command line yields.
 func defaultOpts() wire.Options {
-	return wire.Options{MaxDelete: -1, WholeFile: true, ImpliedDirs: true}
+	return wire.Options{MaxDelete: -1, WholeFile: true, ImpliedDirs: true, Info: wire.InfoLevels{NonReg: 1}}
 }
 
 func TestParseBundles(t *testing.T) {
@@ -348,7 +348,6 @@ func TestParseRefused(t *testing.T) {
 		{[]string{"--compress-threads=2"}, "--compress-threads"},
 		{[]string{"-N"}, "--crtimes"},
 		{[]string{"--copy-as=nobody"}, "--copy-as"},
-		{[]string{"--info=flist2"}, "--info=flist2"},
 		{[]string{"--daemon"}, "--daemon"},
 		// Only an rsync server (serverargs.go) takes these.
 		{[]string{"--sender"}, "--sender"},
@@ -465,9 +464,9 @@ func TestParseEachImplementedOption(t *testing.T) {
 		{[]string{"--ignore-errors"}, func(o *wire.Options) { o.IgnoreErrors = true }},
 		{[]string{"--one-file-system"}, func(o *wire.Options) { o.OneFileSys = true }},
 		{[]string{"--human-readable"}, func(o *wire.Options) { o.HumanReadable = 1 }},
-		{[]string{"--stats"}, func(o *wire.Options) { o.Stats = true }},
+		{[]string{"--stats"}, func(o *wire.Options) { o.Stats, o.Info.Stats = true, 2 }},
 		{[]string{"--itemize-changes"}, func(o *wire.Options) { o.Itemize = true }},
-		{[]string{"--progress"}, func(o *wire.Options) { o.Progress = true }},
+		{[]string{"--progress"}, func(o *wire.Options) { o.Progress, o.Info.Flist, o.Info.Name, o.Info.NameImplied = true, 2, 1, true }},
 		{[]string{"--list-only"}, func(o *wire.Options) { o.ListOnly, o.Dirs = true, true }},
 		{[]string{"-l"}, func(o *wire.Options) { o.Links = true }},
 		{[]string{"--links"}, func(o *wire.Options) { o.Links = true }},
@@ -816,14 +815,14 @@ func TestDebugLevels(t *testing.T) {
 	}{
 		{nil, 0, 0, 0, 0},
 		{[]string{"-vv"}, 0, 1, 1, 1},
-		{[]string{"-vvv"}, 0, 2, 2, 2},
-		{[]string{"-vvvvvv"}, 0, 2, 2, 4},
+		{[]string{"-vvv"}, 1, 2, 2, 2},
+		{[]string{"-vvvvvv"}, 2, 2, 3, 4},
 		{[]string{"-vvv", "--debug=none"}, 0, 0, 0, 0},
 		{[]string{"--debug=FUZZY2,filter"}, 2, 1, 0, 0},
 		{[]string{"-vv", "--debug=all3,del0"}, 3, 3, 0, 3},
 		{[]string{"-vvv", "--debug=none,deltasum2"}, 0, 0, 0, 2},
 		{[]string{"--debug=filter", "--debug=all0"}, 0, 0, 0, 0},
-		{[]string{"--debug=del5,,flist2"}, 0, 0, 5, 0},
+		{[]string{"--debug=del5,,flist2"}, 0, 0, 4, 0}, // rsync's top level is 4
 	} {
 		inv, err := parseRsyncArgs(append(c.args, "s/", "d/"))
 		if err != nil {

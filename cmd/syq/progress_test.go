@@ -56,11 +56,17 @@ func TestInfoOption(t *testing.T) {
 	if inv, err = parseRsyncArgs([]string{"--info=help"}); err != nil || !inv.InfoHelp {
 		t.Fatalf("--info=help alone: %v", err)
 	}
-	for _, bad := range []string{"--info=flist2", "--info=skip2", "--info=progress3", "--info=misc"} {
-		_, err := parseRsyncArgs([]string{bad, "s", "d"})
-		if err == nil || !strings.Contains(err.Error(), "is not supported yet") {
-			t.Errorf("%s: %v, want a refusal", bad, err)
+	// rsync's every word is taken, at any level (above 4 is 4).
+	for _, ok := range []string{"--info=flist2", "--info=skip2", "--info=misc", "--info=ALL,none", "--info=copy,mount9,nonreg0"} {
+		if _, err := parseRsyncArgs([]string{ok, "s", "d"}); err != nil {
+			t.Errorf("%s: %v", ok, err)
 		}
+	}
+	if inv, err = parseRsyncArgs([]string{"--info=progress3", "s", "d"}); err != nil || !inv.Progress2 || inv.Opts.Progress {
+		t.Errorf("--info=progress3: %v, want the whole transfer's progress", err)
+	}
+	if _, err := parseRsyncArgs([]string{"--info=nosuch2", "s", "d"}); err == nil || err.Error() != `Unknown --info item: "nosuch"` {
+		t.Errorf("--info=nosuch2: %v", err)
 	}
 }
 
@@ -71,16 +77,24 @@ func TestInfoLevels(t *testing.T) {
 		want wire.InfoLevels
 		stat int
 	}{
-		{[]string{"-v"}, wire.InfoLevels{Name: 1, Del: 1, SymSafe: 1}, 1},
-		{[]string{"-vv"}, wire.InfoLevels{Name: 2, Skip: 1, Backup: 1, Del: 1, SymSafe: 1, Remove: 1}, 1},
-		{[]string{"-vvv", "--stats"}, wire.InfoLevels{Name: 2, Skip: 1, Backup: 1, Del: 1, SymSafe: 1, Remove: 1}, 2},
-		{[]string{"--info=name0,DEL", "-vv"}, wire.InfoLevels{Name: 0, Skip: 1, Backup: 1, Del: 1, SymSafe: 1, Remove: 1}, 1},
-		{[]string{"--info=remove"}, wire.InfoLevels{Remove: 1}, 0},
-		{[]string{"--info=backup", "--info=BACKUP99999999999999999999", "--info=stats2"}, wire.InfoLevels{Backup: 4}, 2},
-		{[]string{"-v", "--info=stats0,skip"}, wire.InfoLevels{Name: 1, Skip: 1, Del: 1, SymSafe: 1}, 0},
-		{[]string{"-v", "--info=symsafe0"}, wire.InfoLevels{Name: 1, Del: 1}, 1},
-		{[]string{"--info=stats3"}, wire.InfoLevels{}, 3},
-		{[]string{"--info=STATS9"}, wire.InfoLevels{}, 4},
+		{[]string{"-v"}, wire.InfoLevels{NonReg: 1, Misc: 1, Flist: 1, Name: 1, Del: 1, SymSafe: 1}, 1},
+		{[]string{"-vv"}, wire.InfoLevels{NonReg: 1, Mount: 1, Misc: 2, Flist: 1, Name: 2, Skip: 1, Backup: 1, Del: 1, SymSafe: 1, Remove: 1}, 1},
+		// rsync's --stats is STATS3 with -vv and more.
+		{[]string{"-vvv", "--stats"}, wire.InfoLevels{NonReg: 1, Mount: 1, Misc: 2, Flist: 1, Name: 2, Skip: 1, Backup: 1, Del: 1, SymSafe: 1, Remove: 1}, 3},
+		{[]string{"-v", "--stats"}, wire.InfoLevels{NonReg: 1, Misc: 1, Flist: 1, Name: 1, Del: 1, SymSafe: 1}, 2},
+		{[]string{"--info=name0,DEL", "-vv"}, wire.InfoLevels{NonReg: 1, Mount: 1, Misc: 2, Flist: 1, Name: 0, Skip: 1, Backup: 1, Del: 1, SymSafe: 1, Remove: 1}, 1},
+		{[]string{"--info=remove"}, wire.InfoLevels{NonReg: 1, Remove: 1}, 0},
+		{[]string{"--info=backup", "--info=BACKUP99999999999999999999", "--info=stats2"}, wire.InfoLevels{NonReg: 1, Backup: 4}, 2},
+		{[]string{"-v", "--info=stats0,skip"}, wire.InfoLevels{NonReg: 1, Misc: 1, Flist: 1, Name: 1, Skip: 1, Del: 1, SymSafe: 1}, 0},
+		{[]string{"-v", "--info=symsafe0"}, wire.InfoLevels{NonReg: 1, Misc: 1, Flist: 1, Name: 1, Del: 1}, 1},
+		{[]string{"--info=stats3"}, wire.InfoLevels{NonReg: 1}, 3},
+		{[]string{"--info=STATS9"}, wire.InfoLevels{NonReg: 1}, 4},
+		{[]string{"--info=none", "-vv"}, wire.InfoLevels{}, 0},
+		{[]string{"--info=all2,nonreg0"}, wire.InfoLevels{Mount: 2, Misc: 2, Flist: 2, Name: 2, Skip: 2, Backup: 2, Del: 2, SymSafe: 2, Remove: 2}, 2},
+		// --progress gives FLIST2 and names.
+		{[]string{"--progress"}, wire.InfoLevels{NonReg: 1, Flist: 2, Name: 1, NameImplied: true}, 0},
+		{[]string{"--progress", "-v"}, wire.InfoLevels{NonReg: 1, Misc: 1, Flist: 2, Name: 1, Del: 1, SymSafe: 1}, 1},
+		{[]string{"--progress", "-i"}, wire.InfoLevels{NonReg: 1, Flist: 2}, 0},
 	}
 	for _, tc := range tests {
 		inv, err := parseRsyncArgs(append(tc.args, "s", "d"))
@@ -90,7 +104,9 @@ func TestInfoLevels(t *testing.T) {
 		if inv.Opts.HeapStats != (tc.stat >= 3) || inv.Opts.Stats != (tc.stat >= 2) {
 			t.Errorf("%q: --stats %v, heap statistics %v, want stats level %d", tc.args, inv.Opts.Stats, inv.Opts.HeapStats, tc.stat)
 		}
-		if inv.Opts.Info != tc.want || inv.statsLevel() != tc.stat {
+		got := inv.Opts.Info
+		got.Stats = 0 // checked as statsLevel
+		if got != tc.want || inv.statsLevel() != tc.stat {
 			t.Errorf("%q: levels %+v stats %d, want %+v stats %d", tc.args, inv.Opts.Info, inv.statsLevel(), tc.want, tc.stat)
 		}
 	}

@@ -156,13 +156,10 @@ func checkAcceptedValues(inv *Invocation) error {
 		return &UsageError{Msg: "Invalid --outbuf setting -- specify N, L, or B."}
 	}
 	if s := inv.maxAlloc; s != "" {
-		n, err := parseSizeArg(s, 'b', "max-alloc", 1<<20, -1, true)
-		if err != nil {
+		// 0 is rsync 3.5.0's "no limit" (its message on too small a
+		// size says so); only later rsyncs refuse it.
+		if _, err := parseSizeArg(s, 'b', "max-alloc", 1<<20, -1, true); err != nil {
 			return err
-		}
-		if n == 0 {
-			// rsync since 3.5.0's successor: 0 no longer means "no limit".
-			return &UsageError{Msg: "max-alloc must be greater than zero"}
 		}
 	}
 	if s := inv.checksumChoice; inv.checksumChoiceGiven {

@@ -92,8 +92,8 @@ func printMatchReport(inv *Invocation, st wire.Stats, w io.Writer, pulled bool) 
 	fmt.Fprintf(w, "total: matches=%d  hash_hits=%d  false_alarms=%d data=%d\n", st.Matches, st.HashHits, st.FalseAlarms, data)
 }
 
-// fileListBanner is the line rsync's client prints under -v (or
-// --progress) as the file list starts, verb being "sending" or
+// fileListBanner is the line rsync's client prints under --info=flist
+// (which -v and --progress give) as the file list starts, verb being "sending" or
 // "receiving": "... incremental file list" when rsync recurses
 // incrementally (-r without --delete-before/-after, --delay-updates,
 // -m, --qsort or --no-inc-recursive), "... file list ... done" when it
@@ -101,7 +101,7 @@ func printMatchReport(inv *Invocation, st wire.Stats, w io.Writer, pulled bool) 
 // and nothing otherwise. opts are the options of this run (a listing
 // adjusts a copy of inv's).
 func fileListBanner(inv *Invocation, opts *wire.Options, verb string) string {
-	if opts.Quiet || opts.Verbose == 0 && !opts.Progress {
+	if opts.Quiet || opts.Info.Flist == 0 {
 		return ""
 	}
 	switch {
