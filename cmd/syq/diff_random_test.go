@@ -259,12 +259,13 @@ func rdKnownDiff(s rdScenario, pull bool) string {
 		// rsync's dry run copies the xattrs of an alternate directory
 		// onto the directories it did not make, and fails (exit 23).
 		return "-X with a --*-dest directory in a dry run: rsync's xattr errors"
-	case has("--files-from=list") && has("-r") && (has("-v") || has("-vi")):
-		// The list names sub/ and files below it: rsync's sender lists
-		// those files twice and counts both in -v's "total size" (the
-		// receiver drops the second); syq's sender merges them first.
-		// Only the summary differs, not what is copied.
-		return "--files-from -r naming a file twice: rsync's total size"
+	case has("--files-from=list") && (has("-v") || has("-vi")):
+		// The list names sub/ (its contents listed, with -r or not) and
+		// files below it: rsync's sender lists those files twice and
+		// counts both in -v's "total size" (the receiver drops the
+		// second); syq's sender merges them first. Only the summary
+		// differs, not what is copied.
+		return "--files-from naming a file twice: rsync's total size"
 	case has("-K") && strings.HasSuffix(s.name, "-keepdirlinks") && (has("--backup-dir=bak") || has("-b")) && (has("-R") || has("--files-from=list")):
 		// A deletion below dst/sub, a symlink -K keeps as a directory,
 		// is backed up into bak/sub, which rsync makes with the
