@@ -270,7 +270,12 @@ func (r *Receiver) altLookupOther(b *batchState, e *wire.Entry) (level int, dir 
 		if d == nil {
 			continue
 		}
-		s, err := d.Lstat(e.Name)
+		// --fake-super reads an alternate directory's entries as it
+		// writes its own: a symlink, device or special file is a
+		// regular file whose record says what it stands for (a backup
+		// made by an earlier --fake-super run), and a real symlink's
+		// target cannot be read that way, so it never matches.
+		s, err := r.lstat(d, e.Name)
 		if err != nil || s.Mode&fsops.TypeMask != e.Type() {
 			continue
 		}
@@ -279,7 +284,11 @@ func (r *Receiver) altLookupOther(b *batchState, e *wire.Entry) (level int, dir 
 		}
 		switch e.Type() {
 		case wire.TypeLnk:
-			if target, err := d.Readlink(e.Name); err != nil || target != e.Link {
+			readlink := d.Readlink
+			if r.fake {
+				readlink = d.ReadFakeLink
+			}
+			if target, err := readlink(e.Name); err != nil || target != e.Link {
 				continue
 			}
 		case wire.TypeChr, wire.TypeBlk:

@@ -55,6 +55,11 @@ type dirJob struct {
 	// symlink without -l, say). rsync lists it and its receiver skips
 	// it, so for -m it still counts as content.
 	skippedNonDir bool
+
+	// taken: non-directories of the top level that an earlier operand
+	// named, which this job, the contents of "dir/" operands, leaves out
+	// (settleContentsClashes).
+	taken map[string]bool
 }
 
 // prefetch is how many directories, beyond the one being sent, are listed
@@ -338,11 +343,14 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 	jobsByName := map[string]*dirJob{}
 	var jobs []*dirJob
 	parents := map[string]int{} // parent dir path -> index in top.dirs
+	// The operand each top-level entry and each source of the contents
+	// job came from, for settleContentsClashes.
+	var topOps, dotOps []int
 	fail := func(format string, args ...any) {
 		s.problem(wire.ProblemGeneral, format, args...)
 		top.ioError = true
 	}
-	for _, op := range s.cfg.Operands {
+	for opIdx, op := range s.cfg.Operands {
 		name, contents := operandName(op)
 		st, err := s.statOperand(op, name, contents)
 		if err != nil || contents && !st.IsDir() {
@@ -363,6 +371,7 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			case fsops.IsNotExist(err) && opts.DeleteMissingArgs:
 				// The receiver deletes what has this name (mode 0: gone).
 				top.entries = append(top.entries, wire.Entry{Name: name})
+				topOps = append(topOps, opIdx)
 				top.from = append(top.from, 0)
 			case fsops.IsNotExist(err) && opts.IgnoreMissingArgs:
 			case err == errNoReferent:
@@ -421,6 +430,7 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			continue
 		}
 		top.entries = append(top.entries, e)
+		topOps = append(topOps, opIdx)
 		top.from = append(top.from, uint8(pi))
 		if !st.IsDir() || !(opts.Recursive || opts.Dirs && contents) {
 			continue
@@ -438,6 +448,12 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			jobs = append(jobs, j)
 		}
 		j.srcs = append(j.srcs, srcDir{root: root, dev: st.Dev, self: st.Dev, rules: rules})
+		if name == "." {
+			dotOps = append(dotOps, opIdx)
+		}
+	}
+	if j := jobsByName["."]; j != nil {
+		top.entries, top.from = s.settleContentsClashes(top.entries, top.from, topOps, j, dotOps)
 	}
 	if len(top.dirs) > 255 {
 		// from is a uint8; more operand parents than that is exotic.
@@ -446,6 +462,41 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 	top.entries, top.from = sortEntries(top.entries, top.from)
 	sortJobs(jobs)
 	return top, roots, jobs
+}
+
+// settleContentsClashes decides between a non-directory an operand names
+// and one of the same name in the contents of a "dir/" operand (job j):
+// rsync lists those contents with the operands, as one list, and keeps
+// the first operand's entry; syq lists them later as a batch of their
+// own, so the loser is dropped here from the top level or marked as taken
+// for j's listing. Without it both were sent and the second overwrote
+// the first. Directories are left to the merge of jobs.
+func (s *Sender) settleContentsClashes(entries []wire.Entry, from []uint8, ops []int, j *dirJob, dotOps []int) ([]wire.Entry, []uint8) {
+	keepE, keepF := entries[:0:0], from[:0:0]
+	for i, e := range entries {
+		lost := false
+		if e.Name != "." && e.Mode != 0 && !e.IsDir() {
+			for k, src := range j.srcs {
+				st, err := src.root.Lstat(e.Name)
+				if err != nil || st.IsDir() || src.rules != nil && s.excluded(src.rules, e.Name, false) {
+					continue
+				}
+				if dotOps[k] < ops[i] {
+					lost = true
+				} else {
+					if j.taken == nil {
+						j.taken = map[string]bool{}
+					}
+					j.taken[e.Name] = true
+				}
+				break
+			}
+		}
+		if !lost {
+			keepE, keepF = append(keepE, e), append(keepF, from[i])
+		}
+	}
+	return keepE, keepF
 }
 
 // list reads one directory job: its entries (sorted) and its subdirectory
@@ -516,6 +567,9 @@ func (s *Sender) list(j *dirJob) {
 				} else {
 					fail("readlink_stat %q failed: %s", absPath(d.Join(name)), fsops.ErrText(err))
 				}
+				continue
+			}
+			if j.taken[name] && !st.IsDir() {
 				continue
 			}
 			var through *fsops.Dir // a directory reached through a followed symlink

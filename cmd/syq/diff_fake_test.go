@@ -65,6 +65,21 @@ func fxFakeACLs(b *fixtureBuilder) {
 	b.dir("src/d", fbACL(fsops.ACLDefault, "u::7,u:5001:5,g::5,g:5002:1,m::7,o::0"))
 }
 
+// fxFakePrev: fxFake and prev/, an earlier --fake-super copy of it
+// (the symlink, FIFO and device as plain files with their records), as a
+// --link-dest or --compare-dest directory; prev/reallink is a real
+// symlink, whose target a fake-super reader cannot read.
+func fxFakePrev(b *fixtureBuilder) {
+	fxFake(b)
+	b.symlink("src/reallink", "plain")
+	same := func(rel string) fbAttr { return fbMt(b.byRel["src/"+rel].mtime) }
+	b.data("prev/a", readFixture(b, "src/a"), same("a"), fbMode(0o755), fbXattr(fsops.FakeStatXattr, "104755 0,0 5000:5002"))
+	b.text("prev/ln", "a", same("ln"), fbMode(0o777), fbXattr(fsops.FakeStatXattr, "120777 0,0 0:0"))
+	b.text("prev/fifo", "", same("fifo"), fbXattr(fsops.FakeStatXattr, "10644 0,0 0:0"))
+	b.text("prev/chr", "", same("chr"), fbMode(0o666), fbXattr(fsops.FakeStatXattr, "20666 41,67 5000:5000"))
+	b.symlink("prev/reallink", "plain", same("reallink"))
+}
+
 // preFake: dst holds the files of fxFake with stale records: a wrong
 // owner on one, a record on another that the real metadata now says all
 // of, a directory record to replace and an extra attribute.
@@ -92,6 +107,11 @@ var fakeScenarios = []diffScenario{
 	// receiver removes those the sender (sending them only with -XX)
 	// does not have.
 	{name: "fake-super-records-plain-X", fx: fxFake, pre: preFake, args: dtArgs("-aiX", "src/", "dst/"), stdout: true, sorted: true},
+	// A fake-super backup made against the previous one: its symlink,
+	// FIFO and device are plain files whose records match the source's
+	// entries, so rsync links or skips them as unchanged.
+	{name: "fake-super-link-dest", fx: fxFakePrev, args: dtArgs("-aiiX", "--fake-super", "--link-dest=../prev", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "fake-super-compare-dest", fx: fxFakePrev, args: dtArgs("-aiiX", "--fake-super", "--compare-dest=../prev", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "fake-super-xx", fx: fxFake, args: dtArgs("-aXX", "--fake-super", "src/", "dst/"), code: 1},
 }
 

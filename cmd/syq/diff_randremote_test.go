@@ -44,6 +44,23 @@ var randRemoteScenarios = []diffScenario{
 	// side keeps "~". The backups made in dst change its time.
 	{name: "M-backup-dir-suffix", fx: fxPlain, pre: preUpdate, args: dtArgs("-ai", "-b", "-M--backup-dir=bak", "src/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
 	{name: "M-backup-dir-client-suffix", fx: fxPlain, pre: preUpdate, args: dtArgs("-ai", "-b", "--suffix=.s", "-M--backup-dir=bak", "src/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+	// A file an operand names and one of the same name in a "dir/"
+	// operand's contents: rsync lists both in one list and keeps the
+	// first operand's; syq sent both, the second overwriting the first.
+	{name: "operand-contents-clash", fx: fxClash, args: dtArgs("-ri", "src/h3", "src/sub/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+	{name: "operand-contents-clash-contents-first", fx: fxClash, args: dtArgs("-ri", "src/sub/", "src/h3", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+	{name: "files-from-no-relative-clash", fx: fxClash, args: dtArgs("-ti", "--files-from=list", "--no-relative", "src/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+}
+
+// fxClash: src/h3 and src/sub/h3, other files of the same size, and a
+// list naming h3, then sub/ (its contents) and sub/h3.
+func fxClash(b *fixtureBuilder) {
+	b.text("src/h3", "top")
+	b.text("src/sub/h3", "sub")
+	b.text("src/sub/other", "o")
+	b.dir("src/sub")
+	b.dir("src")
+	b.text("list", "h3\nsub/\nsub/h3\n")
 }
 
 func init() { diffScenarios = append(diffScenarios, randRemoteScenarios...) }
