@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"hash"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -354,7 +355,16 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 				dir = op
 			}
 			if derr := enterable(dir); derr != nil {
-				fail("change_dir %q failed: %s", absPath(dir), fsops.ErrText(derr))
+				// rsync names the directory as typed, without its
+				// trailing slash; an operand ending in ".." is one.
+				shown := dir
+				if trimmed := strings.TrimRight(op, "/"); contents || path.Base(trimmed) == ".." {
+					shown = trimmed
+				}
+				if shown == "" {
+					shown = "/"
+				}
+				fail("change_dir %q failed: %s", givenPath(shown), fsops.ErrText(derr))
 				continue
 			}
 		}
