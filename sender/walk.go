@@ -357,8 +357,12 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			if derr := enterable(dir); derr != nil {
 				// rsync names the directory as typed, without its
 				// trailing slash; an operand ending in ".." is one.
+				// A remote "~" operand is rsync's home-relative path,
+				// which its server shows cleaned.
 				shown := dir
-				if trimmed := strings.TrimRight(op, "/"); contents || path.Base(trimmed) == ".." {
+				if strings.HasPrefix(op, "~") {
+					shown = absPath(dir)
+				} else if trimmed := strings.TrimRight(op, "/"); contents || path.Base(trimmed) == ".." {
 					shown = trimmed
 				}
 				if shown == "" {
