@@ -32,20 +32,26 @@ const maxSymlinkHops = 40
 
 // openOwned opens path with flags, following only trusted symlinks.
 func openOwned(path string, flags int, mode uint32) (int, error) {
+	return openOwnedAt(unix.AT_FDCWD, path, flags, mode)
+}
+
+// openOwnedAt is openOwned for a path relative to the directory at
+// dirfd (or AT_FDCWD).
+func openOwnedAt(dirfd int, path string, flags int, mode uint32) (int, error) {
 	if insecureLinks.Load() || beneath.Load() != nil {
 		// Beneath a daemon module's root, any symlink that stays
 		// inside it may be followed (beneath.go).
-		return openRetry(unix.AT_FDCWD, path, flags, mode)
+		return openRetry(dirfd, path, flags, mode)
 	}
 	if path == "" {
 		return -1, unix.ENOENT
 	}
 	const walk = unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC
-	start := "."
+	start, startfd := ".", dirfd
 	if path[0] == '/' {
-		start = "/"
+		start, startfd = "/", unix.AT_FDCWD
 	}
-	dfd, err := openRetry(unix.AT_FDCWD, start, walk, 0)
+	dfd, err := openRetry(startfd, start, walk, 0)
 	if err != nil {
 		return -1, err
 	}
@@ -142,6 +148,24 @@ func OpenDirOwned(path string) (*Dir, error) {
 		return nil, &os.PathError{Op: "opendir", Path: path, Err: err}
 	}
 	return &Dir{fd: fd, path: path}, nil
+}
+
+// OpenDirOwned opens the directory rel below d as OpenDirOwned opens a
+// path the user named: a trusted symlink on the way is followed
+// wherever it leads, for a tree the user named as a whole (a --*-dest
+// directory), never for the destination's own.
+func (d *Dir) OpenDirOwned(rel string) (*Dir, error) {
+	if rel == "" || rel == "." {
+		return d.Dup()
+	}
+	if err := CheckRelPath(rel); err != nil {
+		return nil, err
+	}
+	fd, err := openOwnedAt(d.fd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "opendir", Path: d.Join(rel), Err: err}
+	}
+	return &Dir{fd: fd, path: d.Join(rel)}, nil
 }
 
 // StatOwned stats such a path, following only trusted symlinks. As

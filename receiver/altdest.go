@@ -48,7 +48,9 @@ func (r *Receiver) closeAltDests() {
 // directories: the first regular file (level 1), the first whose data
 // matches (2), or the first that matches in its attributes too (3).
 func (r *Receiver) altLookup(b *batchState, e *wire.Entry, wantDir bool) (level int, dir *fsops.Dir, st fsops.Stat) {
-	for _, d := range r.batchAlts(b) {
+	alts := r.batchAlts(b)
+	r.altRefused(b)
+	for _, d := range alts {
 		if d == nil {
 			continue
 		}
@@ -210,12 +212,24 @@ func (r *Receiver) batchAlts(b *batchState) []*fsops.Dir {
 	if b.alts == nil {
 		b.alts = make([]*fsops.Dir, len(r.alts))
 		for i, root := range r.alts {
-			if d, err := root.OpenBeneath(b.rel, true); err == nil {
+			d, err := root.OpenDirOwned(b.rel)
+			switch {
+			case err == nil:
 				b.alts[i] = d
+			case fsops.IsUntrustedLink(err):
+				b.altsRefused = append(b.altsRefused, i)
 			}
 		}
 	}
 	return b.alts
+}
+
+// altRefused warns, as rsync does at each lookup, that b's directory in
+// a --*-dest directory is behind a symlink it will not follow.
+func (r *Receiver) altRefused(b *batchState) {
+	for range b.altsRefused {
+		r.problem(wire.ProblemWarning, "%s", fsops.UntrustedLinkHint)
+	}
 }
 
 // copyAlt copies an alternate file into place (a local copy: reflink or
@@ -266,7 +280,9 @@ func (r *Receiver) altDirFlags(e *wire.Entry, st *fsops.Stat) itemFlags {
 // the same target or device number (2), or the first whose preserved
 // attributes match too (3).
 func (r *Receiver) altLookupOther(b *batchState, e *wire.Entry) (level int, dir *fsops.Dir, st fsops.Stat) {
-	for _, d := range r.batchAlts(b) {
+	alts := r.batchAlts(b)
+	r.altRefused(b)
+	for _, d := range alts {
 		if d == nil {
 			continue
 		}

@@ -47,7 +47,8 @@ type batchState struct {
 	// it there beside the other top-level names).
 	rootEntry *wire.Entry
 
-	alts []*fsops.Dir // this directory in each --*-dest directory (nil: not there), opened on first use
+	alts        []*fsops.Dir // this directory in each --*-dest directory (nil: not there), opened on first use
+	altsRefused []int        // the --*-dest directories whose copy of this one is behind an untrusted symlink
 
 	// --fuzzy: the candidates, read at the first missing file, and the
 	// basis picked per entry index.

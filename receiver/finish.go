@@ -170,7 +170,7 @@ func (r *Receiver) followerLine(lines []string, it item, quiet bool, leader stri
 // (quiet); otherwise the first whose data matches shows what differs.
 func (r *Receiver) altFollowerItem(f follower, leader *fsops.Stat, it item) (item, bool) {
 	for _, root := range r.alts {
-		d, err := root.OpenBeneath(parentRel(f.rel), true)
+		d, err := root.OpenDirOwned(parentRel(f.rel))
 		if err != nil {
 			continue
 		}

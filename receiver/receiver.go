@@ -323,18 +323,18 @@ func (r *Receiver) run(ctx context.Context) error {
 	}
 	if err := r.openDestination(top); err != nil {
 		r.send(&wire.Wants{Seq: top.Seq})
-		r.drain()
+		r.drain(top)
 		return err
 	}
 	r.backupDirNote()
 	if err := r.newIDMapper(); err != nil {
 		r.send(&wire.Wants{Seq: top.Seq})
-		r.drain()
+		r.drain(top)
 		return err
 	}
 	if err := r.openTempDir(); err != nil {
 		r.send(&wire.Wants{Seq: top.Seq})
-		r.drain()
+		r.drain(top)
 		return err
 	}
 	defer r.closeTempDir()
@@ -517,7 +517,10 @@ loop:
 
 // drain reads and discards the sender's messages after a failure that
 // stops the transfer, so the sender is not left blocked.
-func (r *Receiver) drain() {
+func (r *Receiver) drain(top *wire.FileBatch) {
+	// The list still ends as it is read: rsync checks the destination
+	// only once it has the whole list, so its banner says "done" first.
+	listed := r.listProgress(0, top, false)
 	for {
 		m, err := r.recv()
 		if err != nil {
@@ -525,7 +528,10 @@ func (r *Receiver) drain() {
 		}
 		switch m := m.(type) {
 		case *wire.FileBatch:
+			listed = r.listProgress(listed, m, false)
 			r.send(&wire.Wants{Seq: m.Seq})
+		case *wire.ListEnd:
+			r.listProgress(listed, nil, true)
 		case *wire.Data:
 			if m.Ref != nil {
 				m.Ref.Release()

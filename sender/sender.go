@@ -570,6 +570,20 @@ func absPath(p string) string {
 	return p
 }
 
+// givenPath is p as rsync names a path it was given in a message: made
+// absolute from the working directory but otherwise as typed ("..",
+// "./" and "//" kept), where absPath would clean it.
+func givenPath(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return p
+	}
+	wd, err := filepath.Abs(".")
+	if err != nil {
+		return p
+	}
+	return strings.TrimSuffix(wd, "/") + "/" + p
+}
+
 // sortEntries sorts by name in byte order, as rsync's file list is, and
 // drops duplicates (several operands merged into one directory): as in
 // rsync, a directory wins over a non-directory of the same name, and

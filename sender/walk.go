@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"hash"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -362,7 +363,20 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 				dir = op
 			}
 			if derr := enterable(dir); derr != nil {
-				fail("change_dir %q failed: %s", absPath(dir), fsops.ErrText(derr))
+				// rsync names the directory as typed, without its
+				// trailing slash; an operand ending in ".." is one.
+				// A remote "~" operand is rsync's home-relative path,
+				// which its server shows cleaned.
+				shown := dir
+				if strings.HasPrefix(op, "~") {
+					shown = absPath(dir)
+				} else if trimmed := strings.TrimRight(op, "/"); contents || path.Base(trimmed) == ".." {
+					shown = trimmed
+				}
+				if shown == "" {
+					shown = "/"
+				}
+				fail("change_dir %q failed: %s", givenPath(shown), fsops.ErrText(derr))
 				continue
 			}
 		}

@@ -166,3 +166,32 @@ func init() {
 	// a destination file.
 	diffScenarios = append(diffScenarios, diffScenario{name: "alt-copy-dest-no-times", fx: fxAltDest, cmp: dtNoTimes, args: dtArgs("-ri", "--copy-dest=../prev", "src/", "dst/"), stdout: true, sorted: true})
 }
+
+// fxAltDestThroughLinks: the --link-dest snapshot's sub is a symlink to
+// a directory outside it, and its other is one another user owns.
+func fxAltDestThroughLinks(b *fixtureBuilder) {
+	b.dir("src")
+	b.text("src/sub/f", "in sub")
+	b.text("src/other/g", "in other")
+	b.dir("src/sub")
+	b.dir("src/other")
+	b.dir("src")
+	b.data("elsewhere/sub/f", []byte("in sub"), fbMt(b.byRel["src/sub/f"].mtime))
+	b.data("elsewhere/other/g", []byte("in other"), fbMt(b.byRel["src/other/g"].mtime))
+	b.dir("elsewhere/sub")
+	b.dir("elsewhere/other")
+	b.symlink("snap/sub", "../elsewhere/sub")
+	b.symlink("snap/other", "../elsewhere/other", fbOwner(1234, 5678))
+	b.dir("snap")
+}
+
+var altDestLinkScenarios = []diffScenario{
+	// rsync looks files up in a --*-dest directory through the symlinks
+	// in it that root or the user owns, wherever they lead (snap/sub's
+	// file is linked), and warns at each lookup behind one another user
+	// owns (snap/other's is transferred).
+	{name: "alt-link-dest-through-symlink", fx: fxAltDestThroughLinks, args: dtArgs("-rti", "--link-dest=../snap", "src/", "dst/"), stdout: true, sorted: true, stderr: true, check: checkLinked("dst/sub/f", "elsewhere/sub/f")},
+	{name: "alt-compare-dest-through-symlink", fx: fxAltDestThroughLinks, args: dtArgs("-rtv", "--compare-dest=../snap", "src/", "dst/"), stdout: true, sorted: true, stderr: true},
+}
+
+func init() { diffScenarios = append(diffScenarios, altDestLinkScenarios...) }

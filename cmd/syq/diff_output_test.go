@@ -23,6 +23,14 @@ func fxArrowNames(b *fixtureBuilder) {
 }
 
 var outputScenarios = []diffScenario{
+	// A destination that cannot be made (its parent is a file) ends the
+	// run after the list's "done", pushed or pulled alike.
+	{name: "delete-before-dest-under-file", fx: fxPlain, pre: func(b *fixtureBuilder) { b.text("pf", "a file") }, args: dtArgs("-rv", "--delete-before", "src/", "pf/dst/"), code: 3, stdout: true, stderr: true},
+	{name: "delete-before-dest-under-file-progress", fx: fxPlain, pre: func(b *fixtureBuilder) { b.text("pf", "a file") }, args: dtArgs("-r", "--progress", "--delete-before", "src/", "pf/dst/"), code: 3, stdout: true, stderr: true},
+	// A directory an operand lies in that cannot be entered is named
+	// as typed: "..", "./" and "//" kept, a trailing slash not.
+	{name: "change-dir-failed-as-given", fx: fxPlain, args: dtArgs("-r", "./src//nox/../a.txt", "src/nox/./../b/", "src/nox/..", "src/a.txt/../b.bin", "dst/"), code: 23, stderr: true, cmp: dtNoTimes},
+	{name: "dest-under-file-v", fx: fxPlain, pre: func(b *fixtureBuilder) { b.text("pf", "a file") }, args: dtArgs("-rv", "src/", "pf/dst/"), code: 3, stdout: true, stderr: true},
 	// A hard link's " => leader" is %L's, not %n's.
 	{name: "o-out-format-hardlinks", fx: fxHard, args: dtArgs("-aH", "--out-format=%o %n|%L %l", "src/", "dst/"), stdout: true, sorted: true},
 	// Names that hold " => " and " -> " themselves: %n is the whole
