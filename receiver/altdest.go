@@ -9,6 +9,7 @@ package receiver
 
 import (
 	"path/filepath"
+	"strings"
 
 	"syq/fsops"
 	"syq/wire"
@@ -35,7 +36,27 @@ func (r *Receiver) openAltDests() {
 		}
 		r.alts = append(r.alts, d)
 		r.altShown = append(r.altShown, shown)
+		r.altInside = append(r.altInside, pathWithin(absPath(p), absPath(r.rootPath)))
 	}
+}
+
+// pathWithin says whether p is dir or below it (both absolute).
+func pathWithin(p, dir string) bool {
+	p, dir = filepath.Clean(p), filepath.Clean(dir)
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// openAltSub opens rel in the i-th --*-dest directory. rsync follows the
+// symlinks on the way that root or this user owns wherever they lead,
+// and so does syq; but in a --*-dest directory inside the destination
+// such links may be ones this very transfer made, as the sender asked,
+// so there a lookup stays beneath the directory, as every destination
+// lookup does.
+func (r *Receiver) openAltSub(i int, rel string) (*fsops.Dir, error) {
+	if r.altInside[i] {
+		return r.alts[i].OpenBeneath(rel, true)
+	}
+	return r.alts[i].OpenDirOwned(rel)
 }
 
 func (r *Receiver) closeAltDests() {
@@ -211,8 +232,8 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel stri
 func (r *Receiver) batchAlts(b *batchState) []*fsops.Dir {
 	if b.alts == nil {
 		b.alts = make([]*fsops.Dir, len(r.alts))
-		for i, root := range r.alts {
-			d, err := root.OpenDirOwned(b.rel)
+		for i := range r.alts {
+			d, err := r.openAltSub(i, b.rel)
 			switch {
 			case err == nil:
 				b.alts[i] = d

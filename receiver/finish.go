@@ -169,8 +169,8 @@ func (r *Receiver) followerLine(lines []string, it item, quiet bool, leader stri
 // is already the leader's inode is shown only as an unchanged entry
 // (quiet); otherwise the first whose data matches shows what differs.
 func (r *Receiver) altFollowerItem(f follower, leader *fsops.Stat, it item) (item, bool) {
-	for _, root := range r.alts {
-		d, err := root.OpenDirOwned(parentRel(f.rel))
+	for i := range r.alts {
+		d, err := r.openAltSub(i, parentRel(f.rel))
 		if err != nil {
 			continue
 		}

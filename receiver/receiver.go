@@ -140,6 +140,8 @@ type Receiver struct {
 	// altShown names each of alts as rsync's messages do (a relative
 	// one joined, uncleaned, to the destination's absolute path).
 	altShown []string
+	// altInside marks the alts that lie in the destination (openAltSub).
+	altInside []bool
 
 	stage stageState // -T, --partial-dir, --delay-updates (stage.go)
 	idMap *idMapper  // --usermap, --groupmap, --chown (idmap.go)

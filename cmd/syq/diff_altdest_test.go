@@ -3,8 +3,11 @@ package main
 // Differential scenarios for --compare-dest, --copy-dest and --link-dest.
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -195,3 +198,52 @@ var altDestLinkScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, altDestLinkScenarios...) }
+
+// TestLinkDestInsideDestStaysBeneath: a --link-dest directory inside the
+// destination may hold symlinks an earlier transfer made as its sender
+// asked (here dst/snap/d -> the outside directory, root's own, which
+// rsync would follow). syq's lookups there stay beneath it, so no file
+// from outside the destination is hard-linked into it; a --link-dest
+// outside the destination still follows such a link
+// (alt-link-dest-through-symlink).
+func TestLinkDestInsideDestStaysBeneath(t *testing.T) {
+	bin := testBinary(t)
+	root := t.TempDir()
+	mt := time.Unix(1_600_000_000, 0)
+	for _, p := range []string{"src/d/x", "outside/x"} {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("same bytes"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(full, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(root, "dst", "snap"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../outside", filepath.Join(root, "dst", "snap", "d")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "rsync", "-rt", "--link-dest=snap", "src/", "dst/")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("syq: %v\n%s", err, out)
+	}
+	var sa, sb unix.Stat_t
+	if err := unix.Lstat(filepath.Join(root, "dst/d/x"), &sa); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Lstat(filepath.Join(root, "outside/x"), &sb); err != nil {
+		t.Fatal(err)
+	}
+	if sa.Ino == sb.Ino {
+		t.Errorf("dst/d/x was hard-linked to outside/x through dst/snap/d")
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "dst/d/x")); string(got) != "same bytes" {
+		t.Errorf("dst/d/x = %q", got)
+	}
+}
