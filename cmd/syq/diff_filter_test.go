@@ -227,6 +227,11 @@ func init() {
 		diffScenario{name: "filter-debug-trailing-space", fx: fxTrailingSpace, pre: preDstDir,
 			args:   dtArgs("-rt", "--filter=- before-debug ", "--debug=FILTER1", "--filter=- my-own-rule ", "--exclude=b.txt\t", "--filter=:e .rules ", "-F", "src/", "dst/"),
 			stdout: true, stderr: true, checkSyq: checkNoEchoOut("probe")},
+		// -v's debug levels come after the rules: -vv (FILTER1) does
+		// not trace them as --debug=FILTER1 does.
+		diffScenario{name: "filter-trailing-space-vv", fx: fxTrailingSpace, pre: preDstDir,
+			args:   dtArgs("-rt", "-vv", "--filter=- my-own-rule ", "src/", "dst/"),
+			stdout: true, sorted: true, stderr: true},
 		// -q silences the traces of the rules given after it, and the
 		// sender's.
 		diffScenario{name: "filter-debug-trailing-space-quiet", fx: fxTrailingSpace, pre: preDstDir,

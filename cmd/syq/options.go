@@ -535,9 +535,13 @@ func buildCLIOptions() []cliOpt {
 	// Filters and file lists.
 	rule := func(kind filter.Kind, fromFile bool) func(*Invocation, string) {
 		return func(c *Invocation, s string) {
-			// The trace level of the rule is --debug's as given so far;
-			// a -q given so far already silences rsync's traces.
+			// The trace level of the rule is --debug's as given so far,
+			// without -v's, which rsync applies only after its option
+			// loop; a -q given so far already silences its traces.
+			v := c.Opts.Verbose
+			c.Opts.Verbose = 0
 			level := debugLevel(c, "filter")
+			c.Opts.Verbose = v
 			if c.Opts.Quiet {
 				level = 0
 			}
