@@ -475,8 +475,10 @@ func (s *session) transfer(run *moduleRun) int {
 		if t := m.Int("timeout"); t > 0 && (opts.TimeoutSec == 0 || t < opts.TimeoutSec) {
 			opts.TimeoutSec = t
 		}
-		if mv := m.Int("max verbosity"); opts.Verbose > mv {
-			opts.Verbose = max(mv, 0)
+		if mv := max(m.Int("max verbosity"), 0); s.srv.LimitVerbosity != nil {
+			s.srv.LimitVerbosity(opts, mv)
+		} else if opts.Verbose > mv {
+			opts.Verbose = mv
 		}
 		if m.Bool("fake super") {
 			opts.FakeSuper = true

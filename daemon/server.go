@@ -48,6 +48,10 @@ type Server struct {
 	// client's options with it: "refuse options" judges them.
 	Options  []Option
 	ScanArgs func(args []string) ([]Arg, error)
+	// LimitVerbosity lowers the client's output levels (its -v and the
+	// --info and --debug levels that came with it) to what -v given
+	// max times sets: the module's "max verbosity". nil lowers -v only.
+	LimitVerbosity func(opts *wire.Options, max int)
 	// Spawn starts a process that serves the connection c (its
 	// standard input) and returns what waits for its end; the
 	// listening daemon serves each connection so.

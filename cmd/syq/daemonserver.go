@@ -180,6 +180,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		Transfer: serveDaemonHelper,
 		Options:  daemonOptionTable,
 		ScanArgs: daemonScanArgs,
+
+		LimitVerbosity: limitVerbosity,
 	}
 	if logf != nil {
 		srv.Log = logf.line

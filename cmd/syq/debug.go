@@ -213,6 +213,22 @@ func outputLevels(inv *Invocation, debug, user bool) map[string]int {
 	return levels
 }
 
+// limitVerbosity lowers opts' -v to most and each --info and --debug
+// level to what -v given most times sets, as rsync's daemon applies its
+// module's "max verbosity".
+func limitVerbosity(opts *wire.Options, most int) {
+	opts.Verbose = min(opts.Verbose, most)
+	for _, debug := range []bool{false, true} {
+		limit := outputLevels(&Invocation{Opts: wire.Options{Verbose: most}}, debug, false)
+		for _, w := range outputWords {
+			if w.debug == debug && w.level != nil {
+				l := w.level(opts)
+				*l = min(*l, limit[w.name])
+			}
+		}
+	}
+}
+
 // setOutputLevels puts kind's levels into opts, where syq keeps them.
 func setOutputLevels(opts *wire.Options, debug bool, levels map[string]int) {
 	for _, w := range outputWords {

@@ -854,3 +854,29 @@ func TestParseDebug(t *testing.T) {
 		t.Errorf("--debug=help alone: %v", err)
 	}
 }
+
+// TestLimitVerbosity: a daemon module's "max verbosity" lowers every
+// output level the client's -v (and --info) gave to what that many -v
+// give, as rsync's limit_output_verbosity does; NONREG, on without -v,
+// stays.
+func TestLimitVerbosity(t *testing.T) {
+	inv, err := parseRsyncArgs([]string{"-vvvv", "--info=name2,del2", "--fuzzy", "a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := inv.Opts
+	if o.Info.Name != 2 || o.Info.Del != 2 || o.DebugFuzzy == 0 || o.DebugDel == 0 {
+		t.Fatalf("before: name %d del %d fuzzy %d debug-del %d", o.Info.Name, o.Info.Del, o.DebugFuzzy, o.DebugDel)
+	}
+	limitVerbosity(&o, 1)
+	if o.Verbose != 1 || o.Info.Name != 1 || o.Info.Del != 1 || o.Info.NonReg != 1 || o.Info.Skip != 0 {
+		t.Errorf("-v limit: verbose %d name %d del %d nonreg %d skip %d", o.Verbose, o.Info.Name, o.Info.Del, o.Info.NonReg, o.Info.Skip)
+	}
+	if o.DebugFuzzy != 0 || o.DebugDel != 0 || o.DebugFilter != 0 {
+		t.Errorf("-v limit: debug fuzzy %d del %d filter %d, want 0", o.DebugFuzzy, o.DebugDel, o.DebugFilter)
+	}
+	limitVerbosity(&o, 0)
+	if o.Info.Name != 0 || o.Info.NonReg != 1 {
+		t.Errorf("no -v: name %d nonreg %d", o.Info.Name, o.Info.NonReg)
+	}
+}
