@@ -492,10 +492,19 @@ func (s *Sender) settleContentsClashes(entries []wire.Entry, from []uint8, ops [
 		if e.Name != "." && e.Mode != 0 && !e.IsDir() {
 			for k, src := range j.srcs {
 				st, err := src.root.Lstat(e.Name)
-				if err != nil || st.IsDir() || src.rules != nil && s.excluded(src.rules, e.Name, false) {
+				if err == nil && st.Mode&fsops.TypeMask == fsops.TypeLnk && s.followsDirLinks() {
+					// -L and --copy-dirlinks send a link to a directory
+					// as the directory.
+					if to, err := src.root.StatFollow(e.Name); err == nil && to.IsDir() {
+						st = to
+					}
+				}
+				if err != nil || src.rules != nil && s.excluded(src.rules, e.Name, st.IsDir()) {
 					continue
 				}
-				if dotOps[k] < ops[i] {
+				if st.IsDir() || dotOps[k] < ops[i] {
+					// A directory wins over a file of its name, in
+					// whichever operand it comes.
 					lost = true
 				} else {
 					if j.taken == nil {
@@ -583,16 +592,16 @@ func (s *Sender) list(j *dirJob) {
 				}
 				continue
 			}
-			if j.taken[name] && !st.IsDir() {
-				continue
-			}
 			var through *fsops.Dir // a directory reached through a followed symlink
-			if st.Mode&fsops.TypeMask == fsops.TypeLnk && s.follows() {
+			if st.Mode&fsops.TypeMask == fsops.TypeLnk && s.follows() && !(j.taken[name] && !s.followsDirLinks()) {
 				var ok bool
 				if st, through, ok = s.followLink(d, name, joinRel(j.rel, name), st, rules); !ok {
 					j.ioError = j.ioError || st.Mode == 0
 					continue
 				}
+			}
+			if j.taken[name] && !st.IsDir() {
+				continue
 			}
 			if st.IsDir() && opts.SkipMountDirs && st.Dev != src.dev {
 				if through != nil {
@@ -661,6 +670,12 @@ func (s *Sender) keepRoot(d *fsops.Dir) {
 func (s *Sender) follows() bool {
 	o := s.cfg.Opts
 	return o.CopyLinks || o.CopyDirLinks || o.CopyUnsafeLinks
+}
+
+// followsDirLinks says whether every symlink to a directory is sent as
+// the directory (-L, --copy-dirlinks).
+func (s *Sender) followsDirLinks() bool {
+	return s.cfg.Opts.CopyLinks || s.cfg.Opts.CopyDirLinks
 }
 
 // followLink decides for the symlink name of d (rel below the transfer

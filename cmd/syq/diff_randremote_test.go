@@ -49,6 +49,12 @@ var randRemoteScenarios = []diffScenario{
 	// first operand's; syq sent both, the second overwriting the first.
 	{name: "operand-contents-clash", fx: fxClash, args: dtArgs("-ri", "src/h3", "src/sub/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
 	{name: "operand-contents-clash-contents-first", fx: fxClash, args: dtArgs("-ri", "src/sub/", "src/h3", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+	// A directory of the name wins over the file, in whichever operand
+	// it comes; under -L a symlink to a directory is that directory.
+	{name: "operand-contents-clash-dir", fx: fxClashDir, args: dtArgs("-ri", "src/h3", "src/sub/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+	{name: "operand-contents-clash-dir-contents-first", fx: fxClashDir, args: dtArgs("-ri", "src/sub/", "src/h3", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+	{name: "operand-contents-clash-dirlink-L", fx: fxClashDir, args: dtArgs("-riL", "src/g4", "src/sub/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+	{name: "operand-contents-clash-dirlink-l", fx: fxClashDir, args: dtArgs("-ril", "src/sub/", "src/g4", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
 	{name: "files-from-no-relative-clash", fx: fxClash, args: dtArgs("-ti", "--files-from=list", "--no-relative", "src/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
 }
 
@@ -61,6 +67,20 @@ func fxClash(b *fixtureBuilder) {
 	b.dir("src/sub")
 	b.dir("src")
 	b.text("list", "h3\nsub/\nsub/h3\n")
+}
+
+// fxClashDir: files at the top named like a directory (h3) and a
+// symlink to one (g4) in src/sub.
+func fxClashDir(b *fixtureBuilder) {
+	b.text("src/h3", "top")
+	b.text("src/g4", "top too")
+	b.text("src/sub/h3/f", "in dir")
+	b.text("src/sub/real/f", "in real")
+	b.symlink("src/sub/g4", "real")
+	b.dir("src/sub/h3")
+	b.dir("src/sub/real")
+	b.dir("src/sub")
+	b.dir("src")
 }
 
 func init() { diffScenarios = append(diffScenarios, randRemoteScenarios...) }
