@@ -186,12 +186,7 @@ func CheckFormat(format, checksumChoice string) error {
 // humanNumber formats n for an escape with human apostrophes, as
 // rsync's do_big_num does: none, plain digits; then as -h's levels one
 // below (separators, units of 1000, units of 1024).
-func humanNumber(n int64, human int) string {
-	if human == 0 {
-		return fmt.Sprint(n)
-	}
-	return HumanNum(n, human-1)
-}
+func humanNumber(n int64, human int) string { return HumanNum(n, human-1) }
 
 // OldMD4 is the checksum choice of rsync's protocols before 30: an MD4
 // of rsync's own, which %C shows as blanks of its width.

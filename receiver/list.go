@@ -95,12 +95,7 @@ func (f ListFormat) Line(e *wire.Entry, name string) string {
 	if e.Type() == wire.TypeLnk && e.Link != "" && f.ShowTargets {
 		name += " -> " + display(e.Link)
 	}
-	var size string
-	if f.Human < 0 {
-		size = fmt.Sprint(e.Size)
-	} else {
-		size = HumanNum(e.Size, f.Human)
-	}
+	size := HumanNum(e.Size, f.Human)
 	t := time.Unix(e.MtimeSec, 0).Format(timeLayout)
 	if f.Atimes {
 		at := ""
