@@ -9,23 +9,13 @@ import (
 	"syq/wire"
 )
 
-// The sides an rsync --info or --debug word's output comes from (rsync
-// sends its server only the --info words that concern the server's side,
-// and no --debug word at all).
-const (
-	outClient = 1 << iota
-	outServer
-	outSender
-	outReceiver
-)
-
-// outputWord is one of rsync's --info or --debug words: its help line,
-// its sides and, where syq acts on it, where the transfer's options keep
-// its level.
+// outputWord is one of rsync's --info or --debug words: its help line
+// and, where syq acts on it, where the transfer's options keep its level
+// (the server gets every --info level the client settled and no --debug
+// word, as rsync's does).
 type outputWord struct {
 	debug bool
 	name  string
-	where int
 	help  string
 	level func(*wire.Options) *int
 }
@@ -33,44 +23,44 @@ type outputWord struct {
 // outputWords are rsync 3.5's --info words, then its --debug words, in
 // its order (its help lists them so).
 var outputWords = []outputWord{
-	{false, "BACKUP", outReceiver, "Mention files backed up", func(o *wire.Options) *int { return &o.Info.Backup }},
-	{false, "COPY", outReceiver, "Mention files copied locally on the receiving side", nil},
-	{false, "DEL", outReceiver, "Mention deletions on the receiving side", func(o *wire.Options) *int { return &o.Info.Del }},
-	{false, "FLIST", outClient, "Mention file-list receiving/sending (levels 1-2)", func(o *wire.Options) *int { return &o.Info.Flist }},
-	{false, "MISC", outSender | outReceiver, "Mention miscellaneous information (levels 1-2)", func(o *wire.Options) *int { return &o.Info.Misc }},
-	{false, "MOUNT", outSender | outReceiver, "Mention mounts that were found or skipped", func(o *wire.Options) *int { return &o.Info.Mount }},
-	{false, "NAME", outSender | outReceiver, "Mention 1) updated file/dir names, 2) unchanged names", func(o *wire.Options) *int { return &o.Info.Name }},
-	{false, "NONREG", outReceiver, "Mention skipped non-regular files (default 1, 0 disables)", func(o *wire.Options) *int { return &o.Info.NonReg }},
-	{false, "PROGRESS", outClient, "Mention 1) per-file progress or 2) total transfer progress", nil},
-	{false, "REMOVE", outSender, "Mention files removed on the sending side", func(o *wire.Options) *int { return &o.Info.Remove }},
-	{false, "SKIP", outReceiver, "Mention files skipped due to transfer overrides (levels 1-2)", func(o *wire.Options) *int { return &o.Info.Skip }},
-	{false, "STATS", outClient | outServer, "Mention statistics at end of run (levels 1-3)", func(o *wire.Options) *int { return &o.Info.Stats }},
-	{false, "SYMSAFE", outSender | outReceiver, "Mention symlinks that are unsafe", func(o *wire.Options) *int { return &o.Info.SymSafe }},
+	{false, "BACKUP", "Mention files backed up", func(o *wire.Options) *int { return &o.Info.Backup }},
+	{false, "COPY", "Mention files copied locally on the receiving side", nil},
+	{false, "DEL", "Mention deletions on the receiving side", func(o *wire.Options) *int { return &o.Info.Del }},
+	{false, "FLIST", "Mention file-list receiving/sending (levels 1-2)", func(o *wire.Options) *int { return &o.Info.Flist }},
+	{false, "MISC", "Mention miscellaneous information (levels 1-2)", func(o *wire.Options) *int { return &o.Info.Misc }},
+	{false, "MOUNT", "Mention mounts that were found or skipped", func(o *wire.Options) *int { return &o.Info.Mount }},
+	{false, "NAME", "Mention 1) updated file/dir names, 2) unchanged names", func(o *wire.Options) *int { return &o.Info.Name }},
+	{false, "NONREG", "Mention skipped non-regular files (default 1, 0 disables)", func(o *wire.Options) *int { return &o.Info.NonReg }},
+	{false, "PROGRESS", "Mention 1) per-file progress or 2) total transfer progress", nil},
+	{false, "REMOVE", "Mention files removed on the sending side", func(o *wire.Options) *int { return &o.Info.Remove }},
+	{false, "SKIP", "Mention files skipped due to transfer overrides (levels 1-2)", func(o *wire.Options) *int { return &o.Info.Skip }},
+	{false, "STATS", "Mention statistics at end of run (levels 1-3)", func(o *wire.Options) *int { return &o.Info.Stats }},
+	{false, "SYMSAFE", "Mention symlinks that are unsafe", func(o *wire.Options) *int { return &o.Info.SymSafe }},
 
-	{true, "ACL", outSender | outReceiver, "Debug extra ACL info", nil},
-	{true, "BACKUP", outReceiver, "Debug backup actions (levels 1-2)", nil},
-	{true, "BIND", outClient, "Debug socket bind actions", nil},
-	{true, "CHDIR", outClient | outServer, "Debug when the current directory changes", nil},
-	{true, "CONNECT", outClient, "Debug connection events (levels 1-2)", nil},
-	{true, "CMD", outClient, "Debug commands+options that are issued (levels 1-2)", nil},
-	{true, "DEL", outReceiver, "Debug delete actions (levels 1-3)", func(o *wire.Options) *int { return &o.DebugDel }},
-	{true, "DELTASUM", outSender | outReceiver, "Debug delta-transfer checksumming (levels 1-4)", func(o *wire.Options) *int { return &o.DebugDeltasum }},
-	{true, "DUP", outReceiver, "Debug weeding of duplicate names", nil},
-	{true, "EXIT", outClient | outServer, "Debug exit events (levels 1-3)", nil},
-	{true, "FILTER", outSender | outReceiver, "Debug filter actions (levels 1-3)", func(o *wire.Options) *int { return &o.DebugFilter }},
-	{true, "FLIST", outSender | outReceiver, "Debug file-list operations (levels 1-4)", func(o *wire.Options) *int { return &o.DebugFlist }},
-	{true, "FUZZY", outReceiver, "Debug fuzzy scoring (levels 1-2)", func(o *wire.Options) *int { return &o.DebugFuzzy }},
-	{true, "GENR", outReceiver, "Debug generator functions", nil},
-	{true, "HASH", outSender | outReceiver, "Debug hashtable code", nil},
-	{true, "HLINK", outSender | outReceiver, "Debug hard-link actions (levels 1-3)", nil},
-	{true, "ICONV", outClient | outServer, "Debug iconv character conversions (levels 1-2)", nil},
-	{true, "IO", outClient | outServer, "Debug I/O routines (levels 1-4)", nil},
-	{true, "NSTR", outClient | outServer, "Debug negotiation strings", nil},
-	{true, "OWN", outReceiver, "Debug ownership changes in users & groups (levels 1-2)", nil},
-	{true, "PROTO", outClient | outServer, "Debug protocol information", nil},
-	{true, "RECV", outReceiver, "Debug receiver functions", nil},
-	{true, "SEND", outSender, "Debug sender functions", nil},
-	{true, "TIME", outReceiver, "Debug setting of modified times (levels 1-2)", nil},
+	{true, "ACL", "Debug extra ACL info", nil},
+	{true, "BACKUP", "Debug backup actions (levels 1-2)", nil},
+	{true, "BIND", "Debug socket bind actions", nil},
+	{true, "CHDIR", "Debug when the current directory changes", nil},
+	{true, "CONNECT", "Debug connection events (levels 1-2)", nil},
+	{true, "CMD", "Debug commands+options that are issued (levels 1-2)", nil},
+	{true, "DEL", "Debug delete actions (levels 1-3)", func(o *wire.Options) *int { return &o.DebugDel }},
+	{true, "DELTASUM", "Debug delta-transfer checksumming (levels 1-4)", func(o *wire.Options) *int { return &o.DebugDeltasum }},
+	{true, "DUP", "Debug weeding of duplicate names", nil},
+	{true, "EXIT", "Debug exit events (levels 1-3)", nil},
+	{true, "FILTER", "Debug filter actions (levels 1-3)", func(o *wire.Options) *int { return &o.DebugFilter }},
+	{true, "FLIST", "Debug file-list operations (levels 1-4)", func(o *wire.Options) *int { return &o.DebugFlist }},
+	{true, "FUZZY", "Debug fuzzy scoring (levels 1-2)", func(o *wire.Options) *int { return &o.DebugFuzzy }},
+	{true, "GENR", "Debug generator functions", nil},
+	{true, "HASH", "Debug hashtable code", nil},
+	{true, "HLINK", "Debug hard-link actions (levels 1-3)", nil},
+	{true, "ICONV", "Debug iconv character conversions (levels 1-2)", nil},
+	{true, "IO", "Debug I/O routines (levels 1-4)", nil},
+	{true, "NSTR", "Debug negotiation strings", nil},
+	{true, "OWN", "Debug ownership changes in users & groups (levels 1-2)", nil},
+	{true, "PROTO", "Debug protocol information", nil},
+	{true, "RECV", "Debug receiver functions", nil},
+	{true, "SEND", "Debug sender functions", nil},
+	{true, "TIME", "Debug setting of modified times (levels 1-2)", nil},
 }
 
 // outputVerbosity are the words each -v adds (index: the -v count), as
