@@ -232,6 +232,15 @@ func init() {
 		diffScenario{name: "filter-trailing-space-vv", fx: fxTrailingSpace, pre: preDstDir,
 			args:   dtArgs("-rt", "-vv", "--filter=- my-own-rule ", "src/", "dst/"),
 			stdout: true, sorted: true, stderr: true},
+		// A server traces the rules it is sent at its -vv: a pulling
+		// client's sender always gets them, a receiver only when it
+		// deletes or prunes.
+		diffScenario{name: "filter-trailing-space-vv-delete", fx: fxTrailingSpace, pre: preDstDir,
+			args:   dtArgs("-rt", "-vv", "--delete", "--filter=- my-own-rule ", "--filter=P keep ", "src/", "dst/"),
+			stdout: true, sorted: true, stderr: true},
+		diffScenario{name: "filter-trailing-space-vv-prune", fx: fxTrailingSpace, pre: preDstDir,
+			args:   dtArgs("-rt", "-vvm", "--filter=- my-own-rule ", "src/", "dst/"),
+			stdout: true, sorted: true, stderr: true},
 		// -q silences the traces of the rules given after it, and the
 		// sender's.
 		diffScenario{name: "filter-debug-trailing-space-quiet", fx: fxTrailingSpace, pre: preDstDir,

@@ -86,14 +86,11 @@ func buildFilters(inv *Invocation, stdin io.Reader, notify func(filter.Notice)) 
 	return b.List(), nil
 }
 
-// helperFilters rebuilds, in the helper, the rules the client encoded.
-func helperFilters(opts *wire.Options) (*filter.List, error) {
-	return helperFiltersRead(opts, fsops.ReadFile)
-}
-
-// helperFiltersRead is helperFilters reading the merge files the rules
-// name with read.
-func helperFiltersRead(opts *wire.Options, read func(string) ([]byte, error)) (*filter.List, error) {
+// helperFilters rebuilds, in the helper, the rules the client encoded,
+// reading the merge files they name with read. trace, if not nil, takes
+// the --debug=FILTER lines rsync's server prints as it adds the rules it
+// was sent.
+func helperFilters(opts *wire.Options, read func(string) ([]byte, error), trace func(filter.Notice)) (*filter.List, error) {
 	if len(opts.FilterRules) == 0 {
 		return nil, nil
 	}
@@ -102,16 +99,22 @@ func helperFiltersRead(opts *wire.Options, read func(string) ([]byte, error)) (*
 		HomeCVSIgnore:  homeCVSIgnore(),
 		CVSIgnore:      os.Getenv("CVSIGNORE"),
 		ReadFile:       read,
+		// The client has already warned about its own rules (an
+		// over-long one never comes this far): only traces remain.
+		Notify: func(n filter.Notice) {
+			if n.Trace && trace != nil {
+				trace(n)
+			}
+		},
 	})
+	// The rules arrive once the server has its whole command line, -v
+	// included, unlike the client's, which are traced as they are given.
+	b.SetDebugFilter(opts.DebugFilter)
 	for _, r := range opts.FilterRules {
-		// The client has already said what there is to say about
-		// its own rules (an over-long one never comes this far), so
-		// the Builder has no Notify.
 		if err := b.Add(filter.Filter, r); err != nil {
 			return nil, filterError(r, err)
 		}
 	}
-	b.SetDebugFilter(opts.DebugFilter) // for the per-directory files
 	return b.List(), nil
 }
 
@@ -245,4 +248,21 @@ func readFilesFrom(path string) ([]byte, error) {
 		return nil, &wire.FatalError{Code: wire.ExitStreamIO, Err: fmt.Errorf("failed to open files-from file %s: %s", path, fsops.Strerror(err))}
 	}
 	return data, nil
+}
+
+// helperFilterTrace is where the helper says, as rsync's server does,
+// which of the rules it was sent it added: to the client, as the side
+// role names. rsync sends its rules to a receiver only when it deletes or
+// prunes, so only then does a receiving server trace them.
+func helperFilterTrace(role string, opts *wire.Options, report func(class int, msg string)) func(filter.Notice) {
+	side := "sender"
+	if role != "sender" {
+		if !opts.Delete && !opts.PruneEmptyDirs {
+			return nil
+		}
+		side = "Receiver" // rsync's name for it before it forks
+	}
+	return func(n filter.Notice) {
+		report(wire.FilterNotice(side, n))
+	}
 }

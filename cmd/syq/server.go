@@ -189,14 +189,13 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 	}
 	opts := &setup.Options
 	fsops.SetInsecureLinks(opts.InsecureLinks)
-	var rules *filter.List
+	read := fsops.ReadFile
 	if policy != nil {
-		rules, err = helperFiltersRead(opts, policy.ReadRules)
-		if err == nil && policy.Rules != nil {
-			rules = rules.WithDaemon(policy.Rules, policy.Root)
-		}
-	} else {
-		rules, err = helperFilters(opts)
+		read = policy.ReadRules
+	}
+	rules, err := helperFilters(opts, read, helperFilterTrace(setup.Role, opts, report))
+	if err == nil && policy != nil && policy.Rules != nil {
+		rules = rules.WithDaemon(policy.Rules, policy.Root)
 	}
 	if err == nil {
 		err = checkMungeDir(opts.MungeLinks)
