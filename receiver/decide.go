@@ -826,6 +826,7 @@ func (r *Receiver) keepsAtime(e *wire.Entry) bool {
 func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old *fsops.Stat) {
 	// Attributes first: a mode without write permission would stop
 	// anyone but root from setting them.
+	xattrPerms := r.xattrsBringPerms(dir, name, e, old)
 	r.setXattrs(dir, name, rel, e)
 	if r.fake {
 		var newMask uint32
@@ -848,6 +849,9 @@ func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old
 			newMask = r.newPermMask(dir)
 		}
 		perm := r.finalPerm(e, old, newMask)
+		if xattrPerms {
+			perm = e.Mode & 0o7777
+		}
 		if old == nil || old.Mode&0o7777 != perm || uid >= 0 || gid >= 0 {
 			if err := dir.Chmod(name, perm); err != nil {
 				r.problem(wire.ProblemGeneral, "chmod %q failed: %s", r.destPath(rel), fsops.ErrText(err))

@@ -229,6 +229,7 @@ func (r *Receiver) setDirAttrs() {
 				old = &orig
 			}
 			e := &da.e
+			xattrPerms := r.xattrsBringPerms(d, ".", e, old)
 			r.setXattrs(d, ".", da.rel, e) // before a mode that forbids it
 			if r.fake {
 				if old != nil {
@@ -265,6 +266,9 @@ func (r *Receiver) setDirAttrs() {
 				mask = r.newPermMask(d)
 			}
 			perm := r.finalPerm(e, old, mask)
+			if xattrPerms {
+				perm = e.Mode & 0o7777
+			}
 			if old == nil && !r.opts.Perms {
 				perm |= st.Mode & 0o2000 // the setgid bit a new directory inherits stays
 			}

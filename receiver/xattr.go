@@ -124,6 +124,16 @@ func xattrValue(xs []fsops.Xattr, name string) []byte {
 	return nil
 }
 
+// xattrsBringPerms says whether giving the existing entry name in dir
+// e's attributes also gives it e's permission bits without -p: rsync
+// does so when the attributes differ and the entry's data is not
+// transferred (the mode it reads with them is the sender's). Only then
+// does it cost a second listxattr.
+func (r *Receiver) xattrsBringPerms(dir *fsops.Dir, name string, e *wire.Entry, old *fsops.Stat) bool {
+	return old != nil && !r.opts.Perms && !r.fake && r.opts.Xattrs > 0 && e.Type() != wire.TypeLnk &&
+		r.xattrFlags(dir, name, e)&flagXattr != 0
+}
+
 // setXattrs gives name in dir exactly e's attributes (of those -X owns).
 func (r *Receiver) setXattrs(dir *fsops.Dir, name, rel string, e *wire.Entry) {
 	if !r.setsXattrs() {

@@ -32,7 +32,30 @@ func preXattrs(b *fixtureBuilder) {
 	b.dir("dst", fbMt(b.byRel["src"].mtime))
 }
 
+// fxXattrPerms: files and a directory whose only difference from dst's
+// is their attributes and their permission bits (and one, "moved", whose
+// data differs too); without -p rsync gives the first their sender's
+// bits along with the attributes.
+func fxXattrPerms(b *fixtureBuilder) {
+	b.file("src/same", 30, fbMode(0o600), fbXattr("user.x", "1"))
+	b.file("src/sub/c", 40, fbMode(0o640), fbXattr("user.deep", "x"))
+	b.file("src/sub/plain", 10, fbMode(0o600))
+	b.file("src/moved", 50, fbMode(0o600), fbXattr("user.m", "m"))
+	b.dir("src/sub", fbMode(0o700), fbXattr("user.dir", "d"))
+	b.dir("src")
+	for _, rel := range []string{"same", "sub/c", "sub/plain"} {
+		r := b.byRel["src/"+rel]
+		b.data("dst/"+rel, readFixture(b, "src/"+rel), fbMt(r.mtime), fbMode(0o644))
+	}
+	b.file("dst/moved", 51, fbMode(0o644))
+	b.dir("dst/sub", fbMode(0o755), fbMt(b.byRel["src/sub"].mtime))
+	b.dir("dst", fbMt(b.byRel["src"].mtime))
+}
+
 var xattrScenarios = []diffScenario{
+	{name: "xattrs-bring-perms", fx: fxXattrPerms, args: dtArgs("-rt", "-ii", "-X", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "xattrs-bring-perms-chmod", fx: fxXattrPerms, args: dtArgs("-rt", "-i", "-X", "--chmod=g+r", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "xattrs-bring-perms-p", fx: fxXattrPerms, args: dtArgs("-rtp", "-i", "-X", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "xattrs", fx: fxXattrs, args: dtArgs("-aX", "src/", "dst/")},
 	{name: "xattrs-itemize-new", fx: fxXattrs, args: dtArgs("-aiX", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "xattrs-update", fx: fxXattrs, pre: preXattrs, args: dtArgs("-aiX", "src/", "dst/"), stdout: true, sorted: true},
