@@ -6,7 +6,7 @@
 # --syq-workers on a local copy.
 #
 #   go run ./scripts/netstand up --name rs --rate 1g --rtt 50ms      # or: --no-wan --rails 4 --rail-rate 250m
-#   go build -o /tmp/syq-new ./cmd/syq
+#   CGO_ENABLED=0 go build -o /tmp/syq-new ./cmd/syq
 #   NEW=/tmp/syq-new STAND=rs SIZE=1G REPS=3 scripts/railsweep.sh
 #   go run ./scripts/netstand down --name rs
 #

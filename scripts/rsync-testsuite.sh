@@ -78,7 +78,7 @@ if [ ! -x "$build/rsync" ] || [ ! -x "$build/tls" ]; then
 	}
 fi
 
-(cd "$repo" && go build -o "$out/bin/syq" ./cmd/syq)
+(cd "$repo" && CGO_ENABLED=0 go build -o "$out/bin/syq" ./cmd/syq)
 ln -sf syq "$out/bin/rsync"
 
 # run BIN LABEL: runtests.py against BIN, output in OUTDIR/LABEL.out. Its

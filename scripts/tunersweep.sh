@@ -5,8 +5,8 @@
 # this compares settings of one tool, which the bench has no axis for.
 #
 #   go run ./scripts/gentree /dev/shm/tq/src          # 20k x 4 KiB in 256 dirs, on tmpfs
-#   go build -o /tmp/syq-new ./cmd/syq
-#   (cd ../main && go build -o /tmp/syq-main ./cmd/syq)
+#   CGO_ENABLED=0 go build -o /tmp/syq-new ./cmd/syq
+#   (cd ../main && CGO_ENABLED=0 go build -o /tmp/syq-main ./cmd/syq)
 #   NEW=/tmp/syq-new REF=/tmp/syq-main REPS=5 scripts/tunersweep.sh
 #
 # Arms alternate order every round (METHOD.md rule 1); every destination is

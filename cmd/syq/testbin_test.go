@@ -26,7 +26,9 @@ func testBinary(t *testing.T) string {
 		}
 		os.Chmod(dir, 0o755) // unprivileged scenarios run it too
 		testBinPath = filepath.Join(dir, "syq")
-		testBinOut, testBinErr = exec.Command("go", "build", "-o", testBinPath, ".").CombinedOutput()
+		cmd := exec.Command("go", "build", "-o", testBinPath, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as README.md builds it
+		testBinOut, testBinErr = cmd.CombinedOutput()
 	})
 	if testBinErr != nil {
 		t.Fatalf("go build ./cmd/syq failed: %v\n%s", testBinErr, testBinOut)

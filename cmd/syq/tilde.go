@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"strings"
 
+	"syq/fsops"
 	"syq/wire"
 )
 
@@ -70,8 +71,8 @@ func expandTilde(name string) string {
 				home = u.HomeDir
 			}
 		}
-	} else if u, err := user.Lookup(login); err == nil {
-		home = u.HomeDir
+	} else if h, ok := fsops.LookupHome(login); ok {
+		home = h
 	}
 	if home == "" {
 		return name

@@ -310,6 +310,7 @@ func (b *bench) findSyq() error {
 	p := filepath.Join(dir, "syq")
 	cmd := exec.Command("go", "build", "-o", p, "./cmd/syq")
 	cmd.Dir = b.cfg.repo
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as README.md builds it
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build ./cmd/syq: %v: %s", err, trunc(strings.TrimSpace(string(out)), 300))
 	}

@@ -91,7 +91,9 @@ func run(trials int, seed uint64, modes, faults []string, small int, keep bool, 
 
 	if bin == "" {
 		bin = filepath.Join(work, "syq")
-		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/syq").CombinedOutput(); err != nil {
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/syq")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as README.md builds it
+		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build ./cmd/syq (run from the module root): %v: %s", err, out)
 		}
 	}
