@@ -13,18 +13,18 @@ import (
 
 // syq's live heap is small and flat for any tree size (a window of
 // entries in flight, about 1 MiB), so the collector's 4 MiB minimum
-// target at GOGC=100, not the data, set most of the anonymous memory: a
-// copy of 1,000,000 empty files peaked at 17.2 MiB, above rsync's three
-// processes together (16.3 MiB). While the live heap stays below
-// smallHeap the collector runs at smallHeapGOGC, whose minimum target is
-// proportionally lower; each collection of so small a heap costs little.
-// A transfer that does hold more (a large -H or --delete-after list)
-// gets the default back, so it does not pay for more collections of a
-// large heap. GOGC or GOMEMLIMIT in the environment leave all this to
-// the user. 75, not lower: a copy of 1,000,000 empty files peaks about
-// where rsync's three processes do (16.3 MiB; 15.3 at 50, 17.2 at 100),
-// while a no-op pass over 100,000 files costs 5 % more CPU than at 100
-// (20 % at 50, which made the cold no-op cell 1.27 s -> 1.59 s).
+// target at GOGC=100, not the data, set most of the anonymous memory.
+// While the live heap stays below smallHeap the collector runs at
+// smallHeapGOGC, whose minimum target is proportionally lower; each
+// collection of so small a heap costs little. A transfer that does hold
+// more (a large -H or --delete-after list) gets the default back, so it
+// does not pay for more collections of a large heap. GOGC or GOMEMLIMIT
+// in the environment leave all this to the user. 75, not lower: a no-op
+// pass over 100,000 files costs 5 % more CPU than at 100 (20 % at 50,
+// which made the cold no-op cell 1.27 s -> 1.59 s). With it (and no libc
+// mapped, syq being static) a copy of 1,000,000 empty files peaks at
+// 16.2 MiB, rsync's three processes at 16.4 (scripts/bench.sh --cells
+// memory-copy --scale full, 2026-12-02; 17.2 at GOGC=100).
 const (
 	smallHeap     = 8 << 20
 	smallHeapGOGC = 75
