@@ -859,7 +859,11 @@ func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old
 		}
 	}
 	mtime, atime := fsops.Omit, fsops.Omit
-	if r.keepsTime(e) && (old == nil || !sameMtime(old, e, r.opts.ModifyWindowSec)) {
+	// rsync omits a symlink's time (-J) by what it stats: a fake-super
+	// symlink it has just made is a file without its recorded type yet,
+	// and gets its time.
+	keepsTime := r.keepsTime(e) || r.opts.Times && r.fake && old == nil && e.Type() == wire.TypeLnk
+	if keepsTime && (old == nil || !sameMtime(old, e, r.opts.ModifyWindowSec)) {
 		mtime = fsops.Time{Sec: e.MtimeSec, Nsec: e.MtimeNsec}
 	}
 	if r.keepsAtime(e) && (old == nil || old.AtimeSec != e.AtimeSec) {
