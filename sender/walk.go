@@ -841,11 +841,16 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 		e.Mode = TweakMode(e.Mode, s.chmod)
 	}
 	if opts.Xattrs > 0 || opts.ACLs && e.Type() != wire.TypeLnk {
-		list := dir.Xattrs
-		if e.Type() != wire.TypeLnk && (opts.CopyLinks || opts.CopyUnsafeLinks || opts.CopyDirLinks) {
-			list = dir.XattrsFollow // the entry may be a followed symlink
+		// The entry may be a followed symlink (-L, -k, ...): rsync then
+		// sends the link's own attributes (it lists them without
+		// following), but its target's ACL.
+		followed := e.Type() != wire.TypeLnk && (opts.CopyLinks || opts.CopyUnsafeLinks || opts.CopyDirLinks)
+		xs, err := dir.Xattrs(srcName, s.sendsXattr)
+		if err == nil && followed && opts.ACLs && !opts.FakeSuper {
+			var acls []fsops.Xattr
+			acls, err = dir.XattrsFollow(srcName, fsops.IsACLXattr)
+			xs = append(slices.DeleteFunc(xs, func(x fsops.Xattr) bool { return fsops.IsACLXattr(x.Name) }), acls...)
 		}
-		xs, err := list(srcName, s.sendsXattr)
 		if err != nil {
 			s.problem(wire.ProblemGeneral, "get_xattr_names: %s", fsops.ErrText(err))
 			return e, false, true

@@ -53,6 +53,12 @@ func fxXattrPerms(b *fixtureBuilder) {
 }
 
 var xattrScenarios = []diffScenario{
+	// A symlink followed (-L) sends its own attributes, which rsync
+	// lists without following: none, not its target's.
+	{name: "xattrs-copy-links", fx: fxXattrs, args: dtArgs("-rtLiX", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "xattrs-copy-links-acls", fx: fxXattrs, args: dtArgs("-rtLiAX", "src/", "dst/"), stdout: true, sorted: true},
+	// ... but its target's ACL (acl_get_file follows).
+	{name: "acls-copy-links", fx: fxACLs, args: dtArgs("-rtpLiAX", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "xattrs-bring-perms", fx: fxXattrPerms, args: dtArgs("-rt", "-ii", "-X", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "xattrs-bring-perms-chmod", fx: fxXattrPerms, args: dtArgs("-rt", "-i", "-X", "--chmod=g+r", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "xattrs-bring-perms-p", fx: fxXattrPerms, args: dtArgs("-rtp", "-i", "-X", "src/", "dst/"), stdout: true, sorted: true},
