@@ -628,7 +628,7 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 		}
 		return &wire.FatalError{Code: wire.ExitFileSel, Err: fmt.Errorf("[Receiver] ERROR: cannot stat destination %q: %s", shown, fsops.ErrText(statErr))}
 	}
-	if len(top.Entries) == 1 && !isDir && !slash && (!top.Entries[0].IsDir() || statErr != nil && r.loneDirectory(top.Entries[0].Name)) {
+	if len(top.Entries) == 1 && !top.Several && !isDir && !slash && (!top.Entries[0].IsDir() || statErr != nil && r.loneDirectory(top.Entries[0].Name)) {
 		// One file to a name that is not a directory: copy it to that
 		// name; so too a directory that is all the transfer holds.
 		parent, base := splitDest(dest)

@@ -61,6 +61,10 @@ type dirJob struct {
 	// named, which this job, the contents of "dir/" operands, leaves out
 	// (settleContentsClashes).
 	taken map[string]bool
+
+	// several: the top level held more than one entry before some were
+	// left out (wire.FileBatch.Several).
+	several bool
 }
 
 // prefetch is how many directories, beyond the one being sent, are listed
@@ -87,6 +91,7 @@ func (s *Sender) walk(ctx context.Context) error {
 	} else {
 		top, roots, jobs = s.walkOperands()
 	}
+	top.several = top.several || len(top.entries) > 1
 	if s.cfg.Opts.PruneEmptyDirs && (s.cfg.Opts.Recursive || s.cfg.Opts.Dirs) {
 		s.findPruned(top.entries, jobs) // prune.go
 		top.entries, top.from, jobs = s.dropPruned(top.entries, top.from, jobs, "")
@@ -106,7 +111,7 @@ func (s *Sender) walk(ctx context.Context) error {
 		s.rootsMu.Unlock()
 	}()
 	var seq uint64
-	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs, devs: top.devs, ioError: top.ioError}); err != nil {
+	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs, devs: top.devs, ioError: top.ioError, several: top.several}); err != nil {
 		return err
 	}
 
@@ -220,7 +225,7 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 	// Once the sender has failed to read something, the receiver must not
 	// delete (rsync's io_error); the flag rides on every later batch.
 	s.listIOError = s.listIOError || j.ioError
-	b := &wire.FileBatch{Seq: *seq, Dir: j.rel, Entries: j.entries, Complete: j.complete, IOError: s.listIOError}
+	b := &wire.FileBatch{Seq: *seq, Dir: j.rel, Entries: j.entries, Complete: j.complete, IOError: s.listIOError, Several: j.several && len(j.entries) < 2}
 	b.Names = s.idNames(j.entries)
 	*seq++
 	for i := range j.entries {
@@ -285,6 +290,7 @@ type topLevel struct {
 	entries []wire.Entry
 	from    []uint8
 	ioError bool
+	several bool // more than one entry before a name two operands gave was merged
 }
 
 // statOperand stats an operand as rsync does: a final symlink stays one
@@ -473,6 +479,7 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 		// from is a uint8; more operand parents than that is exotic.
 		fail("too many distinct source directories (%d)", len(top.dirs))
 	}
+	top.several = len(top.entries) > 1
 	top.entries, top.from = sortEntries(top.entries, top.from)
 	sortJobs(jobs)
 	return top, roots, jobs

@@ -202,8 +202,9 @@ const (
 const (
 	batchComplete = 1 << iota
 	batchIOError
-	batchMore  // the batch continues in the next frame
-	batchNames // the batch's id names follow its directory (first frame only)
+	batchMore    // the batch continues in the next frame
+	batchNames   // the batch's id names follow its directory (first frame only)
+	batchSeveral // FileBatch.Several
 )
 
 // encodeBatch appends the frames of b to out; a batch whose body would
@@ -250,6 +251,9 @@ func encodeBatch(out []byte, b *FileBatch) []byte {
 		}
 		if b.IOError {
 			flags |= batchIOError
+		}
+		if b.Several {
+			flags |= batchSeveral
 		}
 		if len(entries) > 0 {
 			flags |= batchMore
@@ -394,11 +398,12 @@ func decodeBatchFrame(body []byte) (b *FileBatch, more bool, err error) {
 	// An entry takes at least four bytes: flags, name length, size, one
 	// more field.
 	n := d.count(4)
-	if d.err == nil && flags&^(batchComplete|batchIOError|batchMore|batchNames) != 0 {
+	if d.err == nil && flags&^(batchComplete|batchIOError|batchMore|batchNames|batchSeveral) != 0 {
 		d.fail(fmt.Errorf("unknown batch flags %#x", flags))
 	}
 	b.Complete = flags&batchComplete != 0
 	b.IOError = flags&batchIOError != 0
+	b.Several = flags&batchSeveral != 0
 	if d.err != nil {
 		return nil, false, d.err
 	}

@@ -115,6 +115,12 @@ type FileBatch struct {
 	// batch that uses it. Empty under --numeric-ids and within one
 	// process.
 	Names []IDName
+	// Several, on the first batch, says that the sender listed more
+	// than one entry at the top before it left some out (-m's empty
+	// directories, a name two operands gave): rsync's receiver counts
+	// those too when it decides whether the destination must be a
+	// directory.
+	Several bool
 }
 
 // IDName is the name a user (Group false) or group id has on the

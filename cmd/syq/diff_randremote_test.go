@@ -56,6 +56,21 @@ var randRemoteScenarios = []diffScenario{
 	{name: "operand-contents-clash-dirlink-L", fx: fxClashDir, args: dtArgs("-riL", "src/g4", "src/sub/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
 	{name: "operand-contents-clash-dirlink-l", fx: fxClashDir, args: dtArgs("-ril", "src/sub/", "src/g4", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
 	{name: "files-from-no-relative-clash", fx: fxClash, args: dtArgs("-ti", "--files-from=list", "--no-relative", "src/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+	// rsync's receiver decides whether the destination is a directory by
+	// the entries it was sent, -m's empty directories and a name given
+	// twice included: more than one makes it one.
+	{name: "files-from-prune-dest-dir", fx: fxPruneList, args: dtArgs("-ai", "-m", "--files-from=list", "src/", "dst"), stdout: true, sorted: true, runTimes: true},
+	{name: "prune-operands-dest-file", fx: fxPruneList, pre: preDestFile, args: dtArgs("-rm", "src/main.c", "src/lib", "dst"), code: 3, stderr: true, dstSame: true},
+	{name: "operand-twice-dest-file", fx: fxClash, pre: preDestFile, args: dtArgs("-a", "src/h3", "src/h3", "dst"), code: 3, stderr: true, dstSame: true},
+	{name: "operand-twice-dest-new", fx: fxClash, args: dtArgs("-ai", "src/h3", "src/h3", "dst"), stdout: true, runTimes: true},
+}
+
+// fxPruneList: a file and an empty directory, and a list naming both.
+func fxPruneList(b *fixtureBuilder) {
+	b.text("src/main.c", "int main;")
+	b.dir("src/lib")
+	b.dir("src")
+	b.text("list", "main.c\nlib\n")
 }
 
 // fxClash: src/h3 and src/sub/h3, other files of the same size, and a
