@@ -371,8 +371,10 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	}
 
 	// rsync's --delete-before pass looks only at directories that were
-	// there before the run (and at the destination, made first).
-	preexisting := !r.opts.DeleteBefore || b.before || fb.Dir == "" || fb.Dir == "."
+	// there before the run (and at the destination, made first). Without
+	// -r (a --files-from "dir/" sends its contents) the pass is not
+	// waited for here, but it covers every such directory all the same.
+	preexisting := !r.opts.DeleteBefore || b.before || fb.Dir == "" || fb.Dir == "." || !r.opts.Recursive && !made
 	if fb.Complete && r.opts.Delete && b.dir != nil && preexisting {
 		if r.opts.DeleteLate {
 			// --delete-after/--delete-delay: decided now, done (and

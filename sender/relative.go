@@ -137,7 +137,11 @@ func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 	// once per operand (a name given twice is reported twice).
 	sort.SliceStable(notes, func(i, j int) bool { return notes[i].operand < notes[j].operand })
 	for _, n := range notes {
-		s.problem(n.class, "%s", n.text)
+		if n.own {
+			s.ownProblem(n.class, "%s", n.text)
+		} else {
+			s.problem(n.class, "%s", n.text)
+		}
 	}
 	var top topLevel
 	if tree.final {
@@ -168,6 +172,10 @@ type operandNote struct {
 	operand int
 	class   int
 	text    string
+	// own: the sender's alone, not the list's (an operand that is not
+	// there: rsync's sender leaves io_error alone, so its receiver's
+	// exit code stands, a --max-delete 25 say).
+	own bool
 }
 
 // dropMissing stats every path an operand names before anything is
@@ -193,7 +201,7 @@ func (s *Sender) dropMissing(n *relNode, rel string, notes *[]operandNote) (ioEr
 			if gone && !(fsops.IsNotExist(c.err) && s.cfg.Opts.IgnoreMissingArgs) {
 				text := fmt.Sprintf("link_stat %q failed: %s", absPath(c.srcPath), fsops.ErrText(c.err))
 				for _, o := range c.named {
-					*notes = append(*notes, operandNote{o.operand, wire.ProblemGeneral, text})
+					*notes = append(*notes, operandNote{o.operand, wire.ProblemGeneral, text, fsops.IsNotExist(c.err)})
 				}
 				ioErr = ioErr || !fsops.IsNotExist(c.err) // see walkOperands
 			}
@@ -208,7 +216,7 @@ func (s *Sender) dropMissing(n *relNode, rel string, notes *[]operandNote) (ioEr
 				// way are sent, as rsync does: they stay only if
 				// another operand lies below.
 				for _, o := range c.named {
-					*notes = append(*notes, operandNote{o.operand, wire.ProblemInfo, "skipping directory " + o.shown})
+					*notes = append(*notes, operandNote{o.operand, wire.ProblemInfo, "skipping directory " + o.shown, false})
 				}
 				c.final = false
 			}

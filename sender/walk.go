@@ -400,8 +400,13 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			default:
 				// A missing operand fails the run (exit 23) but, as
 				// with rsync, does not stop deletions: it leaves out
-				// nothing that exists.
-				s.problem(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(op), fsops.ErrText(err))
+				// nothing that exists. Nor does it reach the receiver,
+				// whose exit code (a --max-delete 25) then stands.
+				report := s.problem
+				if fsops.IsNotExist(err) {
+					report = s.ownProblem
+				}
+				report(wire.ProblemGeneral, "link_stat %q failed: %s", absPath(op), fsops.ErrText(err))
 				top.ioError = top.ioError || !fsops.IsNotExist(err)
 			}
 			continue

@@ -62,7 +62,37 @@ var randRemoteScenarios = []diffScenario{
 	{name: "files-from-prune-dest-dir", fx: fxPruneList, args: dtArgs("-ai", "-m", "--files-from=list", "src/", "dst"), stdout: true, sorted: true, runTimes: true},
 	{name: "prune-operands-dest-file", fx: fxPruneList, pre: preDestFile, args: dtArgs("-rm", "src/main.c", "src/lib", "dst"), code: 3, stderr: true, dstSame: true},
 	{name: "operand-twice-dest-file", fx: fxClash, pre: preDestFile, args: dtArgs("-a", "src/h3", "src/h3", "dst"), code: 3, stderr: true, dstSame: true},
+	// --delete-before's pass covers a --files-from "dir/" without -r.
+	// (rsync then shows dir/'s time as changed by it: syq does not yet.)
+	{name: "files-from-dir-delete-before", fx: fxFilesFromDirExtra, args: dtArgs("-a", "--delete-before", "--files-from=list", "src/", "dst/")},
+	// An operand that is not there fails the sender (23) but not the
+	// receiver, whose --max-delete stop (25) is the exit code.
+	{name: "missing-operand-max-delete", fx: fxMaxDeleteExtras, args: dtArgs("-r", "--delete", "--max-delete=1", "src/", "src/missing", "dst/"), code: 25, stderr: true, runTimes: true},
+	{name: "missing-operand-max-delete-files-from", fx: fxMaxDeleteExtras, args: dtArgs("-r", "--delete", "--max-delete=1", "--files-from=list", "src/", "dst/"), code: 25, stderr: true, runTimes: true},
 	{name: "operand-twice-dest-new", fx: fxClash, args: dtArgs("-ai", "src/h3", "src/h3", "dst"), stdout: true, runTimes: true},
+}
+
+// fxFilesFromDirExtra: src/sub/a, a dst/sub/extra to delete, and a list
+// naming sub/.
+func fxFilesFromDirExtra(b *fixtureBuilder) {
+	b.text("src/sub/a", "a")
+	b.dir("src/sub")
+	b.dir("src")
+	b.text("dst/sub/extra", "x")
+	b.dir("dst/sub")
+	b.dir("dst")
+	b.text("list", "sub/\n")
+}
+
+// fxMaxDeleteExtras: a file to send and three extraneous ones in dst.
+func fxMaxDeleteExtras(b *fixtureBuilder) {
+	b.text("src/a", "a")
+	b.dir("src")
+	b.text("dst/x1", "1")
+	b.text("dst/x2", "2")
+	b.text("dst/x3", "3")
+	b.dir("dst")
+	b.text("list", ".\nmissing\n")
 }
 
 // fxPruneList: a file and an empty directory, and a list naming both.
