@@ -150,7 +150,7 @@ func (l *List) EnterPaths(dir string, readPath func(path string) ([]byte, error)
 // the files, which rsync treats as fatal. What rsync prints while it goes
 // on reading goes to notify (nil says nothing), before any error.
 func (l *List) Enter(dir string, read ReadFunc, notify func(Notice)) (*List, error) {
-	if !l.hasDirMerge() {
+	if !l.HasDirMerge() {
 		return l, nil
 	}
 	dir = strings.Trim(dir, "/")
@@ -263,7 +263,12 @@ func (l *List) EncodeAll() []string {
 	return out
 }
 
-func (l *List) hasDirMerge() bool {
+// HasDirMerge says whether l has a per-directory merge rule (-F, ":"):
+// the sender's listing then follows rules the receiver cannot know.
+func (l *List) HasDirMerge() bool {
+	if l == nil {
+		return false
+	}
 	for _, r := range l.rules {
 		if r.flags&fDirMerge != 0 {
 			return true

@@ -187,10 +187,17 @@ func (r *Receiver) signal(rel string, exists bool) {
 // does not have (--delete), and asks for the data of the regular files it
 // needs.
 func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
+	fe := (*wire.FatalError)(nil)
 	if err := checkBatch(fb); err != nil {
-		// A sender that names files outside the destination is broken or
-		// hostile: stop everything rather than guess.
-		r.setFatal(&wire.FatalError{Code: wire.ExitProtocol, Err: err})
+		fe = &wire.FatalError{Code: wire.ExitProtocol, Err: err}
+	} else if name := r.rejectedName(fb); name != "" {
+		fe = rejectedError(name)
+	}
+	if fe != nil {
+		// A sender that names files outside the destination, or that
+		// were not asked for, is broken or hostile: stop everything
+		// rather than guess.
+		r.setFatal(fe)
 		r.send(&wire.Wants{Seq: fb.Seq})
 		r.out.submit(fb.Seq, "", nil, nil)
 		r.failChildren(fb)
@@ -1078,6 +1085,26 @@ func (r *Receiver) lineOf(lines []string) string {
 
 // checkBatch refuses names that could reach outside the destination, and
 // duplicate or malformed entries.
+// rejectedName is the first name of fb that the receiver's rules
+// exclude on the sending side, under Config.RejectExcluded: rsync's
+// pulling client never asked for it ("" when there is none).
+func (r *Receiver) rejectedName(fb *wire.FileBatch) string {
+	if !r.cfg.RejectExcluded || r.cfg.Filter == nil {
+		return ""
+	}
+	for i := range fb.Entries {
+		e := &fb.Entries[i]
+		if rel := joinRel(fb.Dir, e.Name); e.Type() != 0 && rel != "." && r.cfg.Filter.Excluded(filter.Sender, rel, e.IsDir()) {
+			return rel
+		}
+	}
+	return ""
+}
+
+func rejectedError(name string) *wire.FatalError {
+	return &wire.FatalError{Code: wire.ExitUnsupported, Plain: true, Err: fmt.Errorf("ERROR: rejecting excluded file-list name: %s", name)}
+}
+
 func checkBatch(fb *wire.FileBatch) error {
 	if fb.Dir != "" && fb.Dir != "." {
 		if err := fsops.CheckRelPath(fb.Dir); err != nil {

@@ -50,6 +50,12 @@ type Config struct {
 	// Filter, if set, protects from deletion what its rules exclude on
 	// the receiving side (rsync's filter rules).
 	Filter *filter.List
+	// RejectExcluded: a name the sender lists that Filter excludes on
+	// the sending side stops the transfer (exit 4), as rsync 3.5's
+	// pulling client refuses it unless --trust-sender or a
+	// per-directory merge rule (which the sender alone reads) says
+	// to trust the sender's filtering.
+	RejectExcluded bool
 	// Pulled: this receiver is the local end of a pull. rsync's remote
 	// sender exits when its file list is empty, before the destination
 	// is made, so an empty list then creates nothing.
@@ -322,6 +328,12 @@ func (r *Receiver) run(ctx context.Context) error {
 	top, ok := m.(*wire.FileBatch)
 	if !ok || top.Dir != "" {
 		return &wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("protocol error: expected the top-level file list, got %T", m)}
+	}
+	if name := r.rejectedName(top); name != "" {
+		// Before anything is made: rsync refuses the list as it reads it.
+		r.send(&wire.Wants{Seq: top.Seq})
+		r.drain(top)
+		return rejectedError(name)
 	}
 	if err := r.openDestination(top); err != nil {
 		r.send(&wire.Wants{Seq: top.Seq})

@@ -443,7 +443,8 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			Opts: batchOnlyOpts(opts), Dest: inv.Dest, Live: live,
 			DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
 			Out: out, Report: probs.reportAfter("receiver", banner.after(stdout)), Debug: debug, Pulled: true, Log: logf.items(),
-			Filter: inv.filters, Names: &fsops.HostNames{}, ListProgress: banner.progressFunc(),
+			RejectExcluded: !inv.trustSender && !inv.filters.HasDirMerge(),
+			Filter:         inv.filters, Names: &fsops.HostNames{}, ListProgress: banner.progressFunc(),
 			ListedMode: chmodOf(opts),
 		}, st)
 		if bar != nil {

@@ -69,6 +69,13 @@ var randRemoteScenarios = []diffScenario{
 	// receiver, whose --max-delete stop (25) is the exit code.
 	{name: "missing-operand-max-delete", fx: fxMaxDeleteExtras, args: dtArgs("-r", "--delete", "--max-delete=1", "src/", "src/missing", "dst/"), code: 25, stderr: true, runTimes: true},
 	{name: "missing-operand-max-delete-files-from", fx: fxMaxDeleteExtras, args: dtArgs("-r", "--delete", "--max-delete=1", "--files-from=list", "src/", "dst/"), code: 25, stderr: true, runTimes: true},
+	// The names of a --files-from list are read within the source
+	// directory: a "/./" in its path marks nothing under -R.
+	{name: "files-from-relative-dot-base", fx: fxFilesFromDotBase, args: dtArgs("-aiR", "--files-from=list", "src/./in/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
+	// A pulling rsync refuses a listed name that its own rules exclude
+	// (exit 4): here the directory implied by a --files-from name.
+	// Locally and pushing the receiver trusts the sender.
+	{name: "files-from-implied-excluded", fx: fxFilesFromDotBase, args: dtArgs("-a", "-R", "--exclude=sub", "--files-from=list2", "src/in/", "dst/"), stderr: true, loose: true},
 	{name: "operand-twice-dest-new", fx: fxClash, args: dtArgs("-ai", "src/h3", "src/h3", "dst"), stdout: true, runTimes: true},
 }
 
@@ -93,6 +100,18 @@ func fxMaxDeleteExtras(b *fixtureBuilder) {
 	b.text("dst/x3", "3")
 	b.dir("dst")
 	b.text("list", ".\nmissing\n")
+}
+
+// fxFilesFromDotBase: src/in/f1 and src/in/sub/f2, and a list naming
+// f1 and sub/./f2.
+func fxFilesFromDotBase(b *fixtureBuilder) {
+	b.text("src/in/f1", "one")
+	b.text("src/in/sub/f2", "two")
+	b.dir("src/in/sub")
+	b.dir("src/in")
+	b.dir("src")
+	b.text("list", "f1\nsub/./f2\n")
+	b.text("list2", "f1\nsub/f2\n")
 }
 
 // fxPruneList: a file and an empty directory, and a list naming both.

@@ -203,6 +203,11 @@ func filesFromOperands(data []byte, src string, from0, relative bool) []string {
 	if src == "" {
 		src = "/"
 	}
+	// rsync reads the names from within the source directory, so a "/./"
+	// in its path marks nothing: only the names' own do.
+	for strings.Contains(src, "/./") {
+		src = strings.ReplaceAll(src, "/./", "/")
+	}
 	ops := []string{}
 	for _, line := range strings.Split(string(data), sep) {
 		line = strings.TrimSuffix(line, "\r")
