@@ -37,8 +37,8 @@ func IDName(id uint32, group bool) string {
 
 // LookupHome gives the home directory of the user login.
 func LookupHome(login string) (string, bool) {
-	f, ok := lookupEntry(login, false, false)
-	if !ok || len(f) < 6 {
+	f, ok := lookupEntry(login, false, false) // a user's entry has all 7 fields
+	if !ok {
 		return "", false
 	}
 	return f[5], true
@@ -142,8 +142,15 @@ func Groups() []uint32 {
 // and over). It is a wire.IDNamer.
 type HostNames struct {
 	mu    sync.Mutex
-	names [2]map[uint32]string
-	ids   [2]map[string]uint32
+	names [2]map[uint32]string // "" for an id without a name
+	ids   [2]map[string]hostID
+}
+
+// hostID is the answer for a name: a name this host does not know is
+// remembered too, as asking again may start getent each time.
+type hostID struct {
+	id    uint32
+	known bool
 }
 
 func kindOf(group bool) int {
@@ -178,15 +185,13 @@ func (h *HostNames) ID(name string, group bool) (uint32, bool) {
 	k := kindOf(group)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if id, ok := h.ids[k][name]; ok {
-		return id, true
+	if a, ok := h.ids[k][name]; ok {
+		return a.id, a.known
 	}
 	id, ok := LookupID(name, group)
-	if ok {
-		if h.ids[k] == nil {
-			h.ids[k] = map[string]uint32{}
-		}
-		h.ids[k][name] = id
+	if h.ids[k] == nil {
+		h.ids[k] = map[string]hostID{}
 	}
+	h.ids[k][name] = hostID{id, ok}
 	return id, ok
 }

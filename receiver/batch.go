@@ -190,8 +190,11 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 	fe := (*wire.FatalError)(nil)
 	if err := checkBatch(fb); err != nil {
 		fe = &wire.FatalError{Code: wire.ExitProtocol, Err: err}
-	} else if name := r.rejectedName(fb); name != "" {
-		fe = rejectedError(name)
+	} else if fb.Dir != "" {
+		// (run checked the top batch before it made the destination.)
+		if name := r.rejectedName(fb); name != "" {
+			fe = rejectedError(name)
+		}
 	}
 	if fe != nil {
 		// A sender that names files outside the destination, or that
@@ -1083,8 +1086,6 @@ func (r *Receiver) lineOf(lines []string) string {
 	return lines[0]
 }
 
-// checkBatch refuses names that could reach outside the destination, and
-// duplicate or malformed entries.
 // rejectedName is the first name of fb that the receiver's rules
 // exclude on the sending side, under Config.RejectExcluded: rsync's
 // pulling client never asked for it ("" when there is none).
@@ -1105,6 +1106,8 @@ func rejectedError(name string) *wire.FatalError {
 	return &wire.FatalError{Code: wire.ExitUnsupported, Plain: true, Err: fmt.Errorf("ERROR: rejecting excluded file-list name: %s", name)}
 }
 
+// checkBatch refuses names that could reach outside the destination, and
+// duplicate or malformed entries.
 func checkBatch(fb *wire.FileBatch) error {
 	if fb.Dir != "" && fb.Dir != "." {
 		if err := fsops.CheckRelPath(fb.Dir); err != nil {

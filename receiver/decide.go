@@ -321,7 +321,7 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			// --fake-super: rsync sets the real mode and records of an
 			// unchanged entry too.
 			if (flags.any() || r.fake) && !opts.DryRun {
-				r.fixAttrs(b.dir, e.Name, rel, e, old)
+				r.fixAttrs(b.dir, e.Name, rel, e, old, flags)
 				flags = flags.afterFix()
 			}
 			if flags.any() || r.showUnchanged() {
@@ -528,7 +528,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 			// --fake-super: rsync sets the real mode and records of an
 			// unchanged entry too.
 			if (flags.any() || r.fake) && !opts.DryRun {
-				r.fixAttrs(b.dir, e.Name, rel, e, old)
+				r.fixAttrs(b.dir, e.Name, rel, e, old, flags)
 				flags = flags.afterFix()
 			}
 			if flags.any() || r.showUnchanged() {
@@ -666,7 +666,7 @@ func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string, old 
 		r.problem(wire.ProblemGeneral, "%s %q failed: %s", what, r.destPath(rel), fsops.ErrText(err))
 		return false
 	}
-	r.fixAttrs(dir, tmp, rel, e, nil)
+	r.fixAttrs(dir, tmp, rel, e, nil, 0)
 	if old != nil && !r.opts.Perms && e.Type() != wire.TypeLnk && !old.IsDir() && old.Mode&fsops.TypeMask != fsops.TypeLnk {
 		// Without -p a device or special file takes the permissions of
 		// what it replaces, of any type, as rsync's generator keeps an
@@ -823,10 +823,12 @@ func (r *Receiver) keepsAtime(e *wire.Entry) bool {
 }
 
 // fixAttrs sets owner, permissions and mtime of an existing entry by name.
-func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old *fsops.Stat) {
+// changes are the differences the caller found (attrChanges, xattrFlags),
+// 0 for an entry just made.
+func (r *Receiver) fixAttrs(dir *fsops.Dir, name, rel string, e *wire.Entry, old *fsops.Stat, changes itemFlags) {
 	// Attributes first: a mode without write permission would stop
 	// anyone but root from setting them.
-	xattrPerms := r.xattrsBringPerms(dir, name, e, old)
+	xattrPerms := r.xattrsMayBringPerms(e, old) && changes&flagXattr != 0
 	r.setXattrs(dir, name, rel, e)
 	if r.fake {
 		var newMask uint32

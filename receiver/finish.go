@@ -229,7 +229,7 @@ func (r *Receiver) setDirAttrs() {
 				old = &orig
 			}
 			e := &da.e
-			xattrPerms := r.xattrsBringPerms(d, ".", e, old)
+			xattrPerms := r.xattrsMayBringPerms(e, old) && r.xattrFlags(d, ".", e)&flagXattr != 0
 			r.setXattrs(d, ".", da.rel, e) // before a mode that forbids it
 			if r.fake {
 				if old != nil {

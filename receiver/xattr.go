@@ -124,14 +124,12 @@ func xattrValue(xs []fsops.Xattr, name string) []byte {
 	return nil
 }
 
-// xattrsBringPerms says whether giving the existing entry name in dir
-// e's attributes also gives it e's permission bits without -p: rsync
-// does so when the attributes differ and the entry's data is not
-// transferred (the mode it reads with them is the sender's). Only then
-// does it cost a second listxattr.
-func (r *Receiver) xattrsBringPerms(dir *fsops.Dir, name string, e *wire.Entry, old *fsops.Stat) bool {
-	return old != nil && !r.opts.Perms && !r.fake && r.opts.Xattrs > 0 && e.Type() != wire.TypeLnk &&
-		r.xattrFlags(dir, name, e)&flagXattr != 0
+// xattrsMayBringPerms says whether giving the existing entry e's
+// attributes would also give it e's permission bits without -p, should
+// they differ (flagXattr): rsync does so when the entry's data is not
+// transferred, the mode it reads with them being the sender's.
+func (r *Receiver) xattrsMayBringPerms(e *wire.Entry, old *fsops.Stat) bool {
+	return old != nil && !r.opts.Perms && !r.fake && r.opts.Xattrs > 0 && e.Type() != wire.TypeLnk
 }
 
 // setXattrs gives name in dir exactly e's attributes (of those -X owns).
