@@ -66,9 +66,11 @@ var randRemoteScenarios = []diffScenario{
 	// (rsync then shows dir/'s time as changed by it: syq does not yet.)
 	{name: "files-from-dir-delete-before", fx: fxFilesFromDirExtra, args: dtArgs("-a", "--delete-before", "--files-from=list", "src/", "dst/")},
 	// An operand that is not there fails the sender (23) but not the
-	// receiver, whose --max-delete stop (25) is the exit code.
-	{name: "missing-operand-max-delete", fx: fxMaxDeleteExtras, args: dtArgs("-r", "--delete", "--max-delete=1", "src/", "src/missing", "dst/"), code: 25, stderr: true, runTimes: true},
-	{name: "missing-operand-max-delete-files-from", fx: fxMaxDeleteExtras, args: dtArgs("-r", "--delete", "--max-delete=1", "--files-from=list", "src/", "dst/"), code: 25, stderr: true, runTimes: true},
+	// receiver, whose --max-delete stop (25) is the exit code locally and
+	// in a push (the remote's code wins); a pulling client counts its
+	// remote sender's failure (23).
+	{name: "missing-operand-max-delete", fx: fxMaxDeleteExtras, args: dtArgs("-r", "--delete", "--max-delete=1", "src/", "src/missing", "dst/"), code: 25, pullCode: 23, stderr: true, runTimes: true},
+	{name: "missing-operand-max-delete-files-from", fx: fxMaxDeleteExtras, args: dtArgs("-r", "--delete", "--max-delete=1", "--files-from=list", "src/", "dst/"), code: 25, pullCode: 23, stderr: true, runTimes: true},
 	// The names of a --files-from list are read within the source
 	// directory: a "/./" in its path marks nothing under -R.
 	{name: "files-from-relative-dot-base", fx: fxFilesFromDotBase, args: dtArgs("-aiR", "--files-from=list", "src/./in/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},

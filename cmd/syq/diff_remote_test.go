@@ -20,10 +20,6 @@ import (
 
 // remoteSkip lists scenarios that do not carry over to a remote run, and why.
 var remoteSkip = map[string]string{
-	// rsync's push exits 25 here and its pull 23; syq's push still
-	// counts its sender's missing operand as the list's (23). Not yet.
-	"missing-operand-max-delete":            "remote exit codes of a missing operand with a --max-delete stop differ by direction",
-	"missing-operand-max-delete-files-from": "remote exit codes of a missing operand with a --max-delete stop differ by direction",
 	"edge-empty-dest":                       "an empty operand is a local command line's; remote operands are absolute paths",
 	"edge-empty-dest-list-only":             "an empty operand is a local command line's; remote operands are absolute paths",
 	"edge-empty-source":                     "an empty operand is a local command line's; remote operands are absolute paths",
