@@ -676,8 +676,11 @@ func (r *Receiver) openDestination(top *wire.FileBatch) error {
 		return &wire.FatalError{Code: wire.ExitFileSel, Plain: true, Err: errors.New("ERROR: destination must be a directory when copying more than 1 file")}
 	}
 	if statErr != nil { // does not exist
-		if len(top.Entries) == 0 && (!slash || r.cfg.Pulled) {
-			return nil // nothing to copy: rsync creates only a "dir/" destination
+		if len(top.Entries) == 0 && (r.cfg.Pulled && !top.Pruned || !slash && !top.Several) {
+			// Nothing to copy: rsync creates only a "dir/" destination,
+			// or one that more than one entry -m left out needed; a
+			// pulling one nothing, unless its sender listed something.
+			return nil
 		}
 		if r.opts.DryRun {
 			r.rootCreated = true

@@ -26,14 +26,19 @@ import (
 type pruneState struct {
 	dirs    map[string]bool
 	probing atomic.Bool
+	// passedOver holds the -R operands (by position) rsync's sender
+	// passes over before it lists the directories implied on their way
+	// (missing, excluded, a directory without -r): they make no repeats.
+	passedOver map[int]bool
 }
 
 // findPruned lists the trees under jobs without sending anything and
 // records which directories -m leaves out. The transfer root itself (".")
 // is never left out; an operand directory may be. Without -r (-d), a
 // directory whose contents are not listed holds nothing and goes too,
-// as it does in rsync.
-func (s *Sender) findPruned(top []wire.Entry, jobs []*dirJob) {
+// as it does in rsync. It returns how many entries it listed below the
+// top level, pruned ones included.
+func (s *Sender) findPruned(top []wire.Entry, jobs []*dirJob) (below int) {
 	s.prune.probing.Store(true)
 	defer s.prune.probing.Store(false)
 	pruned := map[string]bool{}
@@ -43,6 +48,7 @@ func (s *Sender) findPruned(top []wire.Entry, jobs []*dirJob) {
 		// merge those paths into its walk (named).
 		p := &dirJob{rel: j.rel, srcs: j.srcs, implied: j.implied, named: j.named}
 		s.list(p)
+		below += len(p.entries)
 		for _, d := range p.dirs {
 			d.Close()
 		}
@@ -73,7 +79,7 @@ func (s *Sender) findPruned(top []wire.Entry, jobs []*dirJob) {
 	}
 	var repeats map[string]bool
 	if s.cfg.Opts.Relative {
-		repeats = relativeRepeats(s.cfg.Operands, s.cfg.Opts.Recursive)
+		repeats = relativeRepeats(s.cfg.Operands, s.cfg.Opts.Recursive, s.prune.passedOver)
 	}
 	keepInner := keep
 	keep = func(j *dirJob) bool {
@@ -93,6 +99,7 @@ func (s *Sender) findPruned(top []wire.Entry, jobs []*dirJob) {
 		}
 	}
 	s.prune.dirs = pruned
+	return below
 }
 
 // protectedDir says whether the receiver's filter rules exclude (and so
@@ -139,8 +146,8 @@ func (s *Sender) dropPruned(entries []wire.Entry, from []uint8, subdirs []*dirJo
 // as content when it prunes, so the directory and those above it stay.
 // A directory counts as listed before when an earlier operand led
 // through it, named it, or (with -r) lay above it; an operand listed
-// before is a repeat too.
-func relativeRepeats(operands []string, recursive bool) map[string]bool {
+// before is a repeat too. An operand in passedOver lists nothing.
+func relativeRepeats(operands []string, recursive bool, passedOver map[int]bool) map[string]bool {
 	out := map[string]bool{}
 	implied := map[string]bool{}
 	var walked []string
@@ -156,7 +163,10 @@ func relativeRepeats(operands []string, recursive bool) map[string]bool {
 		return false
 	}
 	last := ""
-	for _, op := range operands {
+	for i, op := range operands {
+		if passedOver[i] {
+			continue
+		}
 		_, rel := relativeSplit(op)
 		var comps []string
 		for _, c := range strings.Split(rel, "/") {

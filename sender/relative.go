@@ -224,6 +224,14 @@ func (s *Sender) dropMissing(n *relNode, rel string, notes *[]operandNote) (ioEr
 		if len(c.children) > 0 {
 			ioErr = s.dropMissing(c, crel, notes) || ioErr
 		}
+		if c.statted && !c.final {
+			if s.prune.passedOver == nil {
+				s.prune.passedOver = map[int]bool{}
+			}
+			for _, o := range c.named {
+				s.prune.passedOver[o.operand] = true
+			}
+		}
 		if !c.final && len(c.children) == 0 {
 			delete(n.children, name)
 		}

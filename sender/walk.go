@@ -65,6 +65,9 @@ type dirJob struct {
 	// several: the top level held more than one entry before some were
 	// left out (wire.FileBatch.Several).
 	several bool
+	// pruned: -m left out entries of the top level
+	// (wire.FileBatch.Pruned).
+	pruned bool
 }
 
 // prefetch is how many directories, beyond the one being sent, are listed
@@ -93,8 +96,10 @@ func (s *Sender) walk(ctx context.Context) error {
 	}
 	top.several = top.several || len(top.entries) > 1
 	if s.cfg.Opts.PruneEmptyDirs && (s.cfg.Opts.Recursive || s.cfg.Opts.Dirs) {
-		s.findPruned(top.entries, jobs) // prune.go
+		listed := len(top.entries) + s.findPruned(top.entries, jobs) // prune.go
+		top.several = top.several || listed > 1
 		top.entries, top.from, jobs = s.dropPruned(top.entries, top.from, jobs, "")
+		top.pruned = len(top.entries) < listed
 	}
 	if s.cfg.Opts.HardLinks {
 		s.findLastLinks(top.entries, jobs) // hlink.go
@@ -111,7 +116,7 @@ func (s *Sender) walk(ctx context.Context) error {
 		s.rootsMu.Unlock()
 	}()
 	var seq uint64
-	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs, devs: top.devs, ioError: top.ioError, several: top.several}); err != nil {
+	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs, devs: top.devs, ioError: top.ioError, several: top.several, pruned: top.pruned}); err != nil {
 		return err
 	}
 
@@ -225,7 +230,7 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 	// Once the sender has failed to read something, the receiver must not
 	// delete (rsync's io_error); the flag rides on every later batch.
 	s.listIOError = s.listIOError || j.ioError
-	b := &wire.FileBatch{Seq: *seq, Dir: j.rel, Entries: j.entries, Complete: j.complete, IOError: s.listIOError, Several: j.several && len(j.entries) < 2}
+	b := &wire.FileBatch{Seq: *seq, Dir: j.rel, Entries: j.entries, Complete: j.complete, IOError: s.listIOError, Several: j.several && len(j.entries) < 2, Pruned: j.pruned}
 	b.Names = s.idNames(j.entries)
 	*seq++
 	for i := range j.entries {
@@ -291,6 +296,7 @@ type topLevel struct {
 	from    []uint8
 	ioError bool
 	several bool // more than one entry before a name two operands gave was merged
+	pruned  bool // -m left out some of its entries
 }
 
 // statOperand stats an operand as rsync does: a final symlink stays one

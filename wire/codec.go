@@ -205,6 +205,7 @@ const (
 	batchMore    // the batch continues in the next frame
 	batchNames   // the batch's id names follow its directory (first frame only)
 	batchSeveral // FileBatch.Several
+	batchPruned  // FileBatch.Pruned
 )
 
 // encodeBatch appends the frames of b to out; a batch whose body would
@@ -254,6 +255,9 @@ func encodeBatch(out []byte, b *FileBatch) []byte {
 		}
 		if b.Several {
 			flags |= batchSeveral
+		}
+		if b.Pruned {
+			flags |= batchPruned
 		}
 		if len(entries) > 0 {
 			flags |= batchMore
@@ -398,12 +402,13 @@ func decodeBatchFrame(body []byte) (b *FileBatch, more bool, err error) {
 	// An entry takes at least four bytes: flags, name length, size, one
 	// more field.
 	n := d.count(4)
-	if d.err == nil && flags&^(batchComplete|batchIOError|batchMore|batchNames|batchSeveral) != 0 {
+	if d.err == nil && flags&^(batchComplete|batchIOError|batchMore|batchNames|batchSeveral|batchPruned) != 0 {
 		d.fail(fmt.Errorf("unknown batch flags %#x", flags))
 	}
 	b.Complete = flags&batchComplete != 0
 	b.IOError = flags&batchIOError != 0
 	b.Several = flags&batchSeveral != 0
+	b.Pruned = flags&batchPruned != 0
 	if d.err != nil {
 		return nil, false, d.err
 	}

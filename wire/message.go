@@ -116,11 +116,15 @@ type FileBatch struct {
 	// process.
 	Names []IDName
 	// Several, on the first batch, says that the sender listed more
-	// than one entry at the top before it left some out (-m's empty
-	// directories, a name two operands gave): rsync's receiver counts
-	// those too when it decides whether the destination must be a
-	// directory.
+	// than one entry before it left some out (a name two operands gave
+	// at the top; under -m anywhere, as rsync then lists the whole
+	// tree before its receiver prunes): rsync's receiver counts those
+	// too when it decides whether the destination must be a directory.
 	Several bool
+	// Pruned, on the first batch, says that -m left out entries of the
+	// top level: a pulling rsync decides where the destination is (and
+	// makes it) whenever its sender listed anything.
+	Pruned bool
 }
 
 // IDName is the name a user (Group false) or group id has on the

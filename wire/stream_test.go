@@ -68,7 +68,7 @@ func TestBatchRoundTrip(t *testing.T) {
 	batches := []*FileBatch{
 		{Seq: 0, Dir: "", Entries: special, Complete: true},
 		{Seq: 1, Dir: "a/b", Entries: nil, IOError: true},
-		{Seq: 2, Dir: "", Entries: special[4:], Complete: true, Several: true},
+		{Seq: 2, Dir: "", Entries: special[4:], Complete: true, Several: true, Pruned: true},
 		{Seq: 3, Dir: "big", Entries: sampleEntries(120000), Complete: true}, // spans several frames
 	}
 	a, b := streamPair(t, nil)
