@@ -971,6 +971,11 @@ func (r *Receiver) impliedDir(b *batchState, e *wire.Entry, rel string, old *fso
 	case old != nil:
 		r.problem(wire.ProblemGenerator, "recv_generator: %q is in the way of a directory --no-implied-dirs does not replace", r.destPath(rel))
 		r.signal(rel, false)
+	case r.opts.Existing:
+		// rsync's --existing check comes before its implied-directory
+		// one: a missing directory is not made, nor anything below it.
+		r.skipDir(rel)
+		return r.skipNote(lines, `not creating new directory "`+r.display(rel)+`"`)
 	case r.opts.DryRun || b.dir == nil:
 		r.signal(rel, false)
 	default:

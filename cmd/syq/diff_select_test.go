@@ -3,6 +3,14 @@ package main
 // Differential scenarios for selection options: size limits and missing
 // operands.
 
+// preDstSub: dst/src/sub/c.txt, an older copy, and no dst/src/sub/deeper.
+func preDstSub(b *fixtureBuilder) {
+	b.file("dst/src/sub/c.txt", 2000, fbMtAt(-9))
+	b.dir("dst/src/sub")
+	b.dir("dst/src")
+	b.dir("dst", fbMtAt(-7))
+}
+
 var selectScenarios = []diffScenario{
 	{name: "s-max-size", fx: fxBasic, args: dtArgs("-a", "--max-size=1.5k", "src/", "dst/")},
 	{name: "s-max-size-kb-plus", fx: fxBasic, args: dtArgs("-a", "--max-size=2kb+1", "src/", "dst/")},
@@ -110,6 +118,11 @@ var listEdgeScenarios = []diffScenario{
 	{name: "list-only-missing-args", fx: fxBasic, args: dtArgs("--list-only", "--delete-missing-args", "src/a.txt", "nothere", "src/sub"), stdout: true},
 	{name: "R-dir-skipped", fx: fxBasic, args: dtArgs("-R", "src/sub", "dst/"), stdout: true, cmp: dtSkipRoot},
 	{name: "R-dir-skipped-order", fx: fxBasic, args: dtArgs("-Rt", "src/./sub", "src/emptydir", "src/a.txt", "src/sub", "dst/"), stdout: true, cmp: dtSkipRoot},
+	// --existing makes no directory --no-implied-dirs leaves implied,
+	// nor anything below one that is missing (rsync checks --existing
+	// first); one already there is gone into.
+	{name: "R-no-implied-existing", fx: fxBasic, pre: preDstDir, args: dtArgs("-ai", "-R", "--no-implied-dirs", "--existing", "src/sub/deeper/d.txt", "src/a.txt", "dst/"), stdout: true, silent: true},
+	{name: "R-no-implied-existing-below", fx: fxBasic, pre: preDstSub, args: dtArgs("-ai", "-R", "--no-implied-dirs", "--existing", "-vv", "src/sub/deeper/d.txt", "src/sub/c.txt", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
 	{name: "R-dir-skipped-below", fx: fxBasic, args: dtArgs("-R", "--no-implied-dirs", "src/sub", "src/sub/c.txt", "dst/"), stdout: true, cmp: dtNoTimes},
 	{name: "files-from-source-file", fx: fxFilesFrom, args: dtArgs("-a", "--files-from=list.txt", "src/a.txt", "dst/"), code: 3, pullCode: 12},
 	{name: "files-from-source-missing", fx: fxFilesFrom, args: dtArgs("-a", "--files-from=list.txt", "nothere/", "dst/"), code: 3, pullCode: 12},
