@@ -733,16 +733,31 @@ func (r *Receiver) extraneous(b *batchState, fb *wire.FileBatch, have map[string
 		}
 	}
 	sort.Strings(extra)
-	if rules := r.rulesFor(fb.Dir); rules != nil && r.opts.DebugFilter > 0 {
-		// rsync's generator filters every name it lists for deletion
-		// and says so, whether or not the sender has it.
+	if r.opts.DebugFilter > 0 && !r.opts.DeleteAfter {
+		var kept []string
 		for n := range have {
-			if st, err := b.dir.Lstat(n); keep[n] && err == nil {
-				r.protected(rules, filter.Receiver, joinRel(fb.Dir, n), st.IsDir())
+			if keep[n] {
+				kept = append(kept, n)
 			}
 		}
+		r.traceKept(b.dir, fb.Dir, kept)
 	}
 	return extra, keep, true
+}
+
+// traceKept filters the names of directory rel that the sender has, as
+// rsync's generator filters every name it lists for deletion and says
+// so (--debug=FILTER), whether or not the sender has it.
+func (r *Receiver) traceKept(dir *fsops.Dir, rel string, kept []string) {
+	rules := r.rulesFor(rel)
+	if rules == nil {
+		return
+	}
+	for _, n := range kept {
+		if st, err := dir.Lstat(n); err == nil {
+			r.protected(rules, filter.Receiver, joinRel(rel, n), st.IsDir())
+		}
+	}
 }
 
 // lateDeletion is one directory's extraneous names under --delete-delay,
@@ -778,6 +793,14 @@ func (r *Receiver) deleteLate() {
 	r.late = nil
 	r.lateMu.Unlock()
 	sort.Slice(late, func(i, j int) bool { return late[i].seq < late[j].seq })
+	if r.opts.DeleteAfter {
+		// rsync reads the destination's per-directory merge files for
+		// this pass when it comes to each directory, after the transfer
+		// brought the sender's: forget those read along the way.
+		r.rulesMu.Lock()
+		r.rules = nil
+		r.rulesMu.Unlock()
+	}
 	for _, l := range late {
 		dir := r.root
 		if l.dir != "" && l.dir != "." {
@@ -800,12 +823,18 @@ func (r *Receiver) deleteLate() {
 				r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(l.dir), fsops.ErrText(err))
 			}
 			names = nil
+			var kept []string
 			for _, n := range have {
 				if _, found := slices.BinarySearch(l.listed, n); !found {
 					names = append(names, n)
+				} else {
+					kept = append(kept, n)
 				}
 			}
 			sort.Strings(names)
+			if r.opts.DebugFilter > 0 {
+				r.traceKept(dir, l.dir, kept)
+			}
 		}
 		deleted, _ := r.deleteNames(dir, l.dir, names, nil, r.rulesFor(l.dir), filter.Receiver)
 		for _, line := range deleted {

@@ -108,6 +108,12 @@ var filterScenarios = []diffScenario{
 	{name: "d-delay", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete-delay", "src/", "dst/")},
 	{name: "d-two-whens", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete-before", "--delete-after", "src/", "dst/"), code: 1, dstSame: true},
 	{name: "d-F-protects-receiver", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete", "-F", "src/", "dst/")},
+	// --delete-after reads the destination's merge files after the
+	// transfer brought them (sub/.rsync-filter protects sub/stale.c);
+	// --delete-delay reads them as it goes, before.
+	{name: "d-F-after", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete-after", "-F", "src/", "dst/")},
+	{name: "d-F-after-vv", fx: fxFilter, pre: preFilterDst, args: dtArgs("-avv", "--delete-after", "-F", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "d-F-delay-vv", fx: fxFilter, pre: preFilterDst, args: dtArgs("-avv", "--delete-delay", "-F", "src/", "dst/"), stdout: true, sorted: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, filterScenarios...) }
