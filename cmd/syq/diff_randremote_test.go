@@ -79,6 +79,29 @@ var randRemoteScenarios = []diffScenario{
 	// Locally and pushing the receiver trusts the sender.
 	{name: "files-from-implied-excluded", fx: fxFilesFromDotBase, args: dtArgs("-a", "-R", "--exclude=sub", "--files-from=list2", "src/in/", "dst/"), stderr: true, loose: true},
 	{name: "operand-twice-dest-new", fx: fxClash, args: dtArgs("-ai", "src/h3", "src/h3", "dst"), stdout: true, runTimes: true},
+	// A pulling rsync sends its own --files-from list NUL-separated and
+	// so gives its server --from0, which covers merge files too: the
+	// server reads lib/.rsync-filter as one rule and excludes nothing
+	// (locally and pushing, *.tmp stays out).
+	{name: "files-from-F-merge", fx: fxFilesFromMerge, args: dtArgs("-ri", "-F", "--files-from=list", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
+	{name: "files-from-F-merge-delete", fx: fxFilesFromMerge, args: dtArgs("-ri", "-F", "--delete", "--files-from=list", "src/", "dst/"), stdout: true, sorted: true, runTimes: true},
+}
+
+// fxFilesFromMerge: lib/ with a .rsync-filter leaving out *.tmp, a list
+// naming lib and main.c, and a dst holding an old lib/old.tmp.
+func fxFilesFromMerge(b *fixtureBuilder) {
+	b.text("src/lib/.rsync-filter", "- *.tmp\n+ *.o\n")
+	b.text("src/lib/scratch.tmp", "t")
+	b.text("src/lib/util.o", "o")
+	b.text("src/lib/deep/x.tmp", "x")
+	b.text("src/main.c", "int main;")
+	b.dir("src/lib/deep")
+	b.dir("src/lib")
+	b.dir("src")
+	b.text("dst/lib/old.tmp", "old")
+	b.dir("dst/lib")
+	b.dir("dst")
+	b.text("list", "lib\nmain.c\n")
 }
 
 // fxFilesFromDirExtra: src/sub/a, a dst/sub/extra to delete, and a list

@@ -89,12 +89,13 @@ func buildFilters(inv *Invocation, stdin io.Reader, notify func(filter.Notice)) 
 // helperFilters rebuilds, in the helper, the rules the client encoded,
 // reading the merge files they name with read. trace, if not nil, takes
 // the --debug=FILTER lines rsync's server prints as it adds the rules it
-// was sent.
-func helperFilters(opts *wire.Options, read func(string) ([]byte, error), trace func(filter.Notice)) (*filter.List, error) {
+// was sent. from0 says the merge files are NUL-separated (mergeFrom0).
+func helperFilters(opts *wire.Options, from0 bool, read func(string) ([]byte, error), trace func(filter.Notice)) (*filter.List, error) {
 	if len(opts.FilterRules) == 0 {
 		return nil, nil
 	}
 	b := filter.NewBuilder(filter.Options{
+		From0:          from0,
 		DeleteExcluded: opts.DeleteExcluded,
 		HomeCVSIgnore:  homeCVSIgnore(),
 		CVSIgnore:      os.Getenv("CVSIGNORE"),
@@ -116,6 +117,17 @@ func helperFilters(opts *wire.Options, read func(string) ([]byte, error), trace 
 		}
 	}
 	return b.List(), nil
+}
+
+// mergeFrom0 says whether the helper reads merge files NUL-separated, as
+// rsync's server does whenever it was given --from0: rsync's client
+// passes it with a --files-from list read on the server's host when it
+// was given -0 itself, and always with a list of its own that it sends
+// (NUL-separated) to a pulling server. rsync's --from0 covers merge files
+// too, so such a server reads a newline-separated .rsync-filter as one
+// rule, which matches nothing.
+func mergeFrom0(setup *wire.Setup) bool {
+	return setup.Options.FilesFrom != "" && setup.Options.From0 || setup.FilesFromBase != ""
 }
 
 func filterError(rule string, err error) error {

@@ -193,7 +193,7 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 	if policy != nil {
 		read = policy.ReadRules
 	}
-	rules, err := helperFilters(opts, read, helperFilterTrace(setup.Role, opts, report))
+	rules, err := helperFilters(opts, mergeFrom0(setup), read, helperFilterTrace(setup.Role, opts, report))
 	if err == nil && policy != nil && policy.Rules != nil {
 		rules = rules.WithDaemon(policy.Rules, policy.Root)
 	}
