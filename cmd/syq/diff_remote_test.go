@@ -20,12 +20,12 @@ import (
 
 // remoteSkip lists scenarios that do not carry over to a remote run, and why.
 var remoteSkip = map[string]string{
-	"edge-empty-dest":                       "an empty operand is a local command line's; remote operands are absolute paths",
-	"edge-empty-dest-list-only":             "an empty operand is a local command line's; remote operands are absolute paths",
-	"edge-empty-source":                     "an empty operand is a local command line's; remote operands are absolute paths",
-	"edge-empty-both":                       "an empty operand is a local command line's; remote operands are absolute paths",
-	"edge-batch-write-dir":                  "a pushing client's role in the batch open error is unconfirmed (batchFileError)",
-	"help":                                  "no transfer", "version": "no transfer", "unknown-option": "no transfer", "no-operands": "no transfer",
+	"edge-empty-dest":           "an empty operand is a local command line's; remote operands are absolute paths",
+	"edge-empty-dest-list-only": "an empty operand is a local command line's; remote operands are absolute paths",
+	"edge-empty-source":         "an empty operand is a local command line's; remote operands are absolute paths",
+	"edge-empty-both":           "an empty operand is a local command line's; remote operands are absolute paths",
+	"edge-batch-write-dir":      "a pushing client's role in the batch open error is unconfirmed (batchFileError)",
+	"help":                      "no transfer", "version": "no transfer", "unknown-option": "no transfer", "no-operands": "no transfer",
 	// rsync's remote sender sees the operand as one more argument after
 	// its own parsing, so a leading dash means something else there.
 	"leading-dash-operand": "operand parsing of the remote rsync", "double-dash-operands": "operand parsing of the remote rsync",
@@ -164,6 +164,12 @@ func TestDiffRemote(t *testing.T) {
 					// itself (as syq's helper does): the trees compare,
 					// the output not.
 					s.stdout, s.sorted = false, false
+				}
+				if mode == "pull" && s.name == "remove-source-files-dirlinks-insecure" {
+					// rsync does not pass --insecure-links to its server,
+					// whose sender keeps the files behind the links; syq's
+					// helper is given the client's setting.
+					continue
 				}
 				if mode == "pull" && s.name == "temp-dir-missing-empty-transfer" {
 					// A pulled empty list ends rsync's run before its
