@@ -25,6 +25,7 @@ type relNode struct {
 	named    []namingOperand // the operands naming it (each is reported on its own)
 	contents bool            // the operand ended in "/": its contents too, even without -r
 	children map[string]*relNode
+	top      listRoot // where its name starts: the base of the operand that made it
 	// dotBase, on the root: an operand's path began with "./", so rsync
 	// lists "." (this directory, an implied one) and the destination
 	// takes its attributes.
@@ -102,8 +103,10 @@ func relativeTree(operands []string) *relNode {
 		n := root
 		p := base
 		shown := strings.Join(comps, "/")
+		top := listRoot{dir: base}
 		if base == "/" && !strings.Contains(op, "/./") {
 			shown = "/" + shown // rsync shows an absolute operand's path whole
+			top.abs = true
 		}
 		if len(comps) == 0 {
 			// "dir/./": the directory's contents at the top.
@@ -114,7 +117,7 @@ func relativeTree(operands []string) *relNode {
 			p = path.Join(p, c)
 			child := n.children[c]
 			if child == nil {
-				child = &relNode{name: c, srcPath: p, children: map[string]*relNode{}}
+				child = &relNode{name: c, srcPath: p, children: map[string]*relNode{}, top: top}
 				n.children[c] = child
 			}
 			if k == len(comps)-1 {
@@ -150,7 +153,7 @@ func (s *Sender) walkRelative() (topLevel, []*dirJob) {
 		return top, jobs
 	}
 	var jobs []*dirJob
-	top.entries, top.from, top.dirs, top.devs, jobs, top.ioError = s.relativeLevel(tree, "")
+	top.entries, top.from, top.dirs, top.devs, top.tops, jobs, top.ioError = s.relativeLevel(tree, "")
 	top.ioError = top.ioError || missing
 	if tree.dotBase != "" && !tree.final && s.cfg.Opts.ImpliedDirs && s.listDot(&top, tree.dotBase) {
 		// An empty, incomplete batch for ".": its line shows first, as
@@ -260,7 +263,7 @@ func (s *Sender) relativeDotRoot(tree *relNode) (topLevel, []*dirJob) {
 		rules = rules.WithRoot(absPath(tree.srcPath))
 	}
 	j := &dirJob{rel: ".", done: make(chan struct{})}
-	j.srcs = []srcDir{{root: d, dev: top.devs[0], self: top.devs[0], rules: rules}}
+	j.srcs = []srcDir{{root: d, dev: top.devs[0], self: top.devs[0], rules: rules, top: listRoot{dir: tree.srcPath}}}
 	if len(tree.children) > 0 {
 		j.named = tree
 	}
@@ -293,6 +296,7 @@ func (s *Sender) listDot(top *topLevel, base string) bool {
 	top.from = append([]uint8{uint8(len(top.dirs))}, top.from...)
 	top.dirs = append(top.dirs, d)
 	top.devs = append(top.devs, st.Dev)
+	top.tops = append(top.tops, listRoot{dir: base})
 	return true
 }
 
@@ -300,18 +304,25 @@ func (s *Sender) listDot(top *topLevel, base string) bool {
 // as entries, opening each one's parent directory, and makes the jobs of
 // those that are directories: implied ones list only their named
 // children, final ones are walked as usual.
-func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, from []uint8, dirs []*fsops.Dir, devs []uint64, jobs []*dirJob, ioErr bool) {
+func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, from []uint8, dirs []*fsops.Dir, devs []uint64, tops []listRoot, jobs []*dirJob, ioErr bool) {
 	opts := s.cfg.Opts
 	names := make([]string, 0, len(n.children))
 	for name := range n.children {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	parents := map[string]int{}
+	// One handle per parent directory and place the names start: two
+	// operands may reach one directory, as "/./x/f" and "/x/g" do.
+	type parentKey struct {
+		path string
+		top  listRoot
+	}
+	parents := map[parentKey]int{}
 	for _, name := range names {
 		c := n.children[name]
 		parent := path.Dir(c.srcPath)
-		pi, ok := parents[parent]
+		pk := parentKey{parent, c.top}
+		pi, ok := parents[pk]
 		if !ok {
 			d, err := fsops.OpenDirPath(parent)
 			if err != nil {
@@ -327,9 +338,10 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 				continue
 			}
 			pi = len(dirs)
-			parents[parent] = pi
+			parents[pk] = pi
 			dirs = append(dirs, d)
 			devs = append(devs, st.Dev)
+			tops = append(tops, c.top)
 		}
 		var st fsops.Stat
 		var err error
@@ -408,7 +420,7 @@ func (s *Sender) relativeLevel(n *relNode, rel string) (entries []wire.Entry, fr
 	}
 	entries, from = sortEntries(entries, from)
 	sortJobs(jobs)
-	return entries, from, dirs, devs, jobs, ioErr
+	return entries, from, dirs, devs, tops, jobs, ioErr
 }
 
 // walkNamed makes j, the job of the directory an operand names (node c,
@@ -425,7 +437,7 @@ func (s *Sender) walkNamed(j *dirJob, c *relNode, dev uint64) bool {
 	if rules != nil {
 		rules = rules.WithRoot(absPath(strings.TrimSuffix(c.srcPath, j.rel)))
 	}
-	j.srcs = []srcDir{{root: d, dev: dev, self: dev, rules: rules}}
+	j.srcs = []srcDir{{root: d, dev: dev, self: dev, rules: rules, top: c.top}}
 	if len(c.children) > 0 {
 		j.named = c // other operands go on inside it
 	}
@@ -434,9 +446,9 @@ func (s *Sender) walkNamed(j *dirJob, c *relNode, dev uint64) bool {
 
 // listImplied lists an implied directory: only the children operands name.
 func (s *Sender) listImplied(j *dirJob) {
-	entries, from, dirs, devs, jobs, ioErr := s.relativeLevel(j.implied, j.rel)
+	entries, from, dirs, devs, tops, jobs, ioErr := s.relativeLevel(j.implied, j.rel)
 	entries, from, jobs = s.dropPruned(entries, from, jobs, j.rel) // -m: prune.go
-	j.entries, j.from, j.dirs, j.devs, j.subdirs, j.ioError = entries, from, dirs, devs, jobs, ioErr
+	j.entries, j.from, j.dirs, j.devs, j.tops, j.subdirs, j.ioError = entries, from, dirs, devs, tops, jobs, ioErr
 	j.complete = false
 }
 
@@ -487,7 +499,7 @@ func (s *Sender) mergeNamed(j *dirJob, subByName map[string]*dirJob) {
 	if len(rest.children) == 0 {
 		return
 	}
-	entries, from, dirs, devs, jobs, ioErr := s.relativeLevel(rest, j.rel)
+	entries, from, dirs, devs, tops, jobs, ioErr := s.relativeLevel(rest, j.rel)
 	if len(j.dirs)+len(dirs) > 255 {
 		s.problem(wire.ProblemGeneral, "too many distinct source directories (%d)", len(j.dirs)+len(dirs))
 		j.ioError = true
@@ -503,6 +515,7 @@ func (s *Sender) mergeNamed(j *dirJob, subByName map[string]*dirJob) {
 	}
 	j.dirs = append(j.dirs, dirs...)
 	j.devs = append(j.devs, devs...)
+	j.tops = append(j.tops, tops...)
 	j.subdirs = append(j.subdirs, jobs...)
 	j.ioError = j.ioError || ioErr
 }

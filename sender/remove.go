@@ -4,6 +4,8 @@ package sender
 // receiver reports it synced, unless it changed since it was listed.
 
 import (
+	"strings"
+
 	"syq/fsops"
 	"syq/wire"
 )
@@ -12,12 +14,14 @@ import (
 type removableBatch struct {
 	entries []wire.Entry
 	paths   []string // "" for entries that are never removed
-	dir     string   // the batch's directory in the file list, for messages
+	dir     string   // the batch's directory in the file list
+	tops    []listRoot
+	from    []uint8 // per entry: index into tops
 	left    int
 }
 
-func (s *Sender) keepRemovable(seq uint64, rec *batchRecord, dir string) {
-	rb := &removableBatch{entries: rec.entries, paths: make([]string, len(rec.entries)), dir: dir}
+func (s *Sender) keepRemovable(seq uint64, rec *batchRecord, dir string, tops []listRoot) {
+	rb := &removableBatch{entries: rec.entries, paths: make([]string, len(rec.entries)), dir: dir, tops: tops, from: rec.from}
 	for i := range rec.entries {
 		if e := &rec.entries[i]; !e.IsDir() && e.Name != "." {
 			rb.paths[i] = rec.srcs[rec.from[i]].Join(e.Name)
@@ -55,39 +59,118 @@ func (s *Sender) removeSource(m *wire.Synced) {
 		return // not a listed file, or already handled: a confused receiver is ignored
 	}
 	e := &rb.entries[m.Index]
-	// rsync names the file as its list does, and with -L looks at what
-	// a symlink points to (another name may have removed it already).
+	top := rb.tops[rb.from[m.Index]]
+	// rsync names the file as its list does (an absolute -R name with its
+	// leading slash), and with -L looks at what a symlink points to
+	// (another name may have removed it already).
 	name := joinRel(rb.dir, e.Name)
-	stat := fsops.LstatPath
-	if s.cfg.Opts.CopyLinks {
-		stat = fsops.StatPath
+	shown := name
+	if top.abs {
+		shown = "/" + name
 	}
-	st, err := stat(path)
+	restat := func() (fsops.Stat, error) {
+		if s.cfg.Opts.CopyLinks {
+			return fsops.StatPath(path)
+		}
+		return fsops.LstatPath(path)
+	}
+	unlink := func() error { return fsops.UnlinkPath(path) }
+	if i := strings.LastIndexByte(name, '/'); i >= 0 && !s.cfg.Daemon && !s.cfg.Opts.InsecureLinks {
+		// rsync's sender reaches a file below a directory through that
+		// directory, reopened from where the list's names start: a
+		// symlink on the way is followed only while it stays beneath
+		// the directory that holds it (fsops.OpenSourceParent), and a
+		// file it cannot reach so stays. A daemon's module confines
+		// the whole path already, and --insecure-links trusts it.
+		d, err := s.sourceParent(top, name[:i])
+		if err != nil {
+			s.removeFailed("secure-open-parent", shown, err)
+			return
+		}
+		base := name[i+1:]
+		restat = func() (fsops.Stat, error) {
+			if s.cfg.Opts.CopyLinks {
+				return d.StatFollow(base)
+			}
+			return d.Lstat(base)
+		}
+		unlink = func() error { return d.Unlink(base) }
+	}
+	st, err := restat()
 	if err != nil {
-		s.removeFailed("re-lstat", name, err)
+		s.removeFailed("re-lstat", shown, err)
 		return
 	}
 	if m.DestIno != 0 && st.Dev == m.DestDev && st.Ino == m.DestIno {
 		// A local copy whose destination is this very file (a
 		// --link-dest link to it): removing it would lose a name the
 		// receiver just made, so rsync's sender refuses.
-		s.ownProblem(wire.ProblemPlain, "ERROR: Skipping sender remove of destination file: %s", name)
+		s.ownProblem(wire.ProblemPlain, "ERROR: Skipping sender remove of destination file: %s", shown)
 		return
 	}
 	if s.cfg.Opts.FakeSuper {
 		fsops.ApplyFakeStatPath(path, &st) // listed so; an error shows as a change
 	}
 	if changedSince(st, e) {
-		s.ownProblem(wire.ProblemPlain, "ERROR: Skipping sender remove for changed file: %s", name) // bare, as rsync prints it
+		s.ownProblem(wire.ProblemPlain, "ERROR: Skipping sender remove for changed file: %s", shown) // bare, as rsync prints it
 		return
 	}
-	if err := fsops.UnlinkPath(path); err != nil {
-		s.removeFailed("remove", name, err)
+	if err := unlink(); err != nil {
+		s.removeFailed("remove", shown, err)
 		return
 	}
 	if s.cfg.Opts.Info.Remove > 0 {
-		s.ownProblem(wire.ProblemInfo, "sender removed %s", name)
+		s.ownProblem(wire.ProblemInfo, "sender removed %s", shown)
 	}
+}
+
+// sourceParent opens dir (below top) as fsops.OpenSourceParent does. The
+// directories of the last few sources removed stay open for those after
+// them that lie there too: the receiver reports a directory's files
+// close together, if interleaved with a few others' (its writers work
+// in parallel). rsync keeps its walk open so too.
+func (s *Sender) sourceParent(top listRoot, dir string) (*fsops.Dir, error) {
+	k := sourceDir{top, dir}
+	for i, c := range s.removeDirs {
+		if c.of == k {
+			copy(s.removeDirs[1:i+1], s.removeDirs[:i])
+			s.removeDirs[0] = c
+			return c.d, nil
+		}
+	}
+	d, err := fsops.OpenSourceParent(top.dir, dir, top.abs)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.removeDirs) == removeDirsKept {
+		s.removeDirs[removeDirsKept-1].d.Close()
+		s.removeDirs = s.removeDirs[:removeDirsKept-1]
+	}
+	s.removeDirs = append([]openSourceDir{{k, d}}, s.removeDirs...)
+	return d, nil
+}
+
+// removeDirsKept is how many directories sourceParent keeps open.
+const removeDirsKept = 16
+
+// sourceDir names a directory of the file list as sourceParent opens it.
+type sourceDir struct {
+	top listRoot
+	dir string
+}
+
+// openSourceDir is one directory sourceParent keeps open.
+type openSourceDir struct {
+	of sourceDir
+	d  *fsops.Dir
+}
+
+// closeSourceDirs closes the directories sourceParent kept open.
+func (s *Sender) closeSourceDirs() {
+	for _, c := range s.removeDirs {
+		c.d.Close()
+	}
+	s.removeDirs = nil
 }
 
 // removeFailed says why the source of name stayed: gone already is a

@@ -56,6 +56,11 @@ type Config struct {
 	// each batch, and once more with end set after the last (rsync's
 	// "building file list ... done" and its --progress counts).
 	ListProgress func(listed int, end bool)
+	// Daemon: the sender serves an rsync daemon's module, which confines
+	// every path it resolves (fsops.SetBeneath, or a chroot), as rsync's
+	// daemon confines a source's directory to the module before
+	// --remove-source-files removes it (remove.go).
+	Daemon bool
 }
 
 // Sender is one sending half of a transfer.
@@ -95,6 +100,9 @@ type Sender struct {
 	// every listed regular file until the receiver reports it synced.
 	removableMu sync.Mutex
 	removable   map[uint64]*removableBatch
+	// removeDirs, for the receive loop alone: the directories the last
+	// sources removed lay in, the latest first (sourceParent).
+	removeDirs []openSourceDir
 
 	sendMu   sync.Mutex
 	walkDone bool // guarded by mu
@@ -193,6 +201,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		s.conn.Close()
 	}
 	err = <-recvErr
+	s.closeSourceDirs()
 	if pumpErr != nil {
 		if perr := <-pumpErr; perr != nil && (err == nil || ctx.Err() != nil) {
 			err = perr

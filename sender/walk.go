@@ -24,6 +24,19 @@ type srcDir struct {
 	// rules are the filter rules in effect in the parent directory (nil
 	// without filters); listing this directory enters it.
 	rules *filter.List
+	top   listRoot // where the names of its entries start
+}
+
+// listRoot is where the names in the file list of some entries start:
+// the directory rsync's sender works in while it sends them (a "dir/"
+// operand itself, the directory another operand lies in, -R's base).
+// --remove-source-files reopens their directories from there.
+type listRoot struct {
+	dir string
+	// abs: the names are absolute paths (-R with an absolute operand
+	// and no "/./"), which rsync shows with their leading slash and
+	// resolves whole from "/".
+	abs bool
 }
 
 // dirJob is the listing of one destination directory, read by a walker
@@ -36,6 +49,7 @@ type dirJob struct {
 	// Results, valid once done is closed.
 	dirs     []*fsops.Dir
 	devs     []uint64
+	tops     []listRoot // per dir: where the names of its entries start
 	entries  []wire.Entry
 	from     []uint8
 	subdirs  []*dirJob
@@ -116,7 +130,7 @@ func (s *Sender) walk(ctx context.Context) error {
 		s.rootsMu.Unlock()
 	}()
 	var seq uint64
-	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs, devs: top.devs, ioError: top.ioError, several: top.several, pruned: top.pruned}); err != nil {
+	if err := s.emit(ctx, &seq, &dirJob{rel: "", entries: top.entries, from: top.from, dirs: top.dirs, devs: top.devs, tops: top.tops, ioError: top.ioError, several: top.several, pruned: top.pruned}); err != nil {
 		return err
 	}
 
@@ -222,7 +236,7 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 	}
 	rec := &batchRecord{srcs: j.dirs, devs: j.devs, from: j.from, entries: j.entries, credit: credit}
 	if s.cfg.Opts.RemoveSourceFiles {
-		s.keepRemovable(*seq, rec, j.rel)
+		s.keepRemovable(*seq, rec, j.rel, j.tops)
 	}
 	s.mu.Lock()
 	s.inflight[*seq] = rec
@@ -238,7 +252,7 @@ func (s *Sender) emit(ctx context.Context, seq *uint64, j *dirJob) error {
 			s.listed++
 		}
 	}
-	j.dirs, j.devs, j.entries, j.from = nil, nil, nil, nil
+	j.dirs, j.devs, j.tops, j.entries, j.from = nil, nil, nil, nil, nil
 	if err := s.send(b); err != nil {
 		return err
 	}
@@ -292,6 +306,7 @@ func (s *Sender) idNames(entries []wire.Entry) []wire.IDName {
 type topLevel struct {
 	dirs    []*fsops.Dir
 	devs    []uint64
+	tops    []listRoot
 	entries []wire.Entry
 	from    []uint8
 	ioError bool
@@ -454,6 +469,7 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			parents[parent] = pi
 			top.dirs = append(top.dirs, d)
 			top.devs = append(top.devs, pst.Dev)
+			top.tops = append(top.tops, listRoot{dir: parent})
 		}
 		e, ok, failed := s.entryFor(name, st, top.dirs[pi], baseName(op), name)
 		top.ioError = top.ioError || failed
@@ -478,7 +494,13 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			jobsByName[name] = j
 			jobs = append(jobs, j)
 		}
-		j.srcs = append(j.srcs, srcDir{root: root, dev: st.Dev, self: st.Dev, rules: rules})
+		// rsync works in the operand itself for its contents, else in
+		// the directory it lies in, where its name starts.
+		lr := listRoot{dir: parent}
+		if contents {
+			lr.dir = op
+		}
+		j.srcs = append(j.srcs, srcDir{root: root, dev: st.Dev, self: st.Dev, rules: rules, top: lr})
 		if name == "." {
 			dotOps = append(dotOps, opIdx)
 		}
@@ -600,6 +622,7 @@ func (s *Sender) list(j *dirJob) {
 		di := uint8(len(j.dirs))
 		j.dirs = append(j.dirs, d)
 		j.devs = append(j.devs, src.self)
+		j.tops = append(j.tops, src.top)
 		for _, name := range names {
 			st, err := d.Lstat(name)
 			if err != nil {
@@ -657,10 +680,10 @@ func (s *Sender) list(j *dirJob) {
 				if through != nil {
 					// Listed from its own handle: the path to it has a link.
 					s.keepRoot(through)
-					sub.srcs = append(sub.srcs, srcDir{root: through, dev: src.dev, self: st.Dev, rules: rules})
+					sub.srcs = append(sub.srcs, srcDir{root: through, dev: src.dev, self: st.Dev, rules: rules, top: src.top})
 					through = nil
 				} else {
-					sub.srcs = append(sub.srcs, srcDir{root: src.root, rel: joinRel(src.rel, name), dev: src.dev, self: st.Dev, rules: rules})
+					sub.srcs = append(sub.srcs, srcDir{root: src.root, rel: joinRel(src.rel, name), dev: src.dev, self: st.Dev, rules: rules, top: src.top})
 				}
 			}
 			if through != nil {

@@ -165,6 +165,12 @@ func TestDiffRemote(t *testing.T) {
 					// the output not.
 					s.stdout, s.sorted = false, false
 				}
+				if mode == "pull" && s.name == "remove-source-files-dirlinks-insecure" {
+					// rsync does not pass --insecure-links to its server,
+					// whose sender keeps the files behind the links; syq's
+					// helper is given the client's setting.
+					continue
+				}
 				if mode == "pull" && s.name == "temp-dir-missing-empty-transfer" {
 					// A pulled empty list ends rsync's run before its
 					// receiver looks at --temp-dir (exit 0, as syq's).
