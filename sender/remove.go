@@ -23,7 +23,9 @@ type removableBatch struct {
 func (s *Sender) keepRemovable(seq uint64, rec *batchRecord, dir string, tops []listRoot) {
 	rb := &removableBatch{entries: rec.entries, paths: make([]string, len(rec.entries)), dir: dir, tops: tops, from: rec.from}
 	for i := range rec.entries {
-		if e := &rec.entries[i]; !e.IsDir() && e.Name != "." {
+		// A missing operand --delete-missing-args lists (no type) has no
+		// source to remove.
+		if e := &rec.entries[i]; !e.IsDir() && e.Name != "." && e.Type() != 0 {
 			rb.paths[i] = rec.srcs[rec.from[i]].Join(e.Name)
 			rb.left++
 		}

@@ -47,6 +47,11 @@ var selectScenarios = []diffScenario{
 	}, args: dtArgs("-ai", "--files-from=list", "--delete-missing-args", "src/", "dst/"), code: 24, cmp: dtSkipRoot},
 	{name: "s-delete-missing-args-itemize", fx: fxBasic, pre: func(b *fixtureBuilder) { b.text("dst/nothere", "old"); b.dir("dst") },
 		args: dtArgs("-ai", "--delete-missing-args", "src/a.txt", "nothere", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot},
+	// The missing operand's entry has no source to remove (syq panicked).
+	{name: "s-delete-missing-args-remove-source", fx: fxBasic, pre: func(b *fixtureBuilder) { b.text("dst/nothere", "old"); b.dir("dst") },
+		args: dtArgs("-ai", "--delete-missing-args", "--remove-source-files", "src/a.txt", "nothere", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, srcChanges: true},
+	{name: "s-delete-missing-args-remove-source-alone", fx: fxBasic, pre: func(b *fixtureBuilder) { b.text("dst/nothere", "old"); b.dir("dst") },
+		args: dtArgs("-ai", "--delete-missing-args", "--remove-source-files", "nothere", "dst/"), stdout: true, cmp: dtSkipRoot},
 }
 
 func init() { diffScenarios = append(diffScenarios, selectScenarios...) }
