@@ -400,10 +400,11 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 // chooseLeader says whether e, a name of hard-link group e.LinkGroup at
 // rel (its destination entry old), is the one written, the others being
 // linked to it, and records it as the group's leader if so. As rsync's
-// generator it is the first name, in list order, that the destination
-// (or a --*-dest directory) has as a file, up to date or updated there,
-// else the last name of the group (which the sender marks). Names are taken in list order:
-// this waits until every earlier batch is decided.
+// generator it is the first name, in list order, for which there is a
+// basis: the destination (or a --*-dest directory) has it as a file, up
+// to date or updated there, or it has a partial copy or a --fuzzy pick;
+// else the last name of the group (which the sender marks). Names are
+// taken in list order: this waits until every earlier batch is decided.
 func (r *Receiver) chooseLeader(b *batchState, e *wire.Entry, rel string, old *fsops.Stat) bool {
 	r.waitDecided(b.seq)
 	present := old != nil && r.isFile(old)
@@ -413,6 +414,13 @@ func (r *Receiver) chooseLeader(b *batchState, e *wire.Entry, rel string, old *f
 		// one whose data differs.
 		level, _, _ := r.altLookup(b, e, false)
 		present = level >= 1
+	}
+	if !present && (old == nil || !r.isFile(old) && !old.IsDir()) && !r.groupHasLeader(e.LinkGroup) {
+		// A name missing here (or held by a symlink or special file,
+		// which rsync's generator removes first) is not put off when
+		// rsync's generator finds it another basis: so it is written,
+		// and the later names linked to it.
+		present = r.hasPartial(b, rel, e.Name) || r.opts.Fuzzy > 0 && b.dir != nil && r.hasFuzzyBasis(b, e)
 	}
 	r.linkMu.Lock()
 	defer r.linkMu.Unlock()
@@ -433,6 +441,15 @@ func (r *Receiver) chooseLeader(b *batchState, e *wire.Entry, rel string, old *f
 	}
 	r.leaders[e.LinkGroup] = rel
 	return true
+}
+
+// groupHasLeader says whether an earlier name of hard-link group g is
+// its leader.
+func (r *Receiver) groupHasLeader(g uint64) bool {
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	_, ok := r.leaders[g]
+	return ok
 }
 
 // groupLed says whether e is a name of a hard-link group an earlier name

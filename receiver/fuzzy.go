@@ -46,12 +46,45 @@ type fuzzyDir struct {
 // in a --*-dest directory, which serves no delta yet) and the debug
 // lines rsync prints.
 func (r *Receiver) findFuzzy(b *batchState, e *wire.Entry, rel string) (basis string, st fsops.Stat) {
-	fd := b.fuzzyDir()
-	fd.once.Do(func() { fd.cands = r.fuzzyCandidates(b) })
 	debug := r.opts.DebugFuzzy
 	if r.cfg.Pushed {
 		debug = 0 // rsync's remote generator keeps its debug output to itself
 	}
+	best := r.pickFuzzy(b, e, debug)
+	if best < 0 {
+		return "", st
+	}
+	c := b.fuzzy.cands[best]
+	if debug >= 1 {
+		r.out.now(fmt.Sprintf("fuzzy basis selected for %s: %s", r.display(rel), r.display(c.shown)), true)
+	}
+	if c.level != 0 {
+		return "", st
+	}
+	// rsync's receiver opens the basis after its generator has gone
+	// on through the directory: a name the batch makes a directory,
+	// symlink or special file is none by then, and it takes no other.
+	// (A file this run rewrites is one still: rsync's receiver has
+	// finished it before it comes to this one.)
+	if b.notBasis[c.name] {
+		return "", st
+	}
+	return c.name, c.st
+}
+
+// hasFuzzyBasis says whether rsync's generator finds e, missing from b's
+// directory, a --fuzzy basis, in this directory or (-yy) a --*-dest one.
+// It then goes on with e as with a file it has (-H: chooseLeader).
+func (r *Receiver) hasFuzzyBasis(b *batchState, e *wire.Entry) bool {
+	return r.pickFuzzy(b, e, 0) >= 0
+}
+
+// pickFuzzy is the index, in b's candidates, of the one rsync's
+// find_fuzzy picks for e (-1 for none), printing its debug lines at the
+// level debug asks for.
+func (r *Receiver) pickFuzzy(b *batchState, e *wire.Entry, debug int) int {
+	fd := b.fuzzyDir()
+	fd.once.Do(func() { fd.cands = r.fuzzyCandidates(b) })
 	best := -1
 	for i := range fd.cands {
 		c := &fd.cands[i]
@@ -83,25 +116,7 @@ func (r *Receiver) findFuzzy(b *batchState, e *wire.Entry, rel string) (basis st
 			}
 		}
 	}
-	if best < 0 {
-		return "", st
-	}
-	c := fd.cands[best]
-	if debug >= 1 {
-		r.out.now(fmt.Sprintf("fuzzy basis selected for %s: %s", r.display(rel), r.display(c.shown)), true)
-	}
-	if c.level != 0 {
-		return "", st
-	}
-	// rsync's receiver opens the basis after its generator has gone
-	// on through the directory: a name the batch makes a directory,
-	// symlink or special file is none by then, and it takes no other.
-	// (A file this run rewrites is one still: rsync's receiver has
-	// finished it before it comes to this one.)
-	if b.notBasis[c.name] {
-		return "", st
-	}
-	return c.name, c.st
+	return best
 }
 
 // fuzzyUsed marks name, which a transfer of this run replaces, as no

@@ -277,6 +277,23 @@ func (r *Receiver) partialDir(dir *fsops.Dir, rel string, create bool) (*fsops.D
 	return open(pd)
 }
 
+// hasPartial says whether the --partial-dir of the file at rel (name in
+// b's directory) holds a copy of it. rsync's generator takes any regular
+// file there as the basis of a missing file, even an empty one, and goes
+// on with it as with a file it has (-H: chooseLeader).
+func (r *Receiver) hasPartial(b *batchState, rel, name string) bool {
+	if r.opts.PartialDir == "" || b.dir == nil {
+		return false
+	}
+	pd, err := r.partialDir(b.dir, rel, false)
+	if err != nil {
+		return false
+	}
+	defer pd.Close()
+	st, err := pd.Lstat(name)
+	return err == nil && st.IsReg()
+}
+
 // errDiscarded is a file dropped with rsync's message already shown; it
 // is not an error of the transfer (rsync's exit code ignores it too).
 var errDiscarded = errors.New("file discarded")

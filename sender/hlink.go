@@ -2,11 +2,12 @@ package sender
 
 // -H: the receiver picks the name of a hard-linked group that it writes
 // (rsync's "leader") as rsync's generator does: the first name, in list
-// order, that the destination already has as a file, else the last name
-// of the group. The sender knows the last only once the tree is listed,
-// so with -H it lists the tree once quietly before the real walk (as -m
-// does, prune.go) and records, per inode, the path of its last name; the
-// entry of that name goes out with LinkLeader set.
+// order, that the destination already has as a file (or has another
+// basis for: receiver's chooseLeader), else the last name of the group.
+// The sender knows the last only once the tree is listed, so with -H it
+// lists the tree once quietly before the real walk (as -m does,
+// prune.go) and records, per inode, the path of its last name; the entry
+// of that name goes out with LinkLeader set.
 
 import "syq/wire"
 

@@ -340,6 +340,33 @@ func preHardLinkDest(b *fixtureBuilder) {
 	b.dir("old")
 }
 
+// preHardFuzzy: a file of another name in dst and dst/e, which --fuzzy
+// takes as the basis of a missing file there (dst/d is missing).
+func preHardFuzzy(b *fixtureBuilder) {
+	b.text("dst/zz", "another file")
+	b.text("dst/e/zz", "another file")
+	b.dir("dst/e")
+	b.dir("dst")
+}
+
+// preHardPartial: partial copies of a2 and e/c2 in --partial-dir=.part.
+func preHardPartial(b *fixtureBuilder) {
+	b.file("dst/.part/a2", 1000)
+	b.file("dst/e/.part/c2", 300)
+	b.dir("dst/.part")
+	b.dir("dst/e/.part")
+	b.dir("dst/e")
+	b.dir("dst")
+}
+
+// fxHardGroupsList: fxHardGroups and a --files-from list naming a
+// group's names in other directories, which --no-relative puts side by
+// side in dst.
+func fxHardGroupsList(b *fixtureBuilder) {
+	fxHardGroups(b)
+	b.text("list", "a1\nsub/a3\nd/c1\ne/c3\n")
+}
+
 var hardLeaderScenarios = []diffScenario{
 	{name: "H-leader-middle-uptodate", fx: fxHardGroups, pre: preHardMiddleUptodate, args: dtArgs("-aiH", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "H-leader-outdated", fx: fxHardGroups, pre: preHardOutdated, args: dtArgs("-aiH", "src/", "dst/"), stdout: true, sorted: true},
@@ -350,6 +377,20 @@ var hardLeaderScenarios = []diffScenario{
 	{name: "H-leader-vv", fx: fxHardGroups, pre: preHardMiddleUptodate, args: dtArgs("-avvH", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "H-leader-link-dest", fx: fxHardGroups, pre: preHardLinkDest, args: dtArgs("-aiH", "--link-dest=../old", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "H-leader-exclude-last", fx: fxHardGroups, pre: preHardMiddleUptodate, args: dtArgs("-aiH", "--exclude=sub/", "--exclude=c3", "src/", "dst/"), stdout: true, sorted: true},
+	// A missing name for which rsync's generator finds another basis,
+	// a --fuzzy pick (here or, -yy, in a --*-dest directory) or a
+	// partial copy in --partial-dir, is not put off for a later name:
+	// it leads its group. With -y: a1, b1 and e/c2 (dst/d has no file
+	// to pick); of the list's names, a1 and c1; with -yy: a1, b1 and
+	// e/c3 (old/e is missing); with the partial copies: a2 and e/c2.
+	{name: "H-leader-fuzzy", fx: fxHardGroups, pre: preHardFuzzy, args: dtArgs("-aiH", "-y", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "H-leader-fuzzy-files-from", fx: fxHardGroupsList, pre: preHardFuzzy, args: dtArgs("-aiH", "-y", "--no-relative", "--files-from=list", "src/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot},
+	{name: "H-leader-fuzzy-alt", fx: fxHardGroups, pre: func(b *fixtureBuilder) {
+		preDstDir(b)
+		b.text("old/zz", "another file")
+		b.dir("old")
+	}, args: dtArgs("-aiH", "-yy", "--link-dest=../old", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "H-leader-partial-dir", fx: fxHardGroups, pre: preHardPartial, args: dtArgs("-aiH", "--partial-dir=.part", "src/", "dst/"), stdout: true, sorted: true},
 }
 
 func init() {
