@@ -9,10 +9,15 @@ package sender
 // prune.go) and records, per inode, the path of its last name; the entry
 // of that name goes out with LinkLeader set.
 
-import "syq/wire"
+import (
+	"slices"
+	"strings"
+
+	"syq/wire"
+)
 
 // findLastLinks lists the trees under jobs without sending anything, in
-// the order the walk sends them, and records the path of the last entry
+// the order of rsync's file list, and records the path of the last entry
 // of every hard-linked inode.
 func (s *Sender) findLastLinks(top []wire.Entry, jobs []*dirJob) {
 	s.prune.probing.Store(true)
@@ -25,17 +30,36 @@ func (s *Sender) findLastLinks(top []wire.Entry, jobs []*dirJob) {
 			}
 		}
 	}
-	var visit func(j *dirJob)
-	visit = func(j *dirJob) {
-		p := &dirJob{rel: j.rel, srcs: j.srcs, implied: j.implied, named: j.named}
+	probe := func(j *dirJob) ([]wire.Entry, []*dirJob) {
+		p := j.probe()
 		s.list(p)
 		for _, d := range p.dirs {
 			d.Close()
 		}
-		note(j.rel, p.entries)
-		for _, sub := range p.subdirs {
+		return p.entries, p.subdirs
+	}
+	var visit func(j *dirJob)
+	visit = func(j *dirJob) {
+		entries, subdirs := probe(j)
+		note(j.rel, entries)
+		for _, sub := range subdirs {
 			visit(sub)
 		}
+	}
+	if i := slices.IndexFunc(jobs, func(j *dirJob) bool { return j.rel == "." }); i >= 0 && !s.cfg.Opts.Relative {
+		// rsync's first list holds the operands and a "dir/" operand's
+		// contents as one sorted list, and it goes into their
+		// directories in name order after it.
+		entries, subdirs := probe(jobs[i])
+		all := append(slices.Clone(top), entries...)
+		slices.SortStableFunc(all, func(a, b wire.Entry) int { return strings.Compare(a.Name, b.Name) })
+		note("", all)
+		rest := slices.Delete(slices.Clone(jobs), i, i+1)
+		for _, j := range mergeJobs(subdirs, slices.All(rest)) {
+			visit(j)
+		}
+		s.lastLinks = last
+		return
 	}
 	note("", top)
 	for _, j := range jobs {

@@ -46,7 +46,7 @@ func (s *Sender) findPruned(top []wire.Entry, jobs []*dirJob) (below int) {
 	keep = func(j *dirJob) bool {
 		// With -R a job may list only what operands name (implied) or
 		// merge those paths into its walk (named).
-		p := &dirJob{rel: j.rel, srcs: j.srcs, implied: j.implied, named: j.named}
+		p := j.probe()
 		s.list(p)
 		below += len(p.entries)
 		for _, d := range p.dirs {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"hash"
+	"iter"
 	"path"
 	"slices"
 	"sort"
@@ -75,6 +76,10 @@ type dirJob struct {
 	// named, which this job, the contents of "dir/" operands, leaves out
 	// (settleContentsClashes).
 	taken map[string]bool
+	// givenUp: directories of the top level that an operand names too,
+	// which this job leaves to that operand's entry and job
+	// (settleContentsClashes).
+	givenUp map[string]bool
 
 	// several: the top level held more than one entry before some were
 	// left out (wire.FileBatch.Several).
@@ -186,8 +191,15 @@ func (s *Sender) walk(ctx context.Context) error {
 		if j.fatal != nil {
 			return j.fatal
 		}
-		for i := len(j.subdirs) - 1; i >= 0; i-- {
-			stack = append(stack, j.subdirs[i])
+		subdirs := j.subdirs
+		if j.rel == "." && !s.cfg.Opts.Relative {
+			// The stack holds only the other operands' directories:
+			// rsync goes into them and the contents' in one order.
+			subdirs = mergeJobs(subdirs, slices.Backward(stack))
+			stack = stack[:0]
+		}
+		for i := len(subdirs) - 1; i >= 0; i-- {
+			stack = append(stack, subdirs[i])
 		}
 		j.subdirs = nil
 		emitted++
@@ -450,8 +462,19 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 			s.problem(wire.ProblemInfo, "skipping directory %s", name)
 			continue
 		}
-		// Top-level entries are opened through their parent directory.
+		// Top-level entries are opened through their parent directory:
+		// a directory an earlier "dir/" operand holds too is that one's,
+		// as rsync keeps the first of the two (settleDirClash merges
+		// their contents).
 		parent := parentOf(op)
+		if dj := jobsByName["."]; dj != nil && !contents && st.IsDir() {
+			for k, src := range dj.srcs {
+				if dst, err := src.root.Lstat(name); err == nil && dst.IsDir() && src.rel == "" && (src.rules == nil || !s.excluded(src.rules, name, true)) {
+					parent, st = s.cfg.Operands[dotOps[k]], dst
+					break
+				}
+			}
+		}
 		pi, ok := parents[parent]
 		if !ok {
 			d, err := fsops.OpenDirPath(parent)
@@ -506,7 +529,7 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 		}
 	}
 	if j := jobsByName["."]; j != nil {
-		top.entries, top.from = s.settleContentsClashes(top.entries, top.from, topOps, j, dotOps)
+		top.entries, top.from = s.settleContentsClashes(top.entries, top.from, topOps, j, dotOps, jobsByName)
 	}
 	if len(top.dirs) > 255 {
 		// from is a uint8; more operand parents than that is exotic.
@@ -524,11 +547,17 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 // the first operand's entry; syq lists them later as a batch of their
 // own, so the loser is dropped here from the top level or marked as taken
 // for j's listing. Without it both were sent and the second overwrote
-// the first. Directories are left to the merge of jobs.
-func (s *Sender) settleContentsClashes(entries []wire.Entry, from []uint8, ops []int, j *dirJob, dotOps []int) ([]wire.Entry, []uint8) {
+// the first. A directory an operand names (dirJobs holds the operands'
+// jobs) is listed at the top alone: j's listing gives it up, and the
+// operand's job lists the contents' directory of that name too, first
+// when its operand came first, as rsync merges the two.
+func (s *Sender) settleContentsClashes(entries []wire.Entry, from []uint8, ops []int, j *dirJob, dotOps []int, dirJobs map[string]*dirJob) ([]wire.Entry, []uint8) {
 	keepE, keepF := entries[:0:0], from[:0:0]
 	for i, e := range entries {
 		lost := false
+		if e.Name != "." && e.IsDir() {
+			s.settleDirClash(e.Name, ops[i], j, dotOps, dirJobs[e.Name])
+		}
 		if e.Name != "." && e.Mode != 0 && !e.IsDir() {
 			for k, src := range j.srcs {
 				st, err := src.root.Lstat(e.Name)
@@ -560,6 +589,54 @@ func (s *Sender) settleContentsClashes(entries []wire.Entry, from []uint8, ops [
 		}
 	}
 	return keepE, keepF
+}
+
+// probe is a fresh job that lists what j lists, for a quiet listing
+// ahead of the walk (-m, -H).
+func (j *dirJob) probe() *dirJob {
+	return &dirJob{rel: j.rel, srcs: j.srcs, implied: j.implied, named: j.named, taken: j.taken, givenUp: j.givenUp}
+}
+
+// settleDirClash settles the directory name, which operand op names at
+// the top, against the contents job j (settleContentsClashes): j leaves
+// out a non-directory of that name, as a directory wins, and gives up a
+// directory, whose contents the operand's job oj (nil without -r) lists
+// with its own.
+func (s *Sender) settleDirClash(name string, op int, j *dirJob, dotOps []int, oj *dirJob) {
+	var extra []srcDir
+	first := false
+	for k, src := range j.srcs {
+		st, err := src.root.Lstat(name)
+		if err != nil || src.rules != nil && s.excluded(src.rules, name, st.IsDir()) {
+			continue
+		}
+		if !st.IsDir() {
+			if st.Mode&fsops.TypeMask == fsops.TypeLnk && s.followsDirLinks() {
+				continue // may list as a directory: left as it was
+			}
+			if j.taken == nil {
+				j.taken = map[string]bool{}
+			}
+			j.taken[name] = true
+			continue
+		}
+		if j.givenUp == nil {
+			j.givenUp = map[string]bool{}
+		}
+		j.givenUp[name] = true
+		if len(extra) == 0 {
+			first = dotOps[k] < op
+		}
+		extra = append(extra, srcDir{root: src.root, rel: joinRel(src.rel, name), dev: src.dev, self: st.Dev, rules: src.rules, top: src.top})
+	}
+	if oj == nil || len(extra) == 0 {
+		return
+	}
+	if first {
+		oj.srcs = append(extra, oj.srcs...)
+	} else {
+		oj.srcs = append(oj.srcs, extra...)
+	}
 }
 
 // list reads one directory job: its entries (sorted) and its subdirectory
@@ -624,6 +701,9 @@ func (s *Sender) list(j *dirJob) {
 		j.devs = append(j.devs, src.self)
 		j.tops = append(j.tops, src.top)
 		for _, name := range names {
+			if j.givenUp[name] {
+				continue
+			}
 			st, err := d.Lstat(name)
 			if err != nil {
 				if fsops.IsNotExist(err) {
@@ -957,6 +1037,19 @@ func (s *Sender) sendsXattr(name string) bool {
 		return false
 	}
 	return s.cfg.Opts.Xattrs > 1 || !wire.RsyncXattrRecord(name)
+}
+
+// mergeJobs sorts into one list the subdirectories of a "dir/" operand's
+// contents and the directories other operands name (rest), which the
+// walk sends after them: rsync lists both in its first file list and
+// goes into them in name order.
+func mergeJobs(subdirs []*dirJob, rest iter.Seq2[int, *dirJob]) []*dirJob {
+	out := slices.Clone(subdirs)
+	for _, j := range rest {
+		out = append(out, j)
+	}
+	sortJobs(out)
+	return out
 }
 
 func sortJobs(jobs []*dirJob) {

@@ -391,6 +391,35 @@ var hardLeaderScenarios = []diffScenario{
 		b.dir("old")
 	}, args: dtArgs("-aiH", "-yy", "--link-dest=../old", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "H-leader-partial-dir", fx: fxHardGroups, pre: preHardPartial, args: dtArgs("-aiH", "--partial-dir=.part", "src/", "dst/"), stdout: true, sorted: true},
+	// rsync's first list holds the operands and a "dir/" operand's
+	// contents as one sorted list: the last name of a group there is c3
+	// (from e/c3), not d/'s c1, listed after it by syq.
+	{name: "H-leader-files-from-contents", fx: fxHardGroupsContentsList, pre: preDstDir, args: dtArgs("-aiH", "-r", "--no-relative", "--files-from=list", "src/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot},
+	// A directory an operand names inside a "dir/" operand is listed once
+	// (syq sent it twice, racing itself: "protocol error"), its
+	// attributes from the first of the two, its contents from both.
+	{name: "operand-dir-in-contents", fx: fxHardGroups, args: dtArgs("-ai", "-r", "src/", "src/d", "dst/"), stdout: true, sorted: true},
+	{name: "operand-dir-in-contents-H", fx: fxHardGroups, args: dtArgs("-aiH", "-r", "src/", "src/d", "dst/"), stdout: true, sorted: true},
+	{name: "operand-dir-in-contents-d", fx: fxHardGroups, args: dtArgs("-ai", "-d", "src/", "src/d", "dst/"), stdout: true, sorted: true},
+	{name: "operand-dir-other-first", fx: fxHardGroupsOtherD, args: dtArgs("-ai", "-r", "other/d", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "operand-dir-other-second", fx: fxHardGroupsOtherD, args: dtArgs("-ai", "-r", "src/", "other/d", "dst/"), stdout: true, sorted: true},
+}
+
+// fxHardGroupsContentsList: fxHardGroups and a list whose d/ brings c1 to
+// the top, where e/c3 is listed too.
+func fxHardGroupsContentsList(b *fixtureBuilder) {
+	fxHardGroups(b)
+	b.text("list", "e/c3\nd/\nsingle\n")
+}
+
+// fxHardGroupsOtherD: fxHardGroups and another directory d, older, with a
+// file of d's name and one of its own.
+func fxHardGroupsOtherD(b *fixtureBuilder) {
+	fxHardGroups(b)
+	b.text("other/d/c1", "not the same c1")
+	b.text("other/d/own", "own")
+	b.dir("other/d", fbMtAt(-30), fbMode(0o700))
+	b.dir("other")
 }
 
 func init() {
