@@ -25,7 +25,7 @@ func windowLimited(link, window float64, rtt time.Duration) func(int) float64 {
 
 var railLinks = []railLink{
 	// 1 Gbit/s, 50 ms, 2 MiB per rail: three rails fill it; the rule
-	// (sized for 2 Gbit/s) says six.
+	// says six (sized for 2 Gbit/s; wire's, sized for 4, says twelve).
 	{"wan 2MiB window", 6, 1, windowLimited(125e6, 2<<20, 50*time.Millisecond)},
 	// Too many rails hurt: beyond two, each costs 8% (a CPU-bound relay,
 	// a shallow queue that drops when the rails' slow starts collide).

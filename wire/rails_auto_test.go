@@ -75,11 +75,12 @@ func TestAutoRails(t *testing.T) {
 	}{
 		{0, 8 * mib, 1},
 		{100 * time.Microsecond, 8 * mib, 1}, // loopback, a LAN
-		{30 * time.Millisecond, 8 * mib, 1},  // 8 MiB covers 2 Gbit/s up to ~34 ms
-		{50 * time.Millisecond, 8 * mib, 2},
-		{200 * time.Millisecond, 8 * mib, 6},
-		{50 * time.Millisecond, 4 * mib, 3},
-		{50 * time.Millisecond, 2 * mib, 6},
+		{15 * time.Millisecond, 8 * mib, 1},  // 8 MiB covers 4 Gbit/s up to ~17 ms
+		{30 * time.Millisecond, 8 * mib, 2},
+		{50 * time.Millisecond, 8 * mib, 3},
+		{200 * time.Millisecond, 8 * mib, 12},
+		{50 * time.Millisecond, 4 * mib, 6},
+		{50 * time.Millisecond, 2 * mib, 12},
 		{time.Second, 1 * mib, MaxRails},
 		{50 * time.Millisecond, 0, 1},
 		{-time.Second, 8 * mib, 1},
