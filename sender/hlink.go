@@ -55,7 +55,7 @@ func (s *Sender) findLastLinks(top []wire.Entry, jobs []*dirJob) {
 		slices.SortStableFunc(all, func(a, b wire.Entry) int { return strings.Compare(a.Name, b.Name) })
 		note("", all)
 		rest := slices.Delete(slices.Clone(jobs), i, i+1)
-		for _, j := range mergeJobs(subdirs, slices.All(rest)) {
+		for _, j := range mergeJobs(subdirs, rest) {
 			visit(j)
 		}
 		s.lastLinks = last

@@ -70,13 +70,7 @@ func (s *Sender) removeSource(m *wire.Synced) {
 	if top.abs {
 		shown = "/" + name
 	}
-	restat := func() (fsops.Stat, error) {
-		if s.cfg.Opts.CopyLinks {
-			return fsops.StatPath(path)
-		}
-		return fsops.LstatPath(path)
-	}
-	unlink := func() error { return fsops.UnlinkPath(path) }
+	src := sourceFile{path: path}
 	if i := strings.LastIndexByte(name, '/'); i >= 0 && !s.cfg.Daemon && !s.cfg.Opts.InsecureLinks {
 		// rsync's sender reaches a file below a directory through that
 		// directory, reopened from where the list's names start: a
@@ -89,16 +83,9 @@ func (s *Sender) removeSource(m *wire.Synced) {
 			s.removeFailed("secure-open-parent", shown, err)
 			return
 		}
-		base := name[i+1:]
-		restat = func() (fsops.Stat, error) {
-			if s.cfg.Opts.CopyLinks {
-				return d.StatFollow(base)
-			}
-			return d.Lstat(base)
-		}
-		unlink = func() error { return d.Unlink(base) }
+		src = sourceFile{dir: d, name: name[i+1:]}
 	}
-	st, err := restat()
+	st, err := src.stat(s.cfg.Opts.CopyLinks)
 	if err != nil {
 		s.removeFailed("re-lstat", shown, err)
 		return
@@ -111,19 +98,56 @@ func (s *Sender) removeSource(m *wire.Synced) {
 		return
 	}
 	if s.cfg.Opts.FakeSuper {
-		fsops.ApplyFakeStatPath(path, &st) // listed so; an error shows as a change
+		src.applyFakeStat(&st) // listed so; an error shows as a change
 	}
 	if changedSince(st, e) {
 		s.ownProblem(wire.ProblemPlain, "ERROR: Skipping sender remove for changed file: %s", shown) // bare, as rsync prints it
 		return
 	}
-	if err := unlink(); err != nil {
+	if err := src.unlink(); err != nil {
 		s.removeFailed("remove", shown, err)
 		return
 	}
 	if s.cfg.Opts.Info.Remove > 0 {
 		s.ownProblem(wire.ProblemInfo, "sender removed %s", shown)
 	}
+}
+
+// sourceFile is a source to remove: name in dir, the directory
+// sourceParent reached, or path itself when there is no such directory.
+type sourceFile struct {
+	dir  *fsops.Dir
+	name string
+	path string
+}
+
+// stat looks at the file, or with follow (-L) at what it points to.
+func (f sourceFile) stat(follow bool) (fsops.Stat, error) {
+	switch {
+	case f.dir != nil && follow:
+		return f.dir.StatFollow(f.name)
+	case f.dir != nil:
+		return f.dir.Lstat(f.name)
+	case follow:
+		return fsops.StatPath(f.path)
+	}
+	return fsops.LstatPath(f.path)
+}
+
+// applyFakeStat puts into st what --fake-super recorded for the file.
+func (f sourceFile) applyFakeStat(st *fsops.Stat) {
+	if f.dir != nil {
+		f.dir.ApplyFakeStat(f.name, st)
+		return
+	}
+	fsops.ApplyFakeStatPath(f.path, st)
+}
+
+func (f sourceFile) unlink() error {
+	if f.dir != nil {
+		return f.dir.Unlink(f.name)
+	}
+	return fsops.UnlinkPath(f.path)
 }
 
 // sourceParent opens dir (below top) as fsops.OpenSourceParent does. The

@@ -56,10 +56,10 @@ type Config struct {
 	// each batch, and once more with end set after the last (rsync's
 	// "building file list ... done" and its --progress counts).
 	ListProgress func(listed int, end bool)
-	// Daemon: the sender serves an rsync daemon's module, which confines
-	// every path it resolves (fsops.SetBeneath, or a chroot), as rsync's
-	// daemon confines a source's directory to the module before
-	// --remove-source-files removes it (remove.go).
+	// Daemon: the sender serves an rsync daemon's module (one with a
+	// root), which confines every path it resolves (fsops.SetBeneath, or
+	// a chroot), as rsync's daemon confines a source's directory to the
+	// module before --remove-source-files removes it (remove.go).
 	Daemon bool
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"hash"
-	"iter"
 	"path"
 	"slices"
 	"sort"
@@ -195,7 +194,7 @@ func (s *Sender) walk(ctx context.Context) error {
 		if j.rel == "." && !s.cfg.Opts.Relative {
 			// The stack holds only the other operands' directories:
 			// rsync goes into them and the contents' in one order.
-			subdirs = mergeJobs(subdirs, slices.Backward(stack))
+			subdirs = mergeJobs(subdirs, stack)
 			stack = stack[:0]
 		}
 		for i := len(subdirs) - 1; i >= 0; i-- {
@@ -469,7 +468,7 @@ func (s *Sender) walkOperands() (topLevel, []*fsops.Dir, []*dirJob) {
 		parent := parentOf(op)
 		if dj := jobsByName["."]; dj != nil && !contents && st.IsDir() {
 			for k, src := range dj.srcs {
-				if dst, err := src.root.Lstat(name); err == nil && dst.IsDir() && src.rel == "" && (src.rules == nil || !s.excluded(src.rules, name, true)) {
+				if dst, err := s.contentsEntry(src, name); err == nil && dst.IsDir() {
 					parent, st = s.cfg.Operands[dotOps[k]], dst
 					break
 				}
@@ -606,8 +605,8 @@ func (s *Sender) settleDirClash(name string, op int, j *dirJob, dotOps []int, oj
 	var extra []srcDir
 	first := false
 	for k, src := range j.srcs {
-		st, err := src.root.Lstat(name)
-		if err != nil || src.rules != nil && s.excluded(src.rules, name, st.IsDir()) {
+		st, err := s.contentsEntry(src, name)
+		if err != nil {
 			continue
 		}
 		if !st.IsDir() {
@@ -638,6 +637,18 @@ func (s *Sender) settleDirClash(name string, op int, j *dirJob, dotOps []int, oj
 		oj.srcs = append(oj.srcs, extra...)
 	}
 }
+
+// contentsEntry is what name is in src, a "dir/" operand's directory,
+// unless its rules leave it out (errExcluded).
+func (s *Sender) contentsEntry(src srcDir, name string) (fsops.Stat, error) {
+	st, err := src.root.Lstat(joinRel(src.rel, name))
+	if err == nil && src.rules != nil && s.excluded(src.rules, name, st.IsDir()) {
+		err = errExcluded
+	}
+	return st, err
+}
+
+var errExcluded = errors.New("excluded")
 
 // list reads one directory job: its entries (sorted) and its subdirectory
 // jobs.
@@ -1043,11 +1054,8 @@ func (s *Sender) sendsXattr(name string) bool {
 // contents and the directories other operands name (rest), which the
 // walk sends after them: rsync lists both in its first file list and
 // goes into them in name order.
-func mergeJobs(subdirs []*dirJob, rest iter.Seq2[int, *dirJob]) []*dirJob {
-	out := slices.Clone(subdirs)
-	for _, j := range rest {
-		out = append(out, j)
-	}
+func mergeJobs(subdirs, rest []*dirJob) []*dirJob {
+	out := slices.Concat(subdirs, rest)
 	sortJobs(out)
 	return out
 }
