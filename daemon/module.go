@@ -404,6 +404,13 @@ func (s *session) transfer(run *moduleRun) int {
 		if msg, bad := run.refuser.refusedImplied(opts); bad {
 			return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New(msg)}
 		}
+		if opts.RemoveSourceFiles && setup.Role == "sender" {
+			// rsync's daemon takes a refused "delete" (not "delete-*")
+			// to refuse removing its own files too.
+			if msg, bad := run.refuser.Refused("delete", 0); bad {
+				return &wire.FatalError{Code: wire.ExitUnsupported, Err: errors.New(msg)}
+			}
+		}
 		switch {
 		case setup.Role == "receiver" && readOnly:
 			return &wire.FatalError{Code: wire.ExitSyntax, Plain: true, Err: errors.New("ERROR: module is read only")}

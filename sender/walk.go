@@ -835,6 +835,11 @@ func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat, rule
 		}
 	}
 	fst, err := d.StatFollow(name)
+	if (fsops.IsOutside(err) || err != nil && whole) && rules != nil && (s.excluded(rules, rel, false) || s.excluded(rules, rel, true)) {
+		// rsync asks the rules about the name, as a file and as a
+		// directory, before it reports a link it cannot follow.
+		return lst, nil, false
+	}
 	switch {
 	case fsops.IsOutside(err):
 		// A daemon module's link that leads out of it is neither
@@ -842,11 +847,6 @@ func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat, rule
 		s.problem(wire.ProblemGeneral, "symlink %q leads outside the module: not followed", absPath(d.Join(name)))
 		return fsops.Stat{}, nil, false
 	case err != nil && whole:
-		if rules != nil && (s.excluded(rules, rel, false) || s.excluded(rules, rel, true)) {
-			// rsync asks the rules about the name, as a file and as a
-			// directory, before it reports a link it cannot follow.
-			return lst, nil, false
-		}
 		if !fsops.IsNotExist(err) {
 			// A loop, say: rsync reports the failed stat itself.
 			s.problem(wire.ProblemGeneral, "readlink_stat(%q) failed: %s", absPath(d.Join(name)), fsops.ErrText(err))

@@ -743,3 +743,69 @@ func TestDaemonShellClientAddress(t *testing.T) {
 		})
 	}
 }
+
+// TestDaemonRemoveSource: a module confines the whole path of a source
+// --remove-source-files removes, so rsync's daemon removes a file reached
+// through a link that climbs above its own directory (d/back -> ../real),
+// which a sender outside a daemon keeps ("secure-open-parent":
+// remove-source-files-dirlinks-*); and a module that refuses "delete"
+// refuses to remove its files too. Each tool pulls from a fixture of its
+// own; the messages, what stays in the module and (but for the refusal,
+// where rsync's client reports the daemon's hang-up, 10, and syq the
+// refusal, 4, as for any refused option) the exit code must match.
+func TestDaemonRemoveSource(t *testing.T) {
+	rsync, err := exec.LookPath("rsync")
+	if err != nil {
+		t.Skip("no real rsync installed")
+	}
+	type outcome struct {
+		code   int
+		stderr string
+		kept   string
+	}
+	pull := func(real bool, module string) outcome {
+		f := newDaemonFixture(t, "")
+		up := filepath.Join(f.dir, "up")
+		conf, err := os.OpenFile(f.conf, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conf, "[rm]\n\tpath = %s\n\tread only = no\n", up)
+		conf.Close()
+		for _, d := range []string{"real", "d"} {
+			if err := os.Mkdir(filepath.Join(up, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(up, "real/f"), []byte("f\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("../real", filepath.Join(up, "d/back")); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"-rk", "--remove-source-files", "--exclude=real/", "--exclude=escdir", "localhost::" + module + "/", filepath.Join(f.dir, "dst") + "/"}
+		var r daemonRun
+		if real {
+			r = f.run(t, []string{"RSYNC_CONNECT_PROG=" + rsync + " --config=" + f.conf + " --daemon"}, rsync, args...)
+		} else {
+			r = f.syq(t, nil, args...)
+		}
+		first, _, _ := strings.Cut(strings.Replace(r.stderr, "rsync: ", "syq: ", 1), "\n")
+		return outcome{r.code, first, fmt.Sprint(readTree(t, up))}
+	}
+	for _, module := range []string{"rm", "up"} {
+		want, got := pull(true, module), pull(false, module)
+		if want.code != got.code && (module != "up" || want.code == 0 || got.code == 0) {
+			t.Errorf("%s: exit %d, rsync %d", module, got.code, want.code)
+		}
+		if want.stderr != got.stderr {
+			t.Errorf("%s: stderr %q\nrsync's %q", module, got.stderr, want.stderr)
+		}
+		if want.kept != got.kept {
+			t.Errorf("%s: module afterwards %s\nrsync's %s", module, got.kept, want.kept)
+		}
+		if module == "rm" && strings.Contains(want.kept, "real/f") {
+			t.Errorf("rsync's daemon kept real/f: the premise of this test no longer holds")
+		}
+	}
+}
