@@ -226,6 +226,26 @@ func TestDiffRemoteFilesFrom(t *testing.T) {
 			runDiffScenario(t, 3000+k, s)
 		})
 	}
+	// -0 with a list on the remote host gives rsync's server --from0,
+	// which covers its merge files too: lib/.rsync-filter reads as one
+	// rule that matches nothing, and *.tmp is sent (mergeFrom0).
+	for k, mode := range []string{"pull-from0-F", "push-from0-F"} {
+		t.Run(mode, func(t *testing.T) {
+			fx := func(b *fixtureBuilder) {
+				fxFilesFromMerge(b)
+				b.text("list0", "lib\x00main.c\x00")
+			}
+			s := diffScenario{name: "remote-files-from-" + mode, fx: fx, stdout: true, sorted: true, runTimes: true}
+			s.remote = func(root string) []string {
+				args := []string{"-e", rsh, "-ri", "-F", "-0", "--files-from=127.0.0.1:" + filepath.Join(root, "list0")}
+				if strings.HasPrefix(mode, "push") {
+					return append(args, filepath.Join(root, "src")+"/", "127.0.0.1:"+filepath.Join(root, "dst")+"/")
+				}
+				return append(args, "127.0.0.1:"+filepath.Join(root, "src")+"/", "dst/")
+			}
+			runDiffScenario(t, 3010+k, s)
+		})
+	}
 }
 
 // TestDiffRemoteGlob: the wildcards of a pulled operand are expanded on
