@@ -111,3 +111,14 @@ func RemoveFile(path string) error {
 	}
 	return nil
 }
+
+// OpenFileLimit is how many descriptors this process may have open (its
+// soft RLIMIT_NOFILE, which Go raises to the hard one at start-up), or 0
+// if unknown.
+func OpenFileLimit() int {
+	var l unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &l) != nil || l.Cur > 1<<30 {
+		return 0
+	}
+	return int(l.Cur)
+}

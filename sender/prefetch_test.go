@@ -33,7 +33,7 @@ func openUnder(t *testing.T, dir string) []string {
 }
 
 // TestPrefetchWithinOneProcess: with Prefetch, the sender opens wanted
-// files before the receiver asks for them, hands each over with its
+// files before it hands their batch to the receiver, hands each over with its
 // content intact, never holds more than the window, and closes every
 // file nobody took once its batch is released.
 func TestPrefetchWithinOneProcess(t *testing.T) {
@@ -76,14 +76,9 @@ func TestPrefetchWithinOneProcess(t *testing.T) {
 			rconn.Send(&wire.Wants{Seq: m.Seq, Indexes: idx})
 		case *wire.Data:
 			b := batches[m.Seq]
-			// The prefetcher opens files ahead of any Open, up to
-			// its window (bounded wait: it runs on its own).
-			var ahead []string
-			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-				if ahead = openUnder(t, src); len(ahead) > 0 {
-					break
-				}
-			}
+			// The batch's files are open before it arrives, up to
+			// the window.
+			ahead := openUnder(t, src)
 			if len(ahead) > window {
 				t.Errorf("%d files open ahead, window %d", len(ahead), window)
 			}

@@ -82,11 +82,14 @@ type Sender struct {
 	named map[wire.IDName]bool
 
 	pumpQueue chan pumpJob // wants whose file data goes out as bytes (nil within one process)
-	// prefetchQueue: answered batches whose files the prefetcher reads
+	// readAhead starts the reads of answered batches' small files
 	// ahead of the writers (prefetch.go); nil unless within one process
-	// with cfg.Prefetch.
-	prefetchQueue chan prefetchJob
-	prefetchSlots slots
+	// with cfg.Prefetch. prefetchBudget bounds what is ahead.
+	readAhead      *fsops.ReadAhead
+	prefetchBudget prefetchBudgetOf
+	// prefetchCached counts the files in a row found cached when read
+	// ahead; prefetchPass, the files to pass over before asking again.
+	prefetchCached, prefetchPass int
 	// verify: the connection carries checksums of files sent whole
 	// and asks again for those that arrive damaged (wire.Verifies).
 	verify bool
@@ -169,23 +172,14 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 			pumpErr <- err
 		}()
 	}
-	var prefetchDone chan struct{}
 	if conn.PassesFiles() && cfg.Prefetch > 0 {
-		s.prefetchQueue = make(chan prefetchJob, prefetchBatches)
-		s.prefetchSlots = make(slots, cfg.Prefetch)
-		prefetchDone = make(chan struct{})
-		go func() {
-			defer close(prefetchDone)
-			s.prefetch(ctx)
-		}()
+		s.readAhead = fsops.NewReadAhead(prefetchGroup)
+		s.prefetchBudget.maxFiles, s.prefetchBudget.maxBytes = int64(cfg.Prefetch), prefetchBytes
 	}
 	go func() {
 		err := s.receiveLoop(ctx, &stats)
 		if s.pumpQueue != nil {
 			close(s.pumpQueue)
-		}
-		if s.prefetchQueue != nil {
-			close(s.prefetchQueue)
 		}
 		recvErr <- err
 	}()
@@ -207,11 +201,10 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 			err = perr
 		}
 	}
-	if prefetchDone != nil {
-		cancel() // a prefetch waiting for a slot gives up
-		<-prefetchDone
-	}
 	s.releaseAll()
+	if s.readAhead != nil {
+		s.readAhead.Close()
+	}
 	// The counts are the sender's: a receiver across a connection does
 	// not send them back.
 	t := s.matchTotals()
@@ -279,18 +272,12 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 					}
 				}
 			}
-			if s.prefetchQueue != nil {
-				ref.pre = newPrefetched()
+			if s.readAhead != nil {
+				s.prefetch(ref, m.Indexes)
 			}
 			if err := s.send(&wire.Data{Seq: m.Seq, Ref: ref}); err != nil {
 				ref.Release()
 				return err
-			}
-			if ref.pre != nil {
-				select {
-				case s.prefetchQueue <- prefetchJob{ref: ref, indexes: m.Indexes}:
-				default: // the prefetcher is far enough ahead already
-				}
 			}
 			if keep {
 				continue // released on the receiver's second Wants
@@ -356,7 +343,7 @@ func (b *batchRef) open(i int32) (wire.Source, error) {
 	var f *fsops.File
 	var err error
 	if b.pre != nil {
-		f = b.pre.take(b.s, i)
+		f = b.pre.take(b.s, b, i)
 	}
 	if f == nil {
 		f, err = dir.OpenSource(e.Name, o.CopyLinks || o.CopyUnsafeLinks, o.OpenNoatime)
@@ -424,7 +411,7 @@ func (b *batchRef) Dev(i int32) uint64 { return b.rec.devs[b.rec.from[i]] }
 func (b *batchRef) Release() {
 	b.once.Do(func() {
 		if b.pre != nil {
-			b.pre.release(b.s)
+			b.pre.release(b.s, b)
 		}
 		if b.keep {
 			return

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 
+	"syq/fsops"
 	"syq/receiver"
 	"syq/tuner"
 	"syq/wire"
@@ -47,7 +48,7 @@ func runTuner(args []string, stdout, stderr io.Writer) int {
 // side writes the files.
 func startTuner(inv *Invocation, route tuner.Route, adapt bool) *tuner.Run {
 	return tuner.Begin(tuner.Observation{
-		CPUs: tuner.CPUs(), Route: route, Workers: inv.Opts.Workers,
+		CPUs: tuner.CPUs(), Files: fsops.OpenFileLimit(), Route: route, Workers: inv.Opts.Workers,
 		NoCache: inv.NoTunerCache, Adapt: adapt, Debugf: debugf,
 	})
 }
