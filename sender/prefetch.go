@@ -50,20 +50,27 @@ const prefetchBytes = 64 << 20
 // filled before the batch goes to the receiver.
 type prefetched struct {
 	mu    sync.Mutex
-	files map[int32]*fsops.File
+	files map[int32]prefetchedFile
 }
 
-// take hands a writer the file opened ahead for entry i, or nil, in which
-// case the writer opens it.
-func (p *prefetched) take(s *Sender, b *batchRef, i int32) *fsops.File {
+// prefetchedFile is an open file and its fstat, taken when it was opened.
+type prefetchedFile struct {
+	f   *fsops.File
+	st  fsops.Stat
+	err error
+}
+
+// take hands a writer the file opened ahead for entry i and its fstat, or
+// a nil file, in which case the writer opens it.
+func (p *prefetched) take(s *Sender, b *batchRef, i int32) (*fsops.File, fsops.Stat, error) {
 	p.mu.Lock()
-	f := p.files[i]
+	pf, ok := p.files[i]
 	delete(p.files, i)
 	p.mu.Unlock()
-	if f != nil {
+	if ok {
 		s.prefetchBudget.give(b.rec.entries[i].Size)
 	}
-	return f
+	return pf.f, pf.st, pf.err
 }
 
 // release closes the files no writer took; the caller then closes the
@@ -71,8 +78,8 @@ func (p *prefetched) take(s *Sender, b *batchRef, i int32) *fsops.File {
 func (p *prefetched) release(s *Sender, b *batchRef) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for i, f := range p.files {
-		f.Close()
+	for i, pf := range p.files {
+		pf.f.Close()
 		s.prefetchBudget.give(b.rec.entries[i].Size)
 	}
 	clear(p.files)
@@ -84,7 +91,7 @@ func (p *prefetched) release(s *Sender, b *batchRef) {
 func (s *Sender) prefetch(b *batchRef, indexes []int32) {
 	o := s.cfg.Opts
 	follow := o.CopyLinks || o.CopyUnsafeLinks
-	p := &prefetched{files: map[int32]*fsops.File{}}
+	p := &prefetched{files: map[int32]prefetchedFile{}}
 	b.pre = p
 	files := make([]*fsops.File, 0, min(len(indexes), prefetchGroup))
 	sizes := make([]int64, 0, cap(files))
@@ -123,7 +130,14 @@ func (s *Sender) prefetch(b *batchRef, indexes []int32) {
 			s.prefetchBudget.give(e.Size)
 			continue
 		}
-		p.files[i] = f
+		// The writer's check that the file is still what was listed
+		// uses this fstat; only a regular file is read ahead (a read
+		// would take data from a FIFO swapped in for it).
+		st, err := fsops.Fstat(f)
+		p.files[i] = prefetchedFile{f, st, err}
+		if err != nil || st.Mode&fsops.TypeMask != fsops.TypeReg {
+			continue
+		}
 		files, sizes = append(files, f), append(sizes, e.Size)
 		if len(files) == prefetchGroup {
 			start()
