@@ -46,9 +46,8 @@ func NewReadAhead(depth int) *ReadAhead {
 // not one fadvise at a time.
 func (ra *ReadAhead) Batching() bool { return ra.ring != nil }
 
-// Start asks the kernel to read the first sizes[k] bytes of files[k],
-// without waiting for the data. They must be regular files (the caller
-// checks with fstat): a read would take data from a FIFO or a device. The
+// Start asks the kernel to read the first sizes[k] bytes of files[k]
+// (regular files, open for reading), without waiting for the data. The
 // caller may close the files as soon as Start returns: a submitted read
 // holds its own reference to its file. It is a hint: a read that fails
 // only leaves the writer to read the file itself.
@@ -58,6 +57,16 @@ func (ra *ReadAhead) Batching() bool { return ra.ring != nil }
 // caller finding everything cached can stop asking.
 func (ra *ReadAhead) Start(files []*File, sizes []int64) (ready int) {
 	if ra.ring != nil {
+		// Only regular files: a read would take data from a FIFO or a
+		// device swapped in for a listed file.
+		regular, rsizes := files[:0:0], sizes[:0:0]
+		for k, f := range files {
+			var st unix.Stat_t
+			if unix.Fstat(f.fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+				regular, rsizes = append(regular, f), append(rsizes, sizes[k])
+			}
+		}
+		files, sizes = regular, rsizes
 		n, ready, err := ra.ring.readAll(files, sizes)
 		if err == nil {
 			return ready

@@ -50,27 +50,20 @@ const prefetchBytes = 64 << 20
 // filled before the batch goes to the receiver.
 type prefetched struct {
 	mu    sync.Mutex
-	files map[int32]prefetchedFile
+	files map[int32]*fsops.File
 }
 
-// prefetchedFile is an open file and its fstat, taken when it was opened.
-type prefetchedFile struct {
-	f   *fsops.File
-	st  fsops.Stat
-	err error
-}
-
-// take hands a writer the file opened ahead for entry i and its fstat, or
-// a nil file, in which case the writer opens it.
-func (p *prefetched) take(s *Sender, b *batchRef, i int32) (*fsops.File, fsops.Stat, error) {
+// take hands a writer the file opened ahead for entry i, or nil, in which
+// case the writer opens it.
+func (p *prefetched) take(s *Sender, b *batchRef, i int32) *fsops.File {
 	p.mu.Lock()
-	pf, ok := p.files[i]
+	f := p.files[i]
 	delete(p.files, i)
 	p.mu.Unlock()
-	if ok {
+	if f != nil {
 		s.prefetchBudget.give(b.rec.entries[i].Size)
 	}
-	return pf.f, pf.st, pf.err
+	return f
 }
 
 // release closes the files no writer took; the caller then closes the
@@ -78,8 +71,8 @@ func (p *prefetched) take(s *Sender, b *batchRef, i int32) (*fsops.File, fsops.S
 func (p *prefetched) release(s *Sender, b *batchRef) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for i, pf := range p.files {
-		pf.f.Close()
+	for i, f := range p.files {
+		f.Close()
 		s.prefetchBudget.give(b.rec.entries[i].Size)
 	}
 	clear(p.files)
@@ -91,7 +84,7 @@ func (p *prefetched) release(s *Sender, b *batchRef) {
 func (s *Sender) prefetch(b *batchRef, indexes []int32) {
 	o := s.cfg.Opts
 	follow := o.CopyLinks || o.CopyUnsafeLinks
-	p := &prefetched{files: map[int32]prefetchedFile{}}
+	p := &prefetched{files: map[int32]*fsops.File{}}
 	b.pre = p
 	files := make([]*fsops.File, 0, min(len(indexes), prefetchGroup))
 	sizes := make([]int64, 0, cap(files))
@@ -130,14 +123,7 @@ func (s *Sender) prefetch(b *batchRef, indexes []int32) {
 			s.prefetchBudget.give(e.Size)
 			continue
 		}
-		// The writer's check that the file is still what was listed
-		// uses this fstat; only a regular file is read ahead (a read
-		// would take data from a FIFO swapped in for it).
-		st, err := fsops.Fstat(f)
-		p.files[i] = prefetchedFile{f, st, err}
-		if err != nil || st.Mode&fsops.TypeMask != fsops.TypeReg {
-			continue
-		}
+		p.files[i] = f
 		files, sizes = append(files, f), append(sizes, e.Size)
 		if len(files) == prefetchGroup {
 			start()

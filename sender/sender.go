@@ -341,22 +341,19 @@ func (b *batchRef) open(i int32) (wire.Source, error) {
 	o := b.s.cfg.Opts
 	// With -L the entry may be a followed symlink.
 	var f *fsops.File
-	var st fsops.Stat
-	var err, serr error
+	var err error
 	if b.pre != nil {
-		f, st, serr = b.pre.take(b.s, b, i)
+		f = b.pre.take(b.s, b, i)
 	}
 	if f == nil {
 		f, err = dir.OpenSource(e.Name, o.CopyLinks || o.CopyUnsafeLinks, o.OpenNoatime)
-		if err == nil {
-			st, serr = fsops.Fstat(f)
-		}
 	}
 	if err == nil {
 		// The file may have been replaced (renamed over) or rewritten
 		// since it was listed; its listed size is what the receiver
 		// expects, so sending it would leave a truncated or mixed copy
 		// under the final name. It is left out, as a vanished file is.
+		st, serr := fsops.Fstat(f)
 		if serr == nil && o.CopyDevices && st.IsDevice() {
 			// Listed as a regular file of the device's size.
 			st.Mode = fsops.TypeReg | st.Mode&0o777
