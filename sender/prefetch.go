@@ -15,6 +15,10 @@ import (
 // (fsops.ReadAhead); a writer then takes the open file instead of opening
 // it again, and finds its data read or on the way.
 //
+// Over a connection the files are read by the pump's readers, which wait
+// for each read in turn in the same way; the batch is read ahead when it
+// is answered, while earlier batches are on the wire.
+//
 // This runs in the loop that answers the receiver, not beside it: a
 // prefetcher of its own raced the writers for each batch's first files
 // and lost a third of them. Measured on the bench's cold ext4 loop image,

@@ -19,6 +19,7 @@ type pumpJob struct {
 	sigs    []*delta.Signature // per index: the receiver's basis, nil for none
 	from    []int64            // per index: where the data starts (--append), nil for 0
 	keep    bool               // the batch stays for a redo (batchRecord.redo)
+	pre     *prefetched        // its files opened and read ahead, or nil
 }
 
 // pump sends the data of each Wants, in the order the wants came, as
@@ -27,11 +28,14 @@ type pumpJob struct {
 func (s *Sender) pump(ctx context.Context) error {
 	var failed error
 	for job := range s.pumpQueue {
-		ref := &batchRef{s: s, rec: job.rec}
+		ref := &batchRef{s: s, rec: job.rec, pre: job.pre}
 		if failed == nil {
 			failed = s.pumpBatch(ctx, ref, job)
 		}
 		if job.keep && failed == nil {
+			if job.pre != nil {
+				job.pre.release(s, ref) // files no reader took; the directories stay
+			}
 			continue // released on the receiver's second Wants
 		}
 		ref.Release()

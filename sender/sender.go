@@ -29,9 +29,10 @@ type Config struct {
 	// ReadAhead is how many small files may be read ahead of the
 	// connection when data travels as bytes (0: a default).
 	ReadAhead int
-	// Prefetch is how many small files may be opened and read ahead of
-	// the receiver's writers when they copy the files themselves (one
-	// process); 0: none.
+	// Prefetch is how many small files may be opened and read ahead
+	// (prefetch.go) of the receiver's writers, which copy the files
+	// themselves within one process, or of the readers that send them
+	// over a connection; 0: none.
 	Prefetch int
 	// Debugf, if set, receives the sender's SYQ_DEBUG lines (phases).
 	Debugf func(format string, args ...any)
@@ -83,8 +84,8 @@ type Sender struct {
 
 	pumpQueue chan pumpJob // wants whose file data goes out as bytes (nil within one process)
 	// readAhead starts the reads of answered batches' small files
-	// ahead of the writers (prefetch.go); nil unless within one process
-	// with cfg.Prefetch. prefetchBudget bounds what is ahead.
+	// ahead of the writers or the pump (prefetch.go); nil unless
+	// cfg.Prefetch. prefetchBudget bounds what is ahead.
 	readAhead      *fsops.ReadAhead
 	prefetchBudget prefetchBudgetOf
 	// prefetchCached counts the files in a row found cached when read
@@ -172,7 +173,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 			pumpErr <- err
 		}()
 	}
-	if conn.PassesFiles() && cfg.Prefetch > 0 {
+	if cfg.Prefetch > 0 {
 		s.readAhead = fsops.NewReadAhead(prefetchGroup)
 		s.prefetchBudget.maxFiles, s.prefetchBudget.maxBytes = int64(cfg.Prefetch), prefetchBytes
 	}
@@ -257,7 +258,15 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 				continue
 			}
 			if s.pumpQueue != nil {
-				s.pumpQueue <- pumpJob{seq: m.Seq, rec: rec, indexes: m.Indexes, sigs: m.Sigs, from: m.From, keep: keep}
+				job := pumpJob{seq: m.Seq, rec: rec, indexes: m.Indexes, sigs: m.Sigs, from: m.From, keep: keep}
+				if s.readAhead != nil {
+					// Read ahead while earlier batches are on the
+					// wire.
+					ref := &batchRef{s: s, rec: rec}
+					s.prefetch(ref, m.Indexes)
+					job.pre = ref.pre
+				}
+				s.pumpQueue <- job
 				continue
 			}
 			// The receiver now owns the batch's directory handles. Data
