@@ -256,7 +256,7 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 			}
 			ops = filesFromOperands(data, ops[0], opts.From0, opts.Relative)
 		}
-		_, runErr = sender.Run(ctx, sender.Config{Opts: opts, Operands: ops, Walkers: plan.Walkers, Report: report, Filter: rules, Names: helperNames(policy), Daemon: policy != nil && policy.Root != ""}, st)
+		_, runErr = sender.Run(ctx, sender.Config{Opts: opts, Operands: ops, Walkers: plan.Walkers, Prefetch: senderPrefetch(ops, opts.Workers), Report: report, Filter: rules, Names: helperNames(policy), Daemon: policy != nil && policy.Root != ""}, st)
 	case "receiver":
 		if len(setup.Args) != 1 {
 			return fail(&wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("a receiver needs one destination, got %d", len(setup.Args))})
@@ -516,4 +516,14 @@ func sendFilesFrom(st *wire.Stream, path string) error {
 		data = data[n:]
 	}
 	return st.Send(&wire.Log{Class: wire.LogFilesFromEnd})
+}
+
+// senderPrefetch is how many small files a pull's sender reads ahead:
+// the tuner's plan for the filesystem the operands are on (none from
+// memory or a network filesystem).
+func senderPrefetch(ops []string, workers int) int {
+	if len(ops) == 0 {
+		return 0
+	}
+	return tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Files: fsops.OpenFileLimit(), Workers: workers, Route: tuner.LocalRoute(ops, ops[0])}).Prefetch
 }
