@@ -23,11 +23,11 @@ import (
 // prefetcher of its own raced the writers for each batch's first files
 // and lost a third of them. Measured on the bench's cold ext4 loop image,
 // 20,000 x 4 KiB: 1.41-1.47 s with that prefetcher 256 files ahead
-// (fadvise), 0.90-1.09 s with it 4,096 ahead, 0.75-0.82 s answered
-// batch by batch as now (rsync: 2.3-2.6 s). Opening there costs the loop little on a local
-// filesystem, where listing the file brought its inode in; on a network
-// filesystem, where each open is a round trip, the tuner turns this off
-// and the writers' opens run in parallel.
+// (fadvise), 0.90-1.09 s with it 4,096 ahead, 0.75-0.82 s answered batch
+// by batch as now (rsync: 2.3-2.6 s). Opening there costs the loop little
+// on a local filesystem, where listing the file brought its inode in; on
+// a network filesystem, where each open is a round trip, the tuner turns
+// this off and the writers' opens run in parallel.
 
 // prefetchMax is the largest file read ahead; a larger one is read
 // sequentially by its writer, and the kernel's own readahead keeps that
@@ -51,33 +51,34 @@ const prefetchCachedPass = 8 * prefetchGroup
 const prefetchBytes = 64 << 20
 
 // prefetched holds a batch's files opened ahead of its writers. It is
-// filled before the batch goes to the receiver.
+// filled before the batch goes to the receiver or the pump.
 type prefetched struct {
+	rec   *batchRecord
 	mu    sync.Mutex
 	files map[int32]*fsops.File
 }
 
 // take hands a writer the file opened ahead for entry i, or nil, in which
 // case the writer opens it.
-func (p *prefetched) take(s *Sender, b *batchRef, i int32) *fsops.File {
+func (p *prefetched) take(s *Sender, i int32) *fsops.File {
 	p.mu.Lock()
 	f := p.files[i]
 	delete(p.files, i)
 	p.mu.Unlock()
 	if f != nil {
-		s.prefetchBudget.give(b.rec.entries[i].Size)
+		s.prefetchBudget.give(p.rec.entries[i].Size)
 	}
 	return f
 }
 
 // release closes the files no writer took; the caller then closes the
 // directory handles.
-func (p *prefetched) release(s *Sender, b *batchRef) {
+func (p *prefetched) release(s *Sender) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, f := range p.files {
 		f.Close()
-		s.prefetchBudget.give(b.rec.entries[i].Size)
+		s.prefetchBudget.give(p.rec.entries[i].Size)
 	}
 	clear(p.files)
 }
@@ -85,11 +86,10 @@ func (p *prefetched) release(s *Sender, b *batchRef) {
 // prefetch opens the wanted small files of an answered batch, as far as
 // the budget allows, and starts their reads. A file that does not open is
 // left to its writer, whose own open reports why.
-func (s *Sender) prefetch(b *batchRef, indexes []int32) {
+func (s *Sender) prefetch(rec *batchRecord, indexes []int32) *prefetched {
 	o := s.cfg.Opts
 	follow := o.CopyLinks || o.CopyUnsafeLinks
-	p := &prefetched{files: map[int32]*fsops.File{}}
-	b.pre = p
+	p := &prefetched{rec: rec, files: map[int32]*fsops.File{}}
 	files := make([]*fsops.File, 0, min(len(indexes), prefetchGroup))
 	sizes := make([]int64, 0, cap(files))
 	start := func() {
@@ -111,7 +111,7 @@ func (s *Sender) prefetch(b *batchRef, indexes []int32) {
 		files, sizes = files[:0], sizes[:0]
 	}
 	for _, i := range indexes {
-		e := &b.rec.entries[i]
+		e := &rec.entries[i]
 		if e.Size == 0 || e.Size > prefetchMax {
 			continue
 		}
@@ -122,7 +122,7 @@ func (s *Sender) prefetch(b *batchRef, indexes []int32) {
 		if !s.prefetchBudget.take(e.Size) {
 			break // the writers are far enough behind
 		}
-		f, err := b.rec.srcs[b.rec.from[i]].OpenSource(e.Name, follow, o.OpenNoatime)
+		f, err := rec.srcs[rec.from[i]].OpenSource(e.Name, follow, o.OpenNoatime)
 		if err != nil {
 			s.prefetchBudget.give(e.Size)
 			continue
@@ -134,6 +134,7 @@ func (s *Sender) prefetch(b *batchRef, indexes []int32) {
 		}
 	}
 	start()
+	return p
 }
 
 // prefetchBudgetOf counts the files and bytes read ahead and not yet

@@ -34,7 +34,7 @@ func (s *Sender) pump(ctx context.Context) error {
 		}
 		if job.keep && failed == nil {
 			if job.pre != nil {
-				job.pre.release(s, ref) // files no reader took; the directories stay
+				job.pre.release(s) // files no reader took; the directories stay
 			}
 			continue // released on the receiver's second Wants
 		}

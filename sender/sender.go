@@ -262,9 +262,7 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 				if s.readAhead != nil {
 					// Read ahead while earlier batches are on the
 					// wire.
-					ref := &batchRef{s: s, rec: rec}
-					s.prefetch(ref, m.Indexes)
-					job.pre = ref.pre
+					job.pre = s.prefetch(rec, m.Indexes)
 				}
 				s.pumpQueue <- job
 				continue
@@ -282,7 +280,7 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 				}
 			}
 			if s.readAhead != nil {
-				s.prefetch(ref, m.Indexes)
+				ref.pre = s.prefetch(rec, m.Indexes)
 			}
 			if err := s.send(&wire.Data{Seq: m.Seq, Ref: ref}); err != nil {
 				ref.Release()
@@ -352,7 +350,7 @@ func (b *batchRef) open(i int32) (wire.Source, error) {
 	var f *fsops.File
 	var err error
 	if b.pre != nil {
-		f = b.pre.take(b.s, b, i)
+		f = b.pre.take(b.s, i)
 	}
 	if f == nil {
 		f, err = dir.OpenSource(e.Name, o.CopyLinks || o.CopyUnsafeLinks, o.OpenNoatime)
@@ -420,7 +418,7 @@ func (b *batchRef) Dev(i int32) uint64 { return b.rec.devs[b.rec.from[i]] }
 func (b *batchRef) Release() {
 	b.once.Do(func() {
 		if b.pre != nil {
-			b.pre.release(b.s, b)
+			b.pre.release(b.s)
 		}
 		if b.keep {
 			return

@@ -47,8 +47,9 @@ type Settings struct {
 // tuner does not say otherwise.
 const DefaultReadAhead = 32
 
-// DefaultPrefetch is how many small files a local copy may have open and
-// read ahead of its writers. The reads only start I/O, so the count is
+// DefaultPrefetch is how many small files a sender may have open and read
+// ahead of the writers (a local copy) or of its own readers (a push or a
+// pull). The reads only start I/O, so the count is
 // what the disk may have queued, not goroutines, and the files are
 // opened batch by batch as the receiver answers, so it must cover the
 // batches answered and not yet written. Measured on a cold ext4 loop
