@@ -26,6 +26,10 @@ import (
 // one file at a time, as before.
 type ReadAhead struct {
 	ring *uring // nil: fadvise
+	// files and sizes: the regular files of the latest Start, kept for
+	// the next one.
+	files []*File
+	sizes []int64
 }
 
 // ReadAheadBytes is how much of a file one read asks for; the kernel's
@@ -59,14 +63,14 @@ func (ra *ReadAhead) Start(files []*File, sizes []int64) (ready int) {
 	if ra.ring != nil {
 		// Only regular files: a read would take data from a FIFO or a
 		// device swapped in for a listed file.
-		regular, rsizes := files[:0:0], sizes[:0:0]
+		ra.files, ra.sizes = ra.files[:0], ra.sizes[:0]
 		for k, f := range files {
 			var st unix.Stat_t
 			if unix.Fstat(f.fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-				regular, rsizes = append(regular, f), append(rsizes, sizes[k])
+				ra.files, ra.sizes = append(ra.files, f), append(ra.sizes, sizes[k])
 			}
 		}
-		files, sizes = regular, rsizes
+		files, sizes = ra.files, ra.sizes
 		n, ready, err := ra.ring.readAll(files, sizes)
 		if err == nil {
 			return ready
@@ -151,6 +155,9 @@ type uring struct {
 	gen            uint64 // the latest submission's number (user data's top half)
 	inflight       uint32 // submitted, completion not yet reaped
 	scratch        []byte // anonymous mapping every read writes into
+	// round and missing: the files of readAll's round, and those not
+	// cached, kept between calls.
+	round, missing []int
 }
 
 func newURing(depth uint32) (*uring, error) {
@@ -209,20 +216,19 @@ func newURing(depth uint32) (*uring, error) {
 // says for certain what was cached; the files that were not are asked
 // again, to be read from the disk.
 func (r *uring) readAll(files []*File, sizes []int64) (done, ready int, err error) {
-	missing := make([]int, 0, r.sqEntries)
 	for done < len(files) {
 		n := min(len(files)-done, int(r.sqEntries))
-		all := make([]int, n)
-		for k := range all {
-			all[k] = done + k
+		r.round = r.round[:0]
+		for k := range n {
+			r.round = append(r.round, done+k)
 		}
-		missing, err = r.submit(files, sizes, all, unix.RWF_NOWAIT, missing[:0])
+		r.missing, err = r.submit(files, sizes, r.round, unix.RWF_NOWAIT, r.missing[:0])
 		if err != nil {
 			return done, ready, err
 		}
-		ready += n - len(missing)
-		if len(missing) > 0 {
-			if _, err = r.submit(files, sizes, missing, 0, nil); err != nil {
+		ready += n - len(r.missing)
+		if len(r.missing) > 0 {
+			if _, err = r.submit(files, sizes, r.missing, 0, nil); err != nil {
 				return done, ready, err
 			}
 		}
