@@ -250,4 +250,19 @@ func TestPlanPrefetch(t *testing.T) {
 	if fixed := Plan(Observation{CPUs: 2, Workers: 3}); fixed.Prefetch <= 0 {
 		t.Errorf("--syq-workers turns the prefetch off: %+v", fixed)
 	}
+	// Opening ahead is serial: from a network filesystem each open is
+	// a round trip, so none.
+	if nfs := Plan(Observation{CPUs: 2, Route: Route{Kind: "local", Src: "nfs", Dst: "ext4", Network: true}}); nfs.Prefetch != 0 {
+		t.Errorf("a local copy from nfs prefetches %d files", nfs.Prefetch)
+	}
+	// Each file ahead is an open descriptor: at most a quarter of the
+	// limit, and of the usual 1024 when the limit is unknown.
+	for _, c := range []struct{ files, want int }{{0, 256}, {400, 100}, {1 << 20, DefaultPrefetch}, {2, 1}} {
+		ext4 := Route{Kind: "local", Src: "ext4", Dst: "ext4", SameFS: true}
+		for _, w := range []int{0, 3} {
+			if got := Plan(Observation{CPUs: 2, Route: ext4, Files: c.files, Workers: w}).Prefetch; got != c.want {
+				t.Errorf("limit %d, --syq-workers %d: prefetch %d, want %d", c.files, w, got, c.want)
+			}
+		}
+	}
 }
