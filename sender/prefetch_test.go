@@ -35,6 +35,17 @@ func openUnder(t *testing.T, dir string) []string {
 	return open
 }
 
+// wantAll asks for every regular file of the batch.
+func wantAll(b *wire.FileBatch) *wire.Wants {
+	w := &wire.Wants{Seq: b.Seq}
+	for i, e := range b.Entries {
+		if e.IsReg() {
+			w.Indexes = append(w.Indexes, int32(i))
+		}
+	}
+	return w
+}
+
 // TestPrefetchWithinOneProcess: with Prefetch, the sender opens wanted
 // files before it hands their batch to the receiver, hands each over with its
 // content intact, never holds more than the window, and closes every
@@ -70,13 +81,7 @@ func TestPrefetchWithinOneProcess(t *testing.T) {
 		switch m := m.(type) {
 		case *wire.FileBatch:
 			batches[m.Seq] = m
-			var idx []int32
-			for i, e := range m.Entries {
-				if e.IsReg() {
-					idx = append(idx, int32(i))
-				}
-			}
-			rconn.Send(&wire.Wants{Seq: m.Seq, Indexes: idx})
+			rconn.Send(wantAll(m))
 		case *wire.Data:
 			b := batches[m.Seq]
 			// The batch's files are open before it arrives, up to
@@ -210,13 +215,7 @@ func TestPrefetchPassesOverCached(t *testing.T) {
 		}
 		switch m := m.(type) {
 		case *wire.FileBatch:
-			var idx []int32
-			for i, e := range m.Entries {
-				if e.IsReg() {
-					idx = append(idx, int32(i))
-				}
-			}
-			rconn.Send(&wire.Wants{Seq: m.Seq, Indexes: idx})
+			rconn.Send(wantAll(m))
 		case *wire.Data:
 			ahead = append(ahead, len(openUnder(t, src)))
 			m.Ref.Release() // nothing taken: every file opened ahead closes
