@@ -684,11 +684,12 @@ func (r *Receiver) createSpecial(dir *fsops.Dir, e *wire.Entry, rel string, old 
 		return false
 	}
 	r.fixAttrs(dir, tmp, rel, e, nil, 0)
-	if old != nil && !r.opts.Perms && e.Type() != wire.TypeLnk && !old.IsDir() && old.Mode&fsops.TypeMask != fsops.TypeLnk {
+	if old != nil && !r.opts.Perms && !old.IsDir() && (r.fake || e.Type() != wire.TypeLnk && old.Mode&fsops.TypeMask != fsops.TypeLnk) {
 		// Without -p a device or special file takes the permissions of
 		// what it replaces, of any type, as rsync's generator keeps an
 		// existing entry's (set-id bits too). A replaced symlink's 0777
-		// is not copied.
+		// is not copied. Under --fake-super every entry is a file with
+		// a recorded mode, a symlink too, and keeps them all.
 		perm := old.Mode & 0o7777
 		if r.fake {
 			r.setFake(dirTarget(dir, tmp), rel, e, perm, old)

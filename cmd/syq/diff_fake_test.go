@@ -94,7 +94,19 @@ func preFake(b *fixtureBuilder) {
 	b.dir("dst", fbMt(b.byRel["src"].mtime))
 }
 
+// preFakeReplaced: dst holds, where fxFake has a symlink, FIFO and
+// device, a plain file, a fake-super record of a symlink and a real
+// symlink: without -p each new entry's record keeps the permissions of
+// what it replaces.
+func preFakeReplaced(b *fixtureBuilder) {
+	b.text("dst/ln", "not a link", fbMode(0o640))
+	b.text("dst/fifo", "b", fbMode(0o600), fbXattr(fsops.FakeStatXattr, "120604 0,0 0:0"))
+	b.symlink("dst/chr", "elsewhere")
+	b.dir("dst")
+}
+
 var fakeScenarios = []diffScenario{
+	{name: "fake-super-replace-no-perms", fx: fxFake, pre: preFakeReplaced, args: dtArgs("-aiX", "--no-perms", "--fake-super", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "fake-super-new", fx: fxFake, args: dtArgs("-aiX", "--fake-super", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "fake-super-receiver-only", fx: fxFake, args: dtArgs("-aiX", "-M--fake-super", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "fake-super-update", fx: fxFake, pre: preFake, args: dtArgs("-aiX", "--fake-super", "src/", "dst/"), stdout: true, sorted: true},
