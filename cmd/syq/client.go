@@ -421,7 +421,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		bar := startBar(inv, live, stdout, errOut)
 		stats, runErr = sender.Run(ctx, sender.Config{
 			Opts: opts, Operands: inv.Sources, Walkers: tune.Walkers, ReadAhead: tune.ReadAhead, Prefetch: tune.Prefetch,
-			Report: probs.report("sender"), ReportOwn: probs.reportOwn("sender"), Filter: inv.filters, Live: live,
+			Report: probs.reportSender(opts), ReportOwn: probs.reportOwn("sender"), Filter: inv.filters, Live: live,
 			Debugf: debugIf(debug), Names: &fsops.HostNames{}, ListProgress: banner.progressFunc(),
 		}, st)
 		if bar != nil {

@@ -71,6 +71,12 @@ var randRemoteScenarios = []diffScenario{
 	// remote sender's failure (23).
 	{name: "missing-operand-max-delete", fx: fxMaxDeleteExtras, args: dtArgs("-r", "--delete", "--max-delete=1", "src/", "src/missing", "dst/"), code: 25, pullCode: 23, stderr: true, runTimes: true},
 	{name: "missing-operand-max-delete-files-from", fx: fxMaxDeleteExtras, args: dtArgs("-r", "--delete", "--max-delete=1", "--files-from=list", "src/", "dst/"), code: 25, pullCode: 23, stderr: true, runTimes: true},
+	// A directory the list names that is not there is an I/O error of
+	// the sender's, which reaches the receiver (23) unless
+	// --ignore-errors keeps it back; then the --max-delete stop (25)
+	// stands.
+	{name: "missing-dir-max-delete-files-from", fx: fxMaxDeleteExtras, args: dtArgs("-r", "--delete", "--max-delete=1", "--files-from=list2", "--no-relative", "src/", "dst/"), code: 23, stderr: true, runTimes: true},
+	{name: "missing-dir-max-delete-ignore-errors", fx: fxMaxDeleteExtras, args: dtArgs("-r", "--delete", "--max-delete=1", "--ignore-errors", "--files-from=list2", "--no-relative", "src/", "dst/"), code: 25, pullCode: 23, stderr: true, runTimes: true},
 	// The names of a --files-from list are read within the source
 	// directory: a "/./" in its path marks nothing under -R.
 	{name: "files-from-relative-dot-base", fx: fxFilesFromDotBase, args: dtArgs("-aiR", "--files-from=list", "src/./in/", "dst/"), stdout: true, sorted: true, cmp: dtSkipRoot, runTimes: true},
@@ -125,6 +131,7 @@ func fxMaxDeleteExtras(b *fixtureBuilder) {
 	b.text("dst/x3", "3")
 	b.dir("dst")
 	b.text("list", ".\nmissing\n")
+	b.text("list2", ".\nmissing/f\n")
 }
 
 // fxFilesFromDotBase: src/in/f1 and src/in/sub/f2, and a list naming

@@ -300,6 +300,17 @@ func (p *problems) reportOwn(side string) func(int, string) {
 	return p.reportWith(side, p.stdout, p.stderr, true)
 }
 
+// reportSender is a local sender's Report. What it fails to list reaches
+// the receiving half, as rsync's sender sends its io_error with the
+// list, unless --ignore-errors keeps it back: then every problem of the
+// sender is its own.
+func (p *problems) reportSender(o *wire.Options) func(int, string) {
+	if o.IgnoreErrors {
+		return p.reportOwn("sender")
+	}
+	return p.report("sender")
+}
+
 func (p *problems) reportWith(side string, stdout, stderr io.Writer, own bool) func(int, string) {
 	return func(class int, msg string) {
 		p.mu.Lock()
@@ -440,7 +451,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 			Opts: opts, Operands: inv.Sources,
 			Walkers: tune.Walkers, Prefetch: tune.Prefetch,
 			Debugf: debugf,
-			Report: probs.report("sender"), ReportOwn: probs.reportOwn("sender"),
+			Report: probs.reportSender(opts), ReportOwn: probs.reportOwn("sender"),
 			Filter:       inv.filters,
 			ListProgress: banner.progressFunc(),
 		}, sconn)
