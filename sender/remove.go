@@ -4,6 +4,8 @@ package sender
 // receiver reports it synced, unless it changed since it was listed.
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
 	"syq/fsops"
@@ -36,13 +38,41 @@ func (s *Sender) keepRemovable(seq uint64, rec *batchRecord, dir string, tops []
 	s.removableMu.Lock()
 	if s.removable == nil {
 		s.removable = make(map[uint64]*removableBatch)
+		s.unsynced = make(map[sourceID]int)
+		s.held = make(map[sourceID][]removal)
 	}
 	s.removable[seq] = rb
+	for i, p := range rb.paths {
+		if p != "" {
+			s.unsynced[idOf(&rb.entries[i])]++
+		}
+	}
 	s.removableMu.Unlock()
 }
 
+// sourceID is a listed source file's device and inode.
+type sourceID struct{ dev, ino uint64 }
+
+func idOf(e *wire.Entry) sourceID { return sourceID{e.SrcDev, e.SrcIno} }
+
+// removal is a synced entry whose source is to be removed.
+type removal struct {
+	rb    *removableBatch
+	seq   uint64
+	index int32
+	path  string
+	// destDev, destIno: the receiver's report of the file now at the
+	// destination name (wire.Synced).
+	destDev, destIno uint64
+}
+
 // removeSource deletes the source of a synced entry, as rsync's sender
-// does: only if its size and mtime are still those it listed.
+// does: only if its size and mtime are still those it listed. A file
+// listed under several names (a directory reached through a followed
+// link as well, an operand inside another) stays until every name is
+// synced or the transfer ends: rsync's sender has read them all by
+// the time the first success reaches it, and the later names find the
+// file already removed.
 func (s *Sender) removeSource(m *wire.Synced) {
 	s.removableMu.Lock()
 	rb := s.removable[m.Seq]
@@ -56,12 +86,57 @@ func (s *Sender) removeSource(m *wire.Synced) {
 			}
 		}
 	}
-	s.removableMu.Unlock()
 	if path == "" {
+		s.removableMu.Unlock()
 		return // not a listed file, or already handled: a confused receiver is ignored
 	}
-	e := &rb.entries[m.Index]
-	top := rb.tops[rb.from[m.Index]]
+	r := removal{rb, m.Seq, m.Index, path, m.DestDev, m.DestIno}
+	id := idOf(&rb.entries[m.Index])
+	if n := s.unsynced[id] - 1; n > 0 {
+		s.unsynced[id] = n
+		s.held[id] = append(s.held[id], r)
+		s.removableMu.Unlock()
+		return
+	}
+	delete(s.unsynced, id)
+	now := append(s.held[id], r)
+	delete(s.held, id)
+	s.removableMu.Unlock()
+	s.removeInOrder(now)
+}
+
+// removeHeld removes, once the receiver is done, the sources still held
+// for a name that was never synced (it failed, or was not sent).
+func (s *Sender) removeHeld() {
+	s.removableMu.Lock()
+	var all []removal
+	for _, rs := range s.held {
+		all = append(all, rs...)
+	}
+	s.held = nil
+	s.removableMu.Unlock()
+	s.removeInOrder(all)
+}
+
+// removeInOrder removes rs in file-list order, as rsync's sender meets
+// them.
+func (s *Sender) removeInOrder(rs []removal) {
+	slices.SortFunc(rs, func(a, b removal) int {
+		if c := cmp.Compare(a.seq, b.seq); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.index, b.index)
+	})
+	for _, r := range rs {
+		s.removeOne(r)
+	}
+}
+
+// removeOne deletes the source of one synced entry.
+func (s *Sender) removeOne(r removal) {
+	rb, path := r.rb, r.path
+	e := &rb.entries[r.index]
+	top := rb.tops[rb.from[r.index]]
 	// rsync names the file as its list does (an absolute -R name with its
 	// leading slash), and with -L looks at what a symlink points to
 	// (another name may have removed it already).
@@ -90,7 +165,7 @@ func (s *Sender) removeSource(m *wire.Synced) {
 		s.removeFailed("re-lstat", shown, err)
 		return
 	}
-	if m.DestIno != 0 && st.Dev == m.DestDev && st.Ino == m.DestIno {
+	if r.destIno != 0 && st.Dev == r.destDev && st.Ino == r.destIno {
 		// A local copy whose destination is this very file (a
 		// --link-dest link to it): removing it would lose a name the
 		// receiver just made, so rsync's sender refuses.

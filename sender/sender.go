@@ -104,6 +104,11 @@ type Sender struct {
 	// every listed regular file until the receiver reports it synced.
 	removableMu sync.Mutex
 	removable   map[uint64]*removableBatch
+	// unsynced counts, per source file, its listed names not yet
+	// reported synced; held keeps the removals that wait for the
+	// others (remove.go).
+	unsynced map[sourceID]int
+	held     map[sourceID][]removal
 	// removeDirs, for the receive loop alone: the directories the last
 	// sources removed lay in, the latest first (sourceParent).
 	removeDirs []openSourceDir
@@ -196,6 +201,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		s.conn.Close()
 	}
 	err = <-recvErr
+	s.removeHeld()
 	s.closeSourceDirs()
 	if pumpErr != nil {
 		if perr := <-pumpErr; perr != nil && (err == nil || ctx.Err() != nil) {

@@ -923,6 +923,9 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 	if opts.WholeSecondTimes {
 		e.MtimeNsec = 0
 	}
+	if opts.RemoveSourceFiles {
+		e.SrcDev, e.SrcIno = st.Dev, st.Ino
+	}
 	if opts.Atimes && st.Mode&fsops.TypeMask != fsops.TypeDir {
 		e.AtimeSec = st.AtimeSec
 	}

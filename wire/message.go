@@ -57,6 +57,10 @@ type Entry struct {
 	// (a daemon module's SanitizeLinks) keeps the sender's here, for
 	// output.
 	SentLink string
+	// SrcDev and SrcIno are not sent either: the sender's identity of
+	// the listed entry, set only with --remove-source-files, where a
+	// file reached by two names must not go before both are sent.
+	SrcDev, SrcIno uint64
 }
 
 // Xattr is one extended attribute of an Entry.

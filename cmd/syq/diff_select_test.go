@@ -80,6 +80,10 @@ var removeScenarios = []diffScenario{
 	// link to its leader here: made now, or one already.
 	{name: "remove-source-files-hlinks", fx: fxHlinkGroups, args: dtArgs("-aH", "--remove-source-files", "src/", "dst/"), srcChanges: true},
 	{name: "remove-source-files-hlinks-linked", fx: fxHardGroups, pre: preHardLinkedAlready, args: dtArgs("-aH", "--remove-source-files", "src/", "dst/"), srcChanges: true},
+	// One file listed under two names (a directory followed through a
+	// symlink as well): both names are sent before the file goes, and
+	// the later one finds it "already removed".
+	{name: "remove-source-files-dirlink-twice", fx: fxLinks, args: dtArgs("-rkv", "--remove-source-files", "--exclude=outdir", "src/", "dst/"), srcChanges: true, stdout: true, sorted: true, runTimes: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, removeScenarios...) }
