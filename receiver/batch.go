@@ -392,6 +392,12 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			// goes stays until then, a basis for --fuzzy too.
 			if extra, keep, ok := r.extraneous(b, fb, have); ok && (len(extra) > 0 || r.opts.DeleteAfter) {
 				l := lateDeletion{seq: fb.Seq, dir: fb.Dir, names: extra}
+				if !r.opts.DeleteAfter {
+					// --delete-delay judges now, by the merge files
+					// the destination holds now, as rsync's
+					// generator does; the sender's arrive later.
+					l.rules = r.rulesFor(fb.Dir)
+				}
 				if len(extra) > 0 {
 					b.changed.Store(true) // its mtime is put back after the deletions
 				}
@@ -767,7 +773,8 @@ type lateDeletion struct {
 	seq    uint64 // the directory's batch: the file list's order
 	dir    string
 	names  []string
-	listed []string // sorted; nil unless --delete-after
+	listed []string     // sorted; nil unless --delete-after
+	rules  *filter.List // --delete-delay: the rules when it was judged
 }
 
 // listedNames is the set of names the sender has in fb's directory.
@@ -836,7 +843,11 @@ func (r *Receiver) deleteLate() {
 				r.traceKept(dir, l.dir, kept)
 			}
 		}
-		deleted, _ := r.deleteNames(dir, l.dir, names, nil, r.rulesFor(l.dir), filter.Receiver)
+		rules := l.rules
+		if r.opts.DeleteAfter {
+			rules = r.rulesFor(l.dir)
+		}
+		deleted, _ := r.deleteNames(dir, l.dir, names, nil, rules, filter.Receiver)
 		for _, line := range deleted {
 			r.out.now(line, true)
 		}

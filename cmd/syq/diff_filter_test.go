@@ -114,6 +114,9 @@ var filterScenarios = []diffScenario{
 	{name: "d-F-after", fx: fxFilter, pre: preFilterDst, args: dtArgs("-a", "--delete-after", "-F", "src/", "dst/")},
 	{name: "d-F-after-vv", fx: fxFilter, pre: preFilterDst, args: dtArgs("-avv", "--delete-after", "-F", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "d-F-delay-vv", fx: fxFilter, pre: preFilterDst, args: dtArgs("-avv", "--delete-delay", "-F", "src/", "dst/"), stdout: true, sorted: true},
+	// The top directory's merge file is not in the destination yet when
+	// --delete-delay judges it: nothing there is protected or excluded.
+	{name: "d-F-delay-top", fx: fxFiltered, pre: preFilteredExtras, args: dtArgs("-rtli", "--delete-delay", "-F", "src/", "dst/"), stdout: true, sorted: true},
 }
 
 func init() { diffScenarios = append(diffScenarios, filterScenarios...) }
