@@ -658,7 +658,7 @@ func (r *Receiver) blockedBatch(fb *wire.FileBatch) (lines []string) {
 		case !r.keepsType(e.Type()):
 			// In turn with the other lines, as decideEntry says it.
 			if r.opts.Info.NonReg > 0 && !r.opts.Quiet {
-				lines = append(lines, r.aheadLine(fmt.Sprintf("skipping non-regular file %q", rel)))
+				lines = append(lines, r.aheadLine(fmt.Sprintf("skipping non-regular file %q", r.sourceName(rel))))
 			}
 		case e.Type() == wire.TypeLnk:
 			r.problem(wire.ProblemGenerator, "symlink %q -> %q failed: %s", r.destPath(rel), e.Link, fsops.ErrText(fsops.ErrNotDir))

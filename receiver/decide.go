@@ -197,10 +197,10 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	}
 	// --max-size/--min-size: left as it is, not deleted.
 	if opts.MaxSize != nil && e.Size > *opts.MaxSize {
-		return false, r.skipNote(lines, r.display(rel)+" is over max-size")
+		return false, r.skipNote(lines, r.display(r.sourceName(rel))+" is over max-size")
 	}
 	if opts.MinSize != nil && e.Size < *opts.MinSize {
-		return false, r.skipNote(lines, r.display(rel)+" is under min-size")
+		return false, r.skipNote(lines, r.display(r.sourceName(rel))+" is under min-size")
 	}
 	if old != nil && r.isFile(old) && opts.Update && mtimeNewer(old, e, opts.ModifyWindowSec) && !r.groupLed(b, e) {
 		// A newer file here is left alone, also as a name of a hard-
@@ -510,7 +510,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		// (--no-super says to act as if not). rsync's generator says
 		// so as it goes: after the deletions in the directory.
 		if r.opts.Info.NonReg > 0 && !r.opts.Quiet {
-			lines = append(lines, r.aheadLine(fmt.Sprintf("skipping non-regular file %q", rel)))
+			lines = append(lines, r.aheadLine(fmt.Sprintf("skipping non-regular file %q", r.sourceName(rel))))
 		}
 		return lines
 	}
@@ -519,7 +519,7 @@ func (r *Receiver) decideOther(b *batchState, e *wire.Entry, index int32, rel st
 		display = rel + " -> " + r.shownLink(e)
 		if opts.SafeLinks && wire.UnsafeSymlink(e.Link, rel) {
 			if opts.Info.Name > 0 {
-				r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("ignoring unsafe symlink %q -> %q", rel, e.Link))
+				r.cfg.Report(wire.ProblemInfo, fmt.Sprintf("ignoring unsafe symlink %q -> %q", r.sourceName(rel), e.Link))
 			}
 			return lines
 		}

@@ -12,6 +12,12 @@ func preDstSub(b *fixtureBuilder) {
 }
 
 var selectScenarios = []diffScenario{
+	// A single file copied to another name is skipped under its name at
+	// the source, as rsync's generator says.
+	{name: "s-max-size-solo", fx: fxSolo, args: dtArgs("-r", "--info=skip", "--max-size=1k", "src/big", "other"), stdout: true, cmp: dtSkipRoot},
+	{name: "s-min-size-solo", fx: fxSolo, args: dtArgs("-r", "--info=skip", "--min-size=10k", "src/big", "other"), stdout: true, cmp: dtSkipRoot},
+	{name: "s-non-regular-solo", fx: fxSolo, args: dtArgs("-r", "src/ln", "other"), stdout: true, cmp: dtSkipRoot},
+	{name: "s-unsafe-link-solo", fx: fxSolo, args: dtArgs("-rlv", "--safe-links", "src/unsafe", "other"), stdout: true, cmp: dtSkipRoot},
 	{name: "s-max-size", fx: fxBasic, args: dtArgs("-a", "--max-size=1.5k", "src/", "dst/")},
 	{name: "s-max-size-kb-plus", fx: fxBasic, args: dtArgs("-a", "--max-size=2kb+1", "src/", "dst/")},
 	{name: "s-min-size", fx: fxBasic, args: dtArgs("-a", "--min-size=100", "src/", "dst/")},
@@ -55,6 +61,15 @@ var selectScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, selectScenarios...) }
+
+// fxSolo: a file of 5,000 bytes, a symlink to it and one leaving the
+// tree.
+func fxSolo(b *fixtureBuilder) {
+	b.file("src/big", 5000)
+	b.symlink("src/ln", "big")
+	b.symlink("src/unsafe", "../../x")
+	b.dir("src")
+}
 
 var removeScenarios = []diffScenario{
 	{name: "remove-source-files", fx: fxBasic, args: dtArgs("-a", "--remove-source-files", "src/", "dst/"), srcChanges: true},
