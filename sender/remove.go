@@ -55,6 +55,25 @@ type sourceID struct{ dev, ino uint64 }
 
 func idOf(e *wire.Entry) sourceID { return sourceID{e.SrcDev, e.SrcIno} }
 
+// unlinkedFile is what a removed name of a hard-linked source file had:
+// a name of it listed later counts as linked only if it is that file.
+type unlinkedFile struct {
+	size            int64
+	mtimeSec, mtime int64
+}
+
+// stillLinked says whether st, with one name left, is a file whose other
+// names this run removed: -H lists it as linked all the same, as rsync,
+// whose sender lists well ahead of its removals, sees it so. A name
+// listed after its siblings went would otherwise be sent as a file of
+// its own, not linked to them at the destination.
+func (s *Sender) stillLinked(st fsops.Stat) bool {
+	s.removableMu.Lock()
+	defer s.removableMu.Unlock()
+	u, ok := s.unlinked[sourceID{st.Dev, st.Ino}]
+	return ok && u == unlinkedFile{st.Size, st.MtimeSec, st.MtimeNsec}
+}
+
 // removal is a synced entry whose source is to be removed.
 type removal struct {
 	rb    *removableBatch
@@ -182,6 +201,14 @@ func (s *Sender) removeOne(r removal) {
 	if err := src.unlink(); err != nil {
 		s.removeFailed("remove", shown, err)
 		return
+	}
+	if st.Nlink > 1 && s.cfg.Opts.HardLinks {
+		s.removableMu.Lock()
+		if s.unlinked == nil {
+			s.unlinked = make(map[sourceID]unlinkedFile)
+		}
+		s.unlinked[sourceID{st.Dev, st.Ino}] = unlinkedFile{st.Size, st.MtimeSec, st.MtimeNsec}
+		s.removableMu.Unlock()
 	}
 	if s.cfg.Opts.Info.Remove > 0 {
 		s.ownProblem(wire.ProblemInfo, "sender removed %s", shown)

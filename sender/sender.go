@@ -109,6 +109,8 @@ type Sender struct {
 	// others (remove.go).
 	unsynced map[sourceID]int
 	held     map[sourceID][]removal
+	// unlinked: the hard-linked sources removed so far (-H).
+	unlinked map[sourceID]unlinkedFile
 	// removeDirs, for the receive loop alone: the directories the last
 	// sources removed lay in, the latest first (sourceParent).
 	removeDirs []openSourceDir

@@ -940,7 +940,7 @@ func (s *Sender) entryFor(name string, st fsops.Stat, dir *fsops.Dir, srcName, d
 			}
 			e.Sum = sum
 		}
-		if opts.HardLinks && st.Nlink > 1 {
+		if opts.HardLinks && (st.Nlink > 1 || opts.RemoveSourceFiles && s.stillLinked(st)) {
 			// Dev and inode ride in LinkGroup/Rdev until emit numbers them.
 			e.LinkGroup, e.Rdev = st.Ino, st.Dev
 		}

@@ -1,0 +1,63 @@
+package sender
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"syq/fsops"
+	"syq/wire"
+)
+
+// TestListedAsLinkedAfterRemoval: under -H --remove-source-files a
+// name listed after the sender removed the file's other names (it has
+// one link left) is still listed as hard-linked, but only if it is the
+// very file those names had (same size and mtime), not a new file that
+// took its inode number.
+func TestListedAsLinkedAfterRemoval(t *testing.T) {
+	dir := t.TempDir()
+	a1 := filepath.Join(dir, "a1")
+	if err := os.WriteFile(a1, []byte("shared"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(a1, filepath.Join(dir, "a3")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := fsops.OpenDirPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	before, err := root.Lstat("a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sender{cfg: Config{Opts: &wire.Options{HardLinks: true, RemoveSourceFiles: true}}}
+	s.removeOne(removal{
+		rb:   &removableBatch{entries: []wire.Entry{{Name: "a1", Mode: before.Mode, Size: before.Size, MtimeSec: before.MtimeSec, MtimeNsec: before.MtimeNsec}}, tops: []listRoot{{dir: dir}}, from: []uint8{0}},
+		path: a1,
+	})
+	if _, err := os.Lstat(a1); !os.IsNotExist(err) {
+		t.Fatalf("a1 not removed: %v", err)
+	}
+	st, err := root.Lstat("a3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Nlink != 1 {
+		t.Fatalf("a3 has %d links, want 1", st.Nlink)
+	}
+	e, ok, _ := s.entryFor("a3", st, root, "a3", "a3")
+	if !ok || e.LinkGroup != st.Ino || e.Rdev != st.Dev {
+		t.Errorf("a3 after its sibling's removal: LinkGroup %d Rdev %d ok %v, want the inode %d and device %d", e.LinkGroup, e.Rdev, ok, st.Ino, st.Dev)
+	}
+	st.MtimeNsec++ // another file in the same inode
+	if e, _, _ := s.entryFor("a3", st, root, "a3", "a3"); e.LinkGroup != 0 {
+		t.Errorf("a file that differs from the removed one is listed as linked (group %d)", e.LinkGroup)
+	}
+	s.cfg.Opts.HardLinks = false
+	st.MtimeNsec--
+	if e, _, _ := s.entryFor("a3", st, root, "a3", "a3"); e.LinkGroup != 0 {
+		t.Errorf("without -H: group %d", e.LinkGroup)
+	}
+}
