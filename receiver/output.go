@@ -254,8 +254,6 @@ func (r *Receiver) written(job *fileJob, ok bool) {
 	emit(sum, ok)
 }
 
-// display escapes a name for output (wire.DisplayName), leaving bytes
-// outside ASCII as they are under -8.
 // sourceName is what rsync's generator calls an entry it skips (a
 // non-regular file, one outside the size limits, an unsafe symlink): a
 // single file copied to another name goes by its name at the source.
@@ -266,6 +264,8 @@ func (r *Receiver) sourceName(rel string) string {
 	return rel
 }
 
+// display escapes a name for output (wire.DisplayName), leaving bytes
+// outside ASCII as they are under -8.
 func (r *Receiver) display(name string) string {
 	if r.opts.EightBitOutput {
 		return wire.DisplayName8(name)
