@@ -46,6 +46,21 @@ func wantAll(b *wire.FileBatch) *wire.Wants {
 	return w
 }
 
+// runRecursive runs a sender of src's contents (-r) with a read-ahead
+// window of prefetch files over an in-memory pipe; it returns the
+// receiving end and the sender's result.
+func runRecursive(t *testing.T, src string, prefetch int) (wire.Conn, <-chan error) {
+	sconn, rconn := wire.Pipe(16)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, Config{Opts: &wire.Options{Recursive: true}, Operands: []string{src + "/"}, Prefetch: prefetch}, sconn)
+		done <- err
+	}()
+	return rconn, done
+}
+
 // TestPrefetchWithinOneProcess: with Prefetch, the sender opens wanted
 // files before it hands their batch to the receiver, hands each over with its
 // content intact, never holds more than the window, and closes every
@@ -63,14 +78,7 @@ func TestPrefetchWithinOneProcess(t *testing.T) {
 		}
 	}
 	const window = 8
-	sconn, rconn := wire.Pipe(16)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := Run(ctx, Config{Opts: &wire.Options{Recursive: true}, Operands: []string{src + "/"}, Prefetch: window}, sconn)
-		done <- err
-	}()
+	rconn, done := runRecursive(t, src, window)
 	batches := map[uint64]*wire.FileBatch{}
 	read, prefetched := 0, 0
 	for {
@@ -199,14 +207,7 @@ func TestPrefetchPassesOverCached(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d", f)), []byte("cached"), 0o644)
 		}
 	}
-	sconn, rconn := wire.Pipe(16)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := Run(ctx, Config{Opts: &wire.Options{Recursive: true}, Operands: []string{src + "/"}, Prefetch: 1000}, sconn)
-		done <- err
-	}()
+	rconn, done := runRecursive(t, src, 1000)
 	var ahead []int // files open ahead when each batch with files arrived
 	for {
 		m, err := rconn.Recv()
