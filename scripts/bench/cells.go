@@ -248,10 +248,12 @@ func cellsFor(scale string) []cell {
 	return cells
 }
 
-// selectCells keeps the cells named in list; a name also selects the cells
-// named NAME-*: "small" selects small-tmpfs and small-ext4, "large" both
-// large cells, "memory" both memory cells, "ssh" ssh-small and ssh-large,
-// "noop" noop and noop-ssh, "incr" incr and incr-ssh.
+// selectCells keeps the cells named in list. A name that is no cell's
+// selects the cells named NAME-*: "small" selects small-tmpfs and
+// small-ext4, "large" both large cells, "memory" both memory cells, "ssh"
+// ssh-small and ssh-large, "wan" every WAN cell; a cell's own name selects
+// that cell alone ("wan-large" is not also wan-large-200ms, "noop" not
+// also noop-ssh).
 func selectCells(all []cell, list string) ([]cell, error) {
 	if list == "" || list == "all" {
 		return all, nil
@@ -259,9 +261,10 @@ func selectCells(all []cell, list string) ([]cell, error) {
 	var out []cell
 	for _, want := range strings.Split(list, ",") {
 		want = strings.TrimSpace(want)
+		exact := slices.ContainsFunc(all, func(c cell) bool { return c.name == want })
 		found := false
 		for _, c := range all {
-			if c.name == want || strings.HasPrefix(c.name, want+"-") {
+			if c.name == want || !exact && strings.HasPrefix(c.name, want+"-") {
 				out = append(out, c)
 				found = true
 			}
