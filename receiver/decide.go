@@ -347,8 +347,21 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			it = altItem
 		}
 	}
+	// --append holds a missing file's basis to the rule for a file here
+	// (appendSkips): rsync's generator takes a --*-dest file, or else
+	// its --fuzzy pick, as the file, and one at least as long is
+	// "appended" already: nothing is made. (--append refuses
+	// --partial-dir, whose copy would come first.)
+	appendBasis := int64(-1)
+	if st, ok := b.basisStat[index]; ok && old == nil {
+		appendBasis = st.Size
+	}
 	if old == nil && opts.Fuzzy > 0 && b.dir != nil {
-		if basis, st := r.findFuzzy(b, e, rel); basis != "" {
+		basis, st, picked := r.findFuzzy(b, e, rel)
+		if appendBasis < 0 && opts.Append != 0 {
+			appendBasis = picked
+		}
+		if basis != "" {
 			if b.fuzzyBasis == nil {
 				b.fuzzyBasis = map[int32]string{}
 			}
@@ -356,6 +369,9 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 			b.setBasisStat(index, st)
 			it.basis = st.Size // the delta builds on it (%c)
 		}
+	}
+	if opts.Append != 0 && appendBasis >= e.Size {
+		return false, lines
 	}
 	if opts.Fuzzy > 0 && !opts.WholeFile && !opts.DryRun {
 		// Replaced by this run: no basis for later files. rsync's

@@ -44,22 +44,23 @@ type fuzzyDir struct {
 // findFuzzy picks the basis for e, missing from b's directory: the
 // candidate's name in this directory ("" when none, or when the pick is
 // in a --*-dest directory, which serves no delta yet) and the debug
-// lines rsync prints.
-func (r *Receiver) findFuzzy(b *batchState, e *wire.Entry, rel string) (basis string, st fsops.Stat) {
+// lines rsync prints. picked is the length of the generator's pick
+// wherever it is (-1: none), which --append holds the file to.
+func (r *Receiver) findFuzzy(b *batchState, e *wire.Entry, rel string) (basis string, st fsops.Stat, picked int64) {
 	debug := r.opts.DebugFuzzy
 	if r.cfg.Pushed {
 		debug = 0 // rsync's remote generator keeps its debug output to itself
 	}
 	best := r.pickFuzzy(b, e, debug)
 	if best < 0 {
-		return "", st
+		return "", st, -1
 	}
 	c := b.fuzzy.cands[best]
 	if debug >= 1 {
 		r.out.now(fmt.Sprintf("fuzzy basis selected for %s: %s", r.display(rel), r.display(c.shown)), true)
 	}
 	if c.level != 0 {
-		return "", st
+		return "", st, c.size
 	}
 	// rsync's receiver opens the basis after its generator has gone
 	// on through the directory: a name the batch makes a directory,
@@ -67,9 +68,9 @@ func (r *Receiver) findFuzzy(b *batchState, e *wire.Entry, rel string) (basis st
 	// (A file this run rewrites is one still: rsync's receiver has
 	// finished it before it comes to this one.)
 	if b.notBasis[c.name] {
-		return "", st
+		return "", st, c.size
 	}
-	return c.name, c.st
+	return c.name, c.st, c.size
 }
 
 // hasFuzzyBasis says whether rsync's generator finds e, missing from b's

@@ -62,6 +62,37 @@ var appendScenarios = []diffScenario{
 	{name: "append-inplace-partial", fx: fxBasic, pre: preAppend, args: dtArgs("-ai", "--append-verify", "--inplace", "--partial", "src/", "dst/"), stdout: true, sorted: true},
 	{name: "append-whole-file", fx: fxPlain, args: dtArgs("-a", "--append", "-W", "src/", "dst/"), code: 1},
 	{name: "append-partial-dir", fx: fxPlain, args: dtArgs("-a", "--append-verify", "--partial-dir=p", "src/", "dst/"), code: 1},
+	// A missing file's basis elsewhere is held to the rule for a file
+	// here: prev/onlysrc and prev/changed, longer than the source's, are
+	// "appended" already, so dst/onlysrc and dst/changed are not made.
+	// (A shorter basis is left out: rsync appends the rest to a file it
+	// has not copied the basis into, so the kept part reads as zeros;
+	// syq writes the source's bytes.)
+	{name: "append-alt-link-dest", fx: fxAltDest, pre: preAltLonger, args: dtArgs("-ai", "--append", "--link-dest=../prev", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "append-alt-compare-dest-n", fx: fxAltDest, pre: preAltLonger, args: dtArgs("-ain", "--append", "--compare-dest=../prev", "src/", "dst/"), stdout: true, sorted: true},
+	{name: "append-verify-alt-copy-dest", fx: fxAltDest, pre: preAltLonger, args: dtArgs("-ai", "--append-verify", "--copy-dest=../prev", "--copy-dest=../prev2", "src/", "dst/"), stdout: true, sorted: true},
+	// The same for a --fuzzy pick: same/other.bin (the size and mtime of
+	// same/new-name.bin) and the longer dst/file-v1.dat and
+	// d1/d2/archive-v1.tar stand for their files.
+	{name: "append-fuzzy", fx: fxFuzzy, pre: preFuzzyLonger, args: dtArgs("-ai", "--append", "-y", "src/", "dst/"), stdout: true, sorted: true},
+}
+
+// preAltLonger: prev/onlysrc and prev/changed are longer than the
+// source's files.
+func preAltLonger(b *fixtureBuilder) {
+	b.text("prev/onlysrc", "an older file, longer than the source's")
+	b.text("prev/changed", "old content, longer than the new")
+	b.dir("prev")
+}
+
+// preFuzzyLonger: preFuzzy with the fuzzy picks for src/file-v2.dat
+// and src/d1/d2/archive-v2.tar longer than they are.
+func preFuzzyLonger(b *fixtureBuilder) {
+	preFuzzy(b)
+	b.file("dst/file-v1.dat", 110_000, fbMtAt(5))
+	b.file("dst/d1/d2/archive-v1.tar", 310_000, fbMtAt(5))
+	b.dir("dst/d1/d2")
+	b.dir("dst")
 }
 
 func init() { diffScenarios = append(diffScenarios, appendScenarios...) }

@@ -228,10 +228,12 @@ func rdKnownDiff(s rdScenario, pull bool) string {
 	switch {
 	case (has("--append") || has("--append-verify")) &&
 		(has("--link-dest=../src") || has("--compare-dest=../src") || has("--copy-dest=../src") || has("--fuzzy")):
-		// rsync's generator skips a missing file whose --*-dest or
-		// fuzzy basis is at least as long ("appended" already), so the
-		// file is never made; syq copies it.
-		return "rsync --append skips a missing file with a long enough alternate basis"
+		// A missing file whose --*-dest or fuzzy basis is shorter:
+		// rsync appends the rest to a file it never copied the basis
+		// into, so the kept part reads as zeros; syq writes the
+		// source's bytes. (A basis at least as long skips the file in
+		// both: TestDiff/append-alt-*, append-fuzzy.)
+		return "--append over a shorter alternate basis: rsync's zeros"
 	case has("-H") && s.fixture == "hard" && (has("-u") || has("--update") || has("--ignore-existing")):
 		// rsync's generator defers a hard-link group's data to its
 		// last name and goes back to an earlier one when that is
