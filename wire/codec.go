@@ -44,6 +44,7 @@ const (
 	frameCompressed = 23 // compressed frames (-z), see appendCompressed
 	frameSeqData    = 24 // a Data, FileData or DataEnd frame numbered for several rails (rails.go)
 	frameRailAck    = 25 // the numbered frames the receiver has used so far (rails.go)
+	frameRailGot    = 26 // the numbered frames a rail has delivered (rails.go)
 )
 
 // MaxFrame bounds a frame's body. File data travels in chunks of at most
@@ -976,6 +977,9 @@ func nextPlainFrame(block []byte) (typ byte, body, rest []byte, err error) {
 //	frameSeqData: seq uvarint, type uint8 (frameData, frameFileData or
 //	              frameDataEnd), that frame's body (the rest)
 //	frameRailAck: next uvarint: every numbered frame below next is used
+//	frameRailGot: rail0 uint8, count uvarint: the numbered frames read,
+//	              since it opened, from the rail this frame travels on
+//	              (rail0 0) or from rail 0 (rail0 1)
 //
 // The numbers start at 0 in each direction and count every numbered
 // frame once; a frame sent again after its rail died keeps its number.
@@ -1013,4 +1017,27 @@ func decodeSeqData(body []byte) (seq uint64, typ byte, inner []byte, err error) 
 
 func encodeRailAck(out []byte, next uint64) []byte {
 	return encodeSeq(out, frameRailAck, next)
+}
+
+func encodeRailGot(out []byte, rail0 bool, count uint64) []byte {
+	start := len(out)
+	out = append(out, frameRailGot, 0, 0, 0, 0, 0)
+	if rail0 {
+		out[start+frameHeader] = 1
+	}
+	out = binary.AppendUvarint(out, count)
+	return finishFrame(out, start)
+}
+
+func decodeRailGot(body []byte) (rail0 bool, count uint64, err error) {
+	d := &decoder{b: body}
+	flag := d.byte1()
+	count = d.uvarint()
+	if err := d.end(); err != nil {
+		return false, 0, err
+	}
+	if flag > 1 {
+		return false, 0, fmt.Errorf("rail receipt for rail kind %d", flag)
+	}
+	return flag == 1, count, nil
 }

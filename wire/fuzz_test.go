@@ -21,6 +21,7 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(byte(frameSynced), []byte{3, 4})
 	f.Add(byte(frameSeqData), appendSeqHead(nil, 9, appendFileDataHead(nil, &FileData{Seq: 1, Index: 2, End: true}), 0)[frameHeader:])
 	f.Add(byte(frameRailAck), encodeRailAck(nil, 12)[frameHeader:])
+	f.Add(byte(frameRailGot), encodeRailGot(nil, true, 7)[frameHeader:])
 	f.Add(byte(frameFatal), encodeFatal(nil, &FatalError{Code: 12, Err: errors.New("x")})[frameHeader:])
 	f.Fuzz(func(t *testing.T, typ byte, body []byte) {
 		switch typ {
@@ -41,6 +42,8 @@ func FuzzDecoders(f *testing.F) {
 			decodeFatal(body)
 		case frameData, frameRailAck:
 			decodeSeq(body)
+		case frameRailGot:
+			decodeRailGot(body)
 		case frameSeqData:
 			if _, typ, inner, err := decodeSeqData(body); err == nil && typ == frameFileData {
 				decodeFileData(inner)

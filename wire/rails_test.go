@@ -37,12 +37,15 @@ func tcpPairs(t *testing.T, n int) (a, b []net.Conn) {
 }
 
 // breakable is a rail that can be made to fail: after limit bytes
-// written (0: never) it closes itself, as a rail whose link died.
+// written (0: never) it closes itself, as a rail whose link died. With
+// a rate (bytes per second, 0: none) it is as slow as a link of that
+// rate.
 type breakable struct {
 	net.Conn
 	mu      sync.Mutex
 	written int64
 	limit   int64
+	rate    int64
 	broke   atomic.Bool
 }
 
@@ -50,7 +53,11 @@ func (c *breakable) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	c.written += int64(len(p))
 	over := c.limit > 0 && c.written > c.limit
+	rate := c.rate
 	c.mu.Unlock()
+	if rate > 0 {
+		time.Sleep(time.Duration(int64(len(p)) * int64(time.Second) / rate))
+	}
 	if over {
 		c.broke.Store(true)
 		c.Conn.Close()
@@ -81,6 +88,7 @@ func (c *counting) Read(p []byte) (int, error) {
 
 type railTest struct {
 	snd, rcv   *Stream
+	sndRail0   *breakable   // the sender's rail 0
 	sndRails   []*breakable // the sender's data rails (1..)
 	rcvRails   []*counting  // the receiver's data rails (1..)
 	rcv0, snd0 net.Conn
@@ -91,7 +99,7 @@ type railTest struct {
 func railStreams(t *testing.T, n int, limits map[int]int64) *railTest {
 	t.Helper()
 	a, b := tcpPairs(t, n)
-	rt := &railTest{snd0: a[0], rcv0: b[0]}
+	rt := &railTest{snd0: a[0], rcv0: b[0], sndRail0: &breakable{Conn: a[0]}}
 	var sr, rr []io.ReadWriteCloser
 	for i := 1; i < n; i++ {
 		s := &breakable{Conn: a[i], limit: limits[i]}
@@ -106,7 +114,7 @@ func railStreams(t *testing.T, n int, limits map[int]int64) *railTest {
 		logs = append(logs, fmt.Sprintf(f, args...))
 		mu.Unlock()
 	}
-	rt.snd = NewStream(bufio.NewReader(a[0]), a[0], a[0], StreamConfig{Peer: "receiver", Rails: sr, Debugf: debug})
+	rt.snd = NewStream(bufio.NewReader(a[0]), rt.sndRail0, a[0], StreamConfig{Peer: "receiver", Rails: sr, Debugf: debug})
 	rt.rcv = NewStream(bufio.NewReader(b[0]), b[0], b[0], StreamConfig{Peer: "sender", Rails: rr, Debugf: debug})
 	t.Cleanup(func() {
 		rt.snd.Close()
@@ -226,6 +234,31 @@ func waitSender(t *testing.T, done <-chan error) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the sender did not finish")
+	}
+}
+
+// TestRailsUnevenSpeeds: a rail far slower than the others (one NIC of
+// 4 MB/s beside three of 32 MB/s) gets data in proportion to its speed,
+// not an even share: spread evenly, every rail's frames wait for the
+// slow rail's in number order, and the transfer goes at the slowest
+// rail's pace times the rails.
+func TestRailsUnevenSpeeds(t *testing.T) {
+	rt := railStreams(t, 4, nil)
+	for i, c := range rt.sndRails {
+		c.mu.Lock()
+		c.rate = 32 << 20
+		if i == 0 {
+			c.rate = 4 << 20
+		}
+		c.mu.Unlock()
+	}
+	files := testFiles(96<<20, 0)
+	done := runSender(rt, files)
+	receiveFiles(t, rt.rcv, files)
+	waitSender(t, done)
+	slow, fast := rt.rcvRails[0].n.Load(), min(rt.rcvRails[1].n.Load(), rt.rcvRails[2].n.Load())
+	if slow > fast*3/4 {
+		t.Errorf("the slow rail carried %d bytes, a fast one %d", slow, fast)
 	}
 }
 

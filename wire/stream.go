@@ -488,6 +488,12 @@ func (s *Stream) writeLoop() {
 		}
 		return s.put(data)
 	}
+	flush0 := func() error {
+		if err := s.seal(); err != nil {
+			return err
+		}
+		return s.w.Flush()
+	}
 	var numbered []byte
 	write := func(m Message) error {
 		var err error
@@ -495,7 +501,7 @@ func (s *Stream) writeLoop() {
 		case *FileData:
 			zip := z != nil && !z.plainData(m)
 			if rs != nil {
-				return rs.sendFile(m, zip, put0)
+				return rs.sendFile(m, zip, put0, flush0)
 			}
 			scratch = appendFileDataHead(scratch[:0], m)
 			if zip {
@@ -579,7 +585,7 @@ func (s *Stream) writeLoop() {
 					done <- s.drainAndFlush(write, put0)
 					continue
 				case <-wake:
-					if err := rs.flushResends(put0); err != nil {
+					if _, err := rs.flushResends(put0); err != nil {
 						fail(err)
 						return
 					}
@@ -627,7 +633,7 @@ func (s *Stream) drainAndFlush(write func(Message) error, put0 put0Func) error {
 			}
 		default:
 			if s.rails != nil {
-				if err := s.rails.flushResends(put0); err != nil {
+				if _, err := s.rails.flushResends(put0); err != nil {
 					return err
 				}
 			}
