@@ -876,37 +876,18 @@ func (rs *railSet) ackLoop() {
 			return
 		}
 		for _, r := range rs.rails[1:] {
-			n := r.got.Load()
-			if n == r.gotSent {
-				continue
+			if n := r.got.Load(); n != r.gotSent && rs.sendAck(r, encodeRailGot(buf[:0], false, n)) {
+				r.gotSent = n
 			}
-			rs.mu.Lock()
-			dead := r.dead
-			rs.mu.Unlock()
-			if dead {
-				continue
-			}
-			buf = encodeRailGot(buf[:0], false, n)
-			r.wmu.Lock()
-			_, err := r.w.Write(buf)
-			if err == nil {
-				err = r.w.Flush()
-			}
-			r.wmu.Unlock()
-			if err != nil {
-				rs.down(r, err)
-				continue
-			}
-			rs.s.written.Add(int64(len(buf)))
-			r.gotSent = n
 		}
 		n := rs.used.Load()
-		got0 := rs.rails[0].got.Load()
-		if n <= sent && got0 == rs.rails[0].gotSent {
+		r0 := rs.rails[0]
+		got0 := r0.got.Load()
+		if n <= sent && got0 == r0.gotSent {
 			continue
 		}
 		buf = buf[:0]
-		if got0 != rs.rails[0].gotSent {
+		if got0 != r0.gotSent {
 			buf = encodeRailGot(buf, true, got0)
 		}
 		if n > sent {
@@ -915,26 +896,32 @@ func (rs *railSet) ackLoop() {
 		for range len(rs.rails) - 1 {
 			r := rs.rails[turn]
 			turn = turn%(len(rs.rails)-1) + 1
-			rs.mu.Lock()
-			dead := r.dead
-			rs.mu.Unlock()
-			if dead {
-				continue
+			if rs.sendAck(r, buf) {
+				sent, r0.gotSent = max(sent, n), got0
+				break
 			}
-			r.wmu.Lock()
-			_, err := r.w.Write(buf)
-			if err == nil {
-				err = r.w.Flush()
-			}
-			r.wmu.Unlock()
-			if err != nil {
-				rs.down(r, err)
-				continue
-			}
-			rs.s.written.Add(int64(len(buf)))
-			sent = max(sent, n)
-			rs.rails[0].gotSent = got0
-			break
 		}
 	}
+}
+
+// sendAck writes ack frames on data rail r; false when r is down.
+func (rs *railSet) sendAck(r *rail, ack []byte) bool {
+	rs.mu.Lock()
+	dead := r.dead
+	rs.mu.Unlock()
+	if dead {
+		return false
+	}
+	r.wmu.Lock()
+	_, err := r.w.Write(ack)
+	if err == nil {
+		err = r.w.Flush()
+	}
+	r.wmu.Unlock()
+	if err != nil {
+		rs.down(r, err)
+		return false
+	}
+	rs.s.written.Add(int64(len(ack)))
+	return true
 }
