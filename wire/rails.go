@@ -111,7 +111,6 @@ type sentFrame struct {
 	data []byte
 	size int64
 	rail int  // -1 while waiting to be sent again
-	done bool // used by the peer
 	got  bool // read by the peer: counted on no rail, not sent again
 	zip  bool // compress it (-z, unless the compressor says plain)
 }
@@ -459,7 +458,6 @@ func (rs *railSet) ack(next uint64) {
 	i := 0
 	for i < len(rs.sent) && rs.sent[i].seq < next {
 		f := rs.sent[i]
-		f.done = true
 		rs.s.drained.Add(f.size) // the peer took it: progress for --timeout's watch
 		rs.gotLocked(f)
 		rs.ahead -= f.size
@@ -510,8 +508,8 @@ func (rs *railSet) measureLocked(r *rail, n int64, now time.Time) {
 	}
 }
 
-// readOn takes the frames the peer says it has read from data rail r
-// (count in all) off r's count.
+// readOn takes the frames the peer says it has read from rail r (count
+// in all) off r's count.
 func (rs *railSet) readOn(r *rail, count uint64) error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -664,12 +662,12 @@ func (rs *railSet) readRail(r *rail) {
 		switch typ {
 		case frameSeqData:
 			if err = rs.insert(body); err == nil {
-				rs.gotFrames(r, 1, len(body))
+				rs.gotFrames(r, 1, len(body), r.r.Buffered() == 0)
 			}
 		case frameCompressed:
 			var k int
 			if k, err = rs.insertCompressed(r, body); err == nil {
-				rs.gotFrames(r, k, len(body))
+				rs.gotFrames(r, k, len(body), r.r.Buffered() == 0)
 			}
 		case frameRailAck:
 			var n uint64
@@ -698,12 +696,13 @@ func (rs *railSet) readRail(r *rail) {
 }
 
 // gotFrames counts k numbered frames (n bytes on the wire) read from
-// data rail r, and wakes the ack loop to say so once a rail has read
-// railAckEvery bytes, or nothing more is waiting on it.
-func (rs *railSet) gotFrames(r *rail, k, n int) {
+// rail r (by its reader alone), and wakes the ack loop to say so once
+// the rail has read railAckEvery bytes, or when idle: nothing more is
+// waiting on it.
+func (rs *railSet) gotFrames(r *rail, k, n int, idle bool) {
 	r.got.Add(uint64(k))
 	r.gotBytes += int64(n)
-	if r.gotBytes >= railAckEvery || r.r.Buffered() == 0 {
+	if r.gotBytes >= railAckEvery || idle {
 		r.gotBytes = 0
 		rs.wakeAcks()
 	}
@@ -762,12 +761,7 @@ func (rs *railSet) readRail0() {
 			// sender hears of it on a data rail (ackLoop). Only
 			// FileData counts: Data and DataEnd, numbered too, never
 			// leave rail 0 and are not kept for it (Stream's writer).
-			r0.got.Add(1)
-			r0.gotBytes += int64(len(body))
-			if r0.gotBytes >= railAckEvery || rs.s.r.Buffered() == 0 && len(rs.s.unpacked) == 0 {
-				r0.gotBytes = 0
-				rs.wakeAcks()
-			}
+			rs.gotFrames(r0, 1, len(body), rs.s.r.Buffered() == 0 && len(rs.s.unpacked) == 0)
 		}
 		select {
 		case rs.rail0 <- railFrame{typ, body, err}:

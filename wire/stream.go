@@ -488,12 +488,6 @@ func (s *Stream) writeLoop() {
 		}
 		return s.put(data)
 	}
-	flush0 := func() error {
-		if err := s.seal(); err != nil {
-			return err
-		}
-		return s.w.Flush()
-	}
 	var numbered []byte
 	write := func(m Message) error {
 		var err error
@@ -501,7 +495,7 @@ func (s *Stream) writeLoop() {
 		case *FileData:
 			zip := z != nil && !z.plainData(m)
 			if rs != nil {
-				return rs.sendFile(m, zip, put0, flush0)
+				return rs.sendFile(m, zip, put0, s.flushOut)
 			}
 			scratch = appendFileDataHead(scratch[:0], m)
 			if zip {
@@ -570,11 +564,7 @@ func (s *Stream) writeLoop() {
 			case m = <-s.ctrl:
 			case m = <-s.data:
 			default:
-				if err := s.seal(); err != nil {
-					fail(err)
-					return
-				}
-				if err := s.w.Flush(); err != nil {
+				if err := s.flushOut(); err != nil {
 					fail(err)
 					return
 				}
@@ -637,12 +627,18 @@ func (s *Stream) drainAndFlush(write func(Message) error, put0 put0Func) error {
 					return err
 				}
 			}
-			if err := s.seal(); err != nil {
-				return err
-			}
-			return s.w.Flush()
+			return s.flushOut()
 		}
 	}
+}
+
+// flushOut ends the compression block being filled and writes out what
+// the Stream's own connection holds (writing goroutine).
+func (s *Stream) flushOut() error {
+	if err := s.seal(); err != nil {
+		return err
+	}
+	return s.w.Flush()
 }
 
 func isDataClass(m Message) bool {
