@@ -353,8 +353,10 @@ func (r *Receiver) decideFile(b *batchState, e *wire.Entry, index int32, rel str
 	// "appended" already: nothing is made. (--append refuses
 	// --partial-dir, whose copy would come first.)
 	appendBasis := int64(-1)
-	if st, ok := b.basisStat[index]; ok && old == nil {
-		appendBasis = st.Size
+	if opts.Append != 0 && old == nil {
+		if st, ok := b.basisStat[index]; ok {
+			appendBasis = st.Size
+		}
 	}
 	if old == nil && opts.Fuzzy > 0 && b.dir != nil {
 		basis, st, picked := r.findFuzzy(b, e, rel)

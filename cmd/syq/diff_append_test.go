@@ -75,6 +75,14 @@ var appendScenarios = []diffScenario{
 	// same/new-name.bin) and the longer dst/file-v1.dat and
 	// d1/d2/archive-v1.tar stand for their files.
 	{name: "append-fuzzy", fx: fxFuzzy, pre: preFuzzyLonger, args: dtArgs("-ai", "--append", "-y", "src/", "dst/"), stdout: true, sorted: true},
+	// -yy also picks in the --*-dest directories: prev/onlysrc.old,
+	// longer than src/onlysrc, stands for it there (prev/changed is
+	// made longer too, see above).
+	{name: "append-fuzzy-alt-dir", fx: fxAltDest, pre: func(b *fixtureBuilder) {
+		b.text("prev/onlysrc.old", "an older file, longer than the source's")
+		b.text("prev/changed", "old content, longer than the new")
+		b.dir("prev")
+	}, args: dtArgs("-ai", "--append", "-yy", "--compare-dest=../prev", "src/", "dst/"), stdout: true, sorted: true},
 }
 
 // preAltLonger: prev/onlysrc and prev/changed are longer than the
