@@ -359,7 +359,10 @@ func readBatch(inv *Invocation, stdout, stderr io.Writer) int {
 		}
 		if st, err := fsops.Fstat(f); err == nil && !st.IsReg() && st.Mode&fsops.TypeMask != fsops.TypeFifo {
 			f.Close()
-			return reportFatal(stderr, &wire.FatalError{Code: wire.ExitFileIO, Plain: true, Err: fmt.Errorf("Batch file %s is neither a regular file nor a FIFO", quotedPath(name))})
+			// The wording is upstream 3.5.0's (its testsuite looks for
+			// it); Debian's 3.5.0 says "neither a regular file nor a
+			// FIFO" and, as syq does, still reads a FIFO.
+			return reportFatal(stderr, &wire.FatalError{Code: wire.ExitFileIO, Plain: true, Err: fmt.Errorf("Batch file %s is not a regular file", quotedPath(name))})
 		}
 	}
 	defer f.Close()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -23,6 +24,13 @@ func TestBatchRefusals(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(root, "garbage"), garbage, 0o644)
 	os.WriteFile(filepath.Join(root, "empty"), nil, 0o644)
+	var null syscall.Stat_t
+	if err := syscall.Stat("/dev/null", &null); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mknod(filepath.Join(root, "dev"), syscall.S_IFCHR|0o600, int(null.Rdev)); err != nil {
+		t.Fatalf("mknod: %v", err)
+	}
 	for _, args := range [][]string{
 		{"-a", "--write-batch=B", "--read-batch=B", "src/", "dst/"},
 		{"-a", "--read-batch=B", "host:dst/"},
@@ -33,6 +41,7 @@ func TestBatchRefusals(t *testing.T) {
 		{"-a", "--read-batch=empty", "dst/"},
 		{"-a", "--read-batch=missing", "dst/"},
 		{"-a", "--read-batch=src", "dst/"},
+		{"-a", "--read-batch=dev", "dst/"},
 	} {
 		rc, _, rerr, _, err := runDiffTool(dtRefRsync, args, root, false)
 		if err != nil {
@@ -47,6 +56,11 @@ func TestBatchRefusals(t *testing.T) {
 		}
 		if strings.Contains(serr, "panic") || strings.Contains(serr, "goroutine ") {
 			t.Errorf("%q: syq panicked:\n%s", args, serr)
+		}
+		// rsync's testsuite (batch-file-symlink) looks for upstream's
+		// words; Debian's rsync here has its own.
+		if args[1] == "--read-batch=dev" && !strings.Contains(serr, `/dev" is not a regular file`) {
+			t.Errorf("%q: want upstream rsync's message, got:\n%s", args, serr)
 		}
 		if _, err := os.Stat(filepath.Join(root, "dst")); err == nil {
 			t.Fatalf("%q made dst", args)
