@@ -5,6 +5,7 @@
 package sender
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,6 +63,11 @@ type Config struct {
 	// a chroot), as rsync's daemon confines a source's directory to the
 	// module before --remove-source-files removes it (remove.go).
 	Daemon bool
+	// InflightEntries bounds the file-list entries between the walk and
+	// the receiver's last use of their batch (0: the local default,
+	// 2048). Across a network a batch is answered a round trip after
+	// it is listed, so the bound must cover that: InflightAcrossNetwork.
+	InflightEntries int
 }
 
 // Sender is one sending half of a transfer.
@@ -153,7 +159,7 @@ func Run(ctx context.Context, cfg Config, conn wire.Conn) (wire.Stats, error) {
 		cfg:        cfg,
 		conn:       conn,
 		inflight:   make(map[uint64]*batchRecord),
-		credits:    newCredits(inflightEntries),
+		credits:    newCredits(cmp.Or(cfg.InflightEntries, inflightEntries)),
 		linkGroups: make(map[[2]uint64]uint64),
 		verify:     wire.Verifies(conn),
 	}
@@ -669,12 +675,23 @@ func operandName(op string) (name string, contents bool) {
 // large the tree is.
 const inflightEntries = 2048
 
-// credits is a counting semaphore over entries.
+// InflightAcrossNetwork is Config.InflightEntries for a receiver across a
+// network. With 2048, 20,000 x 4 KiB pushed over a 50 ms round trip were
+// listed in 1.83 s, ten round trips of answers; with 16384, in 0.65-0.9 s
+// (the whole copy 3.1 s -> 2.5-2.9 s). The entries cost ~200 bytes each.
+const InflightAcrossNetwork = 16384
+
+// inflightBatches bounds the batches in flight whatever the entries: each
+// holds its directory's handle until it is answered.
+const inflightBatches = 2048
+
+// credits is a counting semaphore over entries and, beside it, batches.
 type credits struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
-	avail int
-	max   int
+	mu      sync.Mutex
+	cond    *sync.Cond
+	avail   int
+	max     int
+	batches int // batches in flight
 }
 
 func newCredits(n int) *credits {
@@ -684,7 +701,8 @@ func newCredits(n int) *credits {
 }
 
 // acquire takes n credits (at most all of them, so one huge directory
-// still goes through alone) and returns how many it took.
+// still goes through alone) and one batch, and returns how many credits
+// it took.
 func (c *credits) acquire(ctx context.Context, n int) (int, error) {
 	n = max(min(n, c.max), 1)
 	stop := context.AfterFunc(ctx, func() {
@@ -695,22 +713,25 @@ func (c *credits) acquire(ctx context.Context, n int) (int, error) {
 	defer stop()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for c.avail < n {
+	for c.avail < n || c.batches >= inflightBatches {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
 		c.cond.Wait()
 	}
 	c.avail -= n
+	c.batches++
 	return n, nil
 }
 
+// release gives back the n credits and the batch of one acquire.
 func (c *credits) release(n int) {
 	if n == 0 {
 		return
 	}
 	c.mu.Lock()
 	c.avail += n
+	c.batches--
 	c.mu.Unlock()
 	c.cond.Broadcast()
 }

@@ -420,3 +420,38 @@ func driveSender(t *testing.T, rconn wire.Conn, errc <-chan error, limit time.Du
 		t.Fatal("sender did not end after DataEnd")
 	}
 }
+
+// TestCreditsBoundBatches: however many entry credits there are, no more
+// than inflightBatches batches (each holding a directory handle) are in
+// flight; a release lets the next one go.
+func TestCreditsBoundBatches(t *testing.T) {
+	c := newCredits(InflightAcrossNetwork)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i := 0; i < inflightBatches; i++ {
+		if _, err := c.acquire(ctx, 1); err != nil {
+			t.Fatalf("acquire %d: %v", i, err)
+		}
+	}
+	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancelShort()
+	if _, err := c.acquire(short, 1); err == nil {
+		t.Fatalf("batch %d went in flight beyond the bound of %d", inflightBatches+1, inflightBatches)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := c.acquire(ctx, 1)
+		got <- err
+	}()
+	c.release(1)
+	if err := <-got; err != nil {
+		t.Fatalf("acquire after a release: %v", err)
+	}
+	// A directory larger than all the credits still goes, alone.
+	for i := 0; i < inflightBatches; i++ {
+		c.release(1)
+	}
+	if n, err := c.acquire(ctx, 10*InflightAcrossNetwork); err != nil || n != InflightAcrossNetwork {
+		t.Fatalf("huge batch: took %d, %v", n, err)
+	}
+}

@@ -423,6 +423,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 			Opts: opts, Operands: inv.Sources, Walkers: tune.Walkers, ReadAhead: tune.ReadAhead, Prefetch: tune.Prefetch,
 			Report: probs.reportSender(opts), ReportOwn: probs.reportOwn("sender"), Filter: inv.filters, Live: live,
 			Debugf: debugIf(debug), Names: &fsops.HostNames{}, ListProgress: banner.progressFunc(),
+			InflightEntries: sender.InflightAcrossNetwork,
 		}, st)
 		if bar != nil {
 			bar.end()

@@ -256,7 +256,7 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 			}
 			ops = filesFromOperands(data, ops[0], opts.From0, opts.Relative)
 		}
-		_, runErr = sender.Run(ctx, sender.Config{Opts: opts, Operands: ops, Walkers: plan.Walkers, Prefetch: senderPrefetch(ops, opts.Workers), Report: report, Filter: rules, Names: helperNames(policy), Daemon: policy != nil && policy.Root != ""}, st)
+		_, runErr = sender.Run(ctx, sender.Config{Opts: opts, Operands: ops, Walkers: plan.Walkers, Prefetch: senderPrefetch(ops, opts.Workers), Report: report, Filter: rules, Names: helperNames(policy), Daemon: policy != nil && policy.Root != "", InflightEntries: sender.InflightAcrossNetwork}, st)
 	case "receiver":
 		if len(setup.Args) != 1 {
 			return fail(&wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("a receiver needs one destination, got %d", len(setup.Args))})
