@@ -396,7 +396,11 @@ func renderMarkdown(r *results, svgRel string) string {
 			for _, c := range src.Cells {
 				links = append(links, fmt.Sprintf("[%s](#%s)", c, anchor(c)))
 			}
-			p("**Run %d** (`%s`), cells used here: %s.\n\n", i+1, filepath.Base(src.Dir), strings.Join(links, ", "))
+			used := strings.Join(links, ", ")
+			if used == "" {
+				used = "none (newer runs measured its cells again; kept for the record)"
+			}
+			p("**Run %d** (`%s`), cells used here: %s.\n\n", i+1, filepath.Base(src.Dir), used)
 		}
 		p("- **Scale** `%s`, started %s, the whole run %.0f s; command `%s`.\n", envStr(e, "scale"), start, src.ElapsedS, envStr(e, "argv"))
 		p("- **Load:** 1/5/15-minute load average `%s` at the start; every run records its own\n", envStr(e, "loadavg"))
