@@ -78,6 +78,9 @@ var acceptScenarios = []diffScenario{
 	{name: "debug-silenced", fx: fxPlain, args: dtArgs("-a", "--bwlimit=0", "--debug=all0,deltasum0", "--debug=NONE", "src/", "dst/")},
 	{name: "debug-unknown", fx: fxPlain, args: dtArgs("-a", "--debug=nosuch", "src/", "dst/"), code: 1},
 	{name: "qsort", fx: fxPlain, args: dtArgs("-a", "--qsort", "src/", "dst/")},
+	{name: "compress-threads", fx: fxPlain, args: dtArgs("-az", "--compress-threads=2", "src/", "dst/")},
+	{name: "compress-threads-negative", fx: fxPlain, args: dtArgs("-a", "--zt=-1", "src/", "dst/")},
+	{name: "compress-threads-bad", fx: fxPlain, args: dtArgs("-a", "--zt=abc", "src/", "dst/"), code: 1},
 }
 
 func init() { diffScenarios = append(diffScenarios, acceptScenarios...) }

@@ -225,6 +225,8 @@ Options (applied left to right, so "-a --no-p" differs from "--no-p -a")
                          -131072..22; zlib's 1-9 with zlib names)
      --skip-compress=LIST  send files with these suffixes uncompressed
                          (slash-separated, e.g. gz/jpg/mp[34]; default: rsync's list)
+     --compress-threads=NUM, --zt=NUM  accepted; syq's compressors are a
+                         pool sized to the CPUs
  -e, --rsh=COMMAND       remote shell command (default: $RSYNC_RSH or ssh)
      --rsync-path=PROGRAM  the syq to run on the remote side (may be a
                          command such as "sudo /opt/syq")

@@ -576,7 +576,10 @@ func buildCLIOptions() []cliOpt {
 	add(optText("compress-choice", 0, setChoice), optText("zc", 0, setChoice))
 	setLevel := func(c *Invocation, n int) { c.compressLevel = &n }
 	add(optNum("compress-level", 0, setLevel), optNum("zl", 0, setLevel))
-	add(optTodo("compress-threads", 0, cliIntArg), optTodo("zt", 0, cliIntArg))
+	// syq's compressors are already a pool sized to the CPUs (and rsync
+	// ignores the count without zstd or -z): the value is checked, as
+	// popt checks an integer, and changes nothing.
+	add(optNum("compress-threads", 0, func(*Invocation, int) {}), optNum("zt", 0, func(*Invocation, int) {}))
 	add(optText("skip-compress", 0, func(c *Invocation, s string) { c.skipCompress = &s }))
 
 	// Remote shell, daemon and connection settings.

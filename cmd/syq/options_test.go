@@ -344,15 +344,12 @@ func TestParseRefused(t *testing.T) {
 		args []string
 		name string // as named in the message
 	}{
-		{[]string{"--zt", "3"}, "--zt"},
-		{[]string{"--compress-threads=2"}, "--compress-threads"},
 		{[]string{"-N"}, "--crtimes"},
 		{[]string{"--copy-as=nobody"}, "--copy-as"},
 		{[]string{"--daemon"}, "--daemon"},
 		// Only an rsync server (serverargs.go) takes these.
 		{[]string{"--sender"}, "--sender"},
 		{[]string{"--drop-D"}, "--drop-D"},
-		{[]string{"--zt=2"}, "--zt"},
 		{[]string{"--help", "-z"}, ""}, // --help wins: rsync stops at it
 	}
 	for _, tc := range tests {
