@@ -4,13 +4,19 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // TestSplitRsh follows rsync's splitting of -e: spaces separate words,
@@ -108,39 +114,62 @@ func TestBootScriptIsValidShell(t *testing.T) {
 	}
 }
 
-// TestBootScriptChecksUpload runs the script's install path with sh: the
-// binary followed by its SHA-256 is installed and run; a wrong checksum
-// or a short upload installs nothing.
+// TestBootScriptChecksUpload runs the script's install path with sh, on
+// a remote with gzip (the upload comes gzipped after a line with its
+// length) and one without (raw): the binary followed by its SHA-256 is
+// installed and run; a wrong checksum, a short upload or a damaged
+// gzip stream installs nothing.
 func TestBootScriptChecksUpload(t *testing.T) {
 	helper := []byte("#!/bin/sh\necho \"HELPER-RAN $1\"\n")
 	good := sha256.Sum256(helper)
+	goodSum := hex.EncodeToString(good[:])
+	var packed bytes.Buffer
+	zw := gzip.NewWriter(&packed)
+	zw.Write(helper)
+	zw.Close()
+	gz := func(data []byte) []byte { return append([]byte(fmt.Sprintf("%d\n", len(data))), data...) }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	// The client's early handshake comes first on the input, with the
 	// command; the upload path must skip exactly it.
 	early := bytes.Repeat([]byte("EARLY"), 100)
+	damaged := append([]byte{}, packed.Bytes()...)
+	damaged[len(damaged)/2] ^= 0xff
 	cases := []struct {
-		name  string
-		early []byte
-		input []byte
-		want  string
-		ok    bool
+		name   string
+		noGzip bool
+		early  []byte
+		input  []byte
+		want   string
+		ok     bool
 	}{
-		{"good", nil, append(append([]byte{}, helper...), hex.EncodeToString(good[:])...), "HELPER-RAN " + ServerFlag, true},
-		{"good-after-early", early, append(append([]byte{}, helper...), hex.EncodeToString(good[:])...), "HELPER-RAN " + ServerFlag, true},
-		{"bad-sum", nil, append(append([]byte{}, helper...), strings.Repeat("0", 64)...), "SYQ-BOOT failed checksum mismatch", false},
-		{"short", nil, helper[:10], "SYQ-BOOT failed only 10 of", false},
-		{"short-after-early", early, helper[:10], "SYQ-BOOT failed only 10 of", false},
+		{"good", false, nil, cat(gz(packed.Bytes()), []byte(goodSum)), "HELPER-RAN " + ServerFlag, true},
+		{"good-after-early", false, early, cat(gz(packed.Bytes()), []byte(goodSum)), "HELPER-RAN " + ServerFlag, true},
+		{"bad-sum", false, nil, cat(gz(packed.Bytes()), []byte(strings.Repeat("0", 64))), "SYQ-BOOT failed checksum mismatch", false},
+		{"damaged-gzip", false, nil, cat(gz(damaged), []byte(goodSum)), "SYQ-BOOT failed", false},
+		{"short-gzip", false, nil, gz(packed.Bytes()[:10]), "SYQ-BOOT failed only 0 of", false},
+		{"raw-good", true, nil, cat(helper, []byte(goodSum)), "HELPER-RAN " + ServerFlag, true},
+		{"raw-good-after-early", true, early, cat(helper, []byte(goodSum)), "HELPER-RAN " + ServerFlag, true},
+		{"raw-bad-sum", true, nil, cat(helper, []byte(strings.Repeat("0", 64))), "SYQ-BOOT failed checksum mismatch", false},
+		{"raw-short", true, nil, helper[:10], "SYQ-BOOT failed only 10 of", false},
+		{"raw-short-after-early", true, early, helper[:10], "SYQ-BOOT failed only 10 of", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cache := t.TempDir()
 			bin := &binaryInfo{path: "unused", size: int64(len(helper))}
 			script := bootScript(Config{Version: "1.0-abc", Bootstrap: true, Early: tc.early}, bin, false)
-			cmd := exec.Command("sh", "-c", script)
+			cmd := exec.Command("/bin/sh", "-c", script)
 			cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
+			if tc.noGzip {
+				cmd.Env = append(cmd.Env, "PATH="+pathWithout(t, "gzip"))
+			}
 			cmd.Stdin = bytes.NewReader(append(append([]byte{}, tc.early...), tc.input...))
 			out, _ := cmd.CombinedOutput()
 			if !strings.Contains(string(out), tc.want) {
 				t.Fatalf("output lacks %q:\n%s", tc.want, out)
+			}
+			if send := map[bool]string{false: "SYQ-BOOT send-gz ", true: "SYQ-BOOT send "}[tc.noGzip]; !strings.Contains(string(out), send) {
+				t.Errorf("output lacks %q:\n%s", send, out)
 			}
 			installed := filepath.Join(cache, "syq", "1.0-abc", "syq")
 			got, err := os.ReadFile(installed)
@@ -154,8 +183,28 @@ func TestBootScriptChecksUpload(t *testing.T) {
 	}
 }
 
-// TestBinarySendAppendsChecksum: send writes the bytes, then their
-// SHA-256 in hex, as the script reads them.
+// pathWithout is a PATH of links to the programs the boot script uses,
+// less the ones named: a remote host that lacks them.
+func pathWithout(t *testing.T, missing ...string) string {
+	dir := t.TempDir()
+	for _, prog := range []string{"head", "mkdir", "wc", "sha256sum", "cut", "chmod", "mv", "rm", "uname", "cat", "gzip"} {
+		if slices.Contains(missing, prog) {
+			continue
+		}
+		p, err := exec.LookPath(prog)
+		if err != nil {
+			t.Fatalf("%s: %v", prog, err)
+		}
+		if err := os.Symlink(p, filepath.Join(dir, prog)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestBinarySendAppendsChecksum: send writes the bytes (or their gzip
+// stream after a line with its length), then their SHA-256 in hex, as
+// the script reads them.
 func TestBinarySendAppendsChecksum(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bin")
 	data := bytes.Repeat([]byte("syq"), 5000)
@@ -164,13 +213,32 @@ func TestBinarySendAppendsChecksum(t *testing.T) {
 	if err != nil || bin.size != int64(len(data)) {
 		t.Fatalf("describeBinary: %+v, %v", bin, err)
 	}
+	sum := hex.EncodeToString(func() []byte { s := sha256.Sum256(data); return s[:] }())
 	var out bytes.Buffer
-	if err := bin.send(&out); err != nil {
+	if err := bin.send(&out, false); err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(data)
-	if want := append(append([]byte{}, data...), hex.EncodeToString(sum[:])...); !bytes.Equal(out.Bytes(), want) {
+	if want := append(append([]byte{}, data...), sum...); !bytes.Equal(out.Bytes(), want) {
 		t.Errorf("sent %d bytes, want %d (data + hex SHA-256)", out.Len(), len(want))
+	}
+	out.Reset()
+	if err := bin.send(&out, true); err != nil {
+		t.Fatal(err)
+	}
+	line, rest, _ := bytes.Cut(out.Bytes(), []byte("\n"))
+	n, err := strconv.Atoi(string(line))
+	if err != nil || n+len(sum) != len(rest) || string(rest[n:]) != sum {
+		t.Fatalf("gzip upload: length line %q, %d bytes after it", line, len(rest))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(rest[:n]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(zr); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("gzip upload unpacks to %d bytes (%v), want the binary's %d", len(got), err, len(data))
+	}
+	if n >= len(data) {
+		t.Errorf("gzip upload of a repetitive binary is %d bytes, not smaller than its %d", n, len(data))
 	}
 }
 
