@@ -113,7 +113,7 @@ func (r *Receiver) moveAside(dir *fsops.Dir, name, rel string, early bool) bool 
 		// The --backup-dir is on another file system: as rsync does,
 		// recreate the entry there (copy, symlink or mknod) and then
 		// remove the original.
-		if err := r.backupAcross(dir, name, bdir, bname, err); err != nil {
+		if err := r.backupAcross(dir, name, rel, bdir, bname, err); err != nil {
 			r.problem(wire.ProblemGeneral, "keep_backup failed: %q -> %q: %s", r.destPath(rel), filepath.Join(bdir.Path(), bname), fsops.ErrText(err))
 			return false
 		}
@@ -125,13 +125,13 @@ func (r *Receiver) moveAside(dir *fsops.Dir, name, rel string, early bool) bool 
 	return true
 }
 
-// backupAcross recreates the entry name of dir as bname in bdir when a
+// backupAcross recreates the entry name of dir (rel) as bname in bdir when a
 // rename cannot move it there (EXDEV): a regular file is copied, a
 // symlink or special file made anew, with the original's permissions
 // and (with -t, as rsync's set_file_attrs) its modification time; a
 // symlink's time is left alone. A directory is not copied: its
 // rename's error (renameErr) stands.
-func (r *Receiver) backupAcross(dir *fsops.Dir, name string, bdir *fsops.Dir, bname string, renameErr error) error {
+func (r *Receiver) backupAcross(dir *fsops.Dir, name, rel string, bdir *fsops.Dir, bname string, renameErr error) error {
 	st, err := dir.Lstat(name)
 	if err != nil {
 		return err
@@ -144,7 +144,7 @@ func (r *Receiver) backupAcross(dir *fsops.Dir, name string, bdir *fsops.Dir, bn
 	}
 	switch {
 	case st.IsReg():
-		return copyAside(r.ctx, dir, name, bdir, bname, r.asideKeeps())
+		return r.copyAside(dir, name, bdir, bname, rel)
 	case st.IsLink():
 		target, err := dir.Readlink(name)
 		if err != nil {
@@ -236,7 +236,7 @@ func (r *Receiver) backupCopy(dir *fsops.Dir, name, rel string) error {
 	if bdir != dir {
 		defer bdir.Close()
 	}
-	if err := copyAside(r.ctx, dir, name, bdir, bname, r.asideKeeps()); err != nil {
+	if err := r.copyAside(dir, name, bdir, bname, rel); err != nil {
 		return err
 	}
 	r.backedUp(rel)
@@ -369,6 +369,28 @@ type asideKeeps struct{ time, owner, group bool }
 
 func (r *Receiver) asideKeeps() asideKeeps {
 	return asideKeeps{time: r.opts.Times, owner: r.opts.Owner, group: r.opts.Group}
+}
+
+// copyAside is copyAside for the backup of rel. Under --fake-super the
+// copy's owner and group are not given but recorded, with its mode, as
+// rsync's set_file_attrs records them for the copy it backs up: what the
+// original's records (or, without any, its real metadata) say.
+func (r *Receiver) copyAside(dir *fsops.Dir, name string, bdir *fsops.Dir, bname, rel string) error {
+	keep := r.asideKeeps()
+	if !r.fake {
+		return copyAside(r.ctx, dir, name, bdir, bname, keep)
+	}
+	st, err := r.lstat(dir, name)
+	if err != nil {
+		return err
+	}
+	keep.owner, keep.group = false, false
+	if err := copyAside(r.ctx, dir, name, bdir, bname, keep); err != nil {
+		return err
+	}
+	e := &wire.Entry{Mode: st.Mode, Uid: st.Uid, Gid: st.Gid, Rdev: st.Rdev}
+	r.setFake(dirTarget(bdir, bname), rel, e, st.Mode&0o7777, nil)
+	return nil
 }
 
 // copyAside copies the regular file name of dir to bname in bdir
