@@ -287,11 +287,13 @@ func (r *Receiver) backupDirFor(rel string, early bool) (string, error) {
 		}
 		perm := 0o777 &^ r.umask
 		st, err := fsops.LstatOwned(src)
-		mirrored := err == nil && st.IsDir()
+		// A symlink to a directory there (-K) is mirrored as rsync's
+		// make_file sees it: the link's own mode (0777) and owner.
+		mirrored := err == nil && (st.IsDir() || st.IsLink() && isDirBehind(src))
 		var recorded *wire.Entry // what the transfer set for the mirrored directory
 		if mirrored {
 			perm = st.Mode & 0o7777
-			if !early {
+			if !early && st.IsDir() {
 				recorded = r.recordedDir(mirror)
 			}
 			if recorded != nil {
@@ -309,6 +311,12 @@ func (r *Receiver) backupDirFor(rel string, early bool) (string, error) {
 		}
 	}
 	return cur, nil
+}
+
+// isDirBehind says whether path, a symlink, leads to a directory.
+func isDirBehind(path string) bool {
+	st, err := fsops.StatOwned(path)
+	return err == nil && st.IsDir()
 }
 
 // backupDirOwner gives the backup directory made at path the owner and

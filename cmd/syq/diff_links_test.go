@@ -68,6 +68,13 @@ var linkScenarios = []diffScenario{
 	// --insecure-links: the chmod goes through the link to real.
 	{name: "l-keep-dirlinks-attrs-insecure", fx: fxLinksOwnedSub, pre: preKeepDirLinks, args: dtArgs("-aiK", "--insecure-links", "src/", "dst/"),
 		stdout: true, sorted: true, cmp: treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return p == "real" }}},
+	// real/old is deleted below the kept link and backed up into
+	// bak/sub, which takes what lstat says of dst/sub (rsync's
+	// make_file): the link's 0777, whichever path the deletion takes
+	// (here the filter leaves the rest of the tree out). bak is made
+	// at the time of the run.
+	{name: "l-keep-dirlinks-backup-dir", fx: fxLinksOwnedSub, pre: preKeepDirLinks, args: dtArgs("-rt", "--del", "-K", "--backup-dir=bak", "--include=sub/", "--include=sub/**", "--exclude=*", "src/", "dst/"),
+		runTimes: true, cmp: treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return p == "real" }}},
 }
 
 // fxLinksOwnedSub: fxLinks with sub another user's and private, so that

@@ -286,12 +286,6 @@ func rdKnownDiff(s rdScenario, pull bool) string {
 		// rsync's dry run copies the xattrs of an alternate directory
 		// onto the directories it did not make, and fails (exit 23).
 		return "-X with a --*-dest directory in a dry run: rsync's xattr errors"
-	case has("-K") && strings.HasSuffix(s.name, "-keepdirlinks") && (has("--backup-dir=bak") || has("-b")) && (has("-R") || has("--files-from=list")):
-		// A deletion below dst/sub, a symlink -K keeps as a directory,
-		// is backed up into bak/sub, which rsync makes with the
-		// permissions lstat gives dst/sub: the symlink's 0777. A
-		// world-writable backup directory is not worth copying.
-		return "-K backup below a kept directory symlink: rsync's 0777 backup directory"
 	}
 	return ""
 }
