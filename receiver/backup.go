@@ -144,7 +144,7 @@ func (r *Receiver) backupAcross(dir *fsops.Dir, name, rel string, bdir *fsops.Di
 	}
 	switch {
 	case st.IsReg():
-		return r.copyAside(dir, name, bdir, bname, rel)
+		return r.copyForBackup(dir, name, bdir, bname, rel)
 	case st.IsLink():
 		target, err := dir.Readlink(name)
 		if err != nil {
@@ -236,7 +236,7 @@ func (r *Receiver) backupCopy(dir *fsops.Dir, name, rel string) error {
 	if bdir != dir {
 		defer bdir.Close()
 	}
-	if err := r.copyAside(dir, name, bdir, bname, rel); err != nil {
+	if err := r.copyForBackup(dir, name, bdir, bname, rel); err != nil {
 		return err
 	}
 	r.backedUp(rel)
@@ -379,11 +379,11 @@ func (r *Receiver) asideKeeps() asideKeeps {
 	return asideKeeps{time: r.opts.Times, owner: r.opts.Owner, group: r.opts.Group}
 }
 
-// copyAside is copyAside for the backup of rel. Under --fake-super the
+// copyForBackup is copyAside for the backup of rel. Under --fake-super the
 // copy's owner and group are not given but recorded, with its mode, as
 // rsync's set_file_attrs records them for the copy it backs up: what the
 // original's records (or, without any, its real metadata) say.
-func (r *Receiver) copyAside(dir *fsops.Dir, name string, bdir *fsops.Dir, bname, rel string) error {
+func (r *Receiver) copyForBackup(dir *fsops.Dir, name string, bdir *fsops.Dir, bname, rel string) error {
 	keep := r.asideKeeps()
 	if !r.fake {
 		return copyAside(r.ctx, dir, name, bdir, bname, keep)
