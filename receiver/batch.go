@@ -2,6 +2,7 @@ package receiver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -813,6 +814,12 @@ func (r *Receiver) deleteLate() {
 		if l.dir != "" && l.dir != "." {
 			d, err := r.root.OpenBeneath(l.dir, r.followsDirLinks())
 			if err != nil {
+				if r.opts.KeepDirLinks && (fsops.IsNotExist(err) || errors.Is(err, fsops.ErrNotDir)) {
+					// Gone in an earlier directory's pass (a -K
+					// link's directory): rsync's pass passes over
+					// what is no directory now, saying nothing.
+					continue
+				}
 				r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(l.dir), fsops.ErrText(err))
 				continue
 			}

@@ -212,6 +212,17 @@ func (r *Receiver) setDirAttrs() {
 	for _, da := range dirs {
 		d, err := r.root.OpenBeneath(da.rel, r.followsDirLinks())
 		if err != nil {
+			if r.opts.KeepDirLinks && r.opts.DeleteLate && fsops.IsNotExist(err) {
+				// -K: the directory behind a kept link went in the
+				// deletions after the transfer, with what was made
+				// in it; rsync set their attributes before them, the
+				// link's owner and time on the link itself.
+				if link, linkName := r.keptDirLink(da.rel); link != nil {
+					r.setKeptLinkAttrs(link, linkName, da.rel, &da.e)
+					link.Close()
+				}
+				continue
+			}
 			r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
 			continue
 		}
@@ -315,6 +326,24 @@ func (r *Receiver) keptDirLink(rel string) (*fsops.Dir, string) {
 		return nil, ""
 	}
 	return parent, name
+}
+
+// setKeptLinkAttrs gives the -K symlink (link, name) standing for
+// directory rel, whose directory is gone, e's owner and mtime, as
+// rsync's lchown and lutimes gave them while it was there.
+func (r *Receiver) setKeptLinkAttrs(link *fsops.Dir, name, rel string, e *wire.Entry) {
+	if st, err := link.Lstat(name); err == nil && !r.fake {
+		if uid, gid := r.owner(e); uid >= 0 && uint32(uid) != st.Uid || gid >= 0 && uint32(gid) != st.Gid {
+			if err := link.Lchown(name, uid, gid); err != nil {
+				r.problem(wire.ProblemGeneral, "chown %q failed: %s", r.destPath(rel), fsops.ErrText(err))
+			}
+		}
+	}
+	if r.opts.Times && !r.opts.OmitDirTimes {
+		if err := link.SetMtime(name, e.MtimeSec, e.MtimeNsec); err != nil {
+			r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(rel), fsops.ErrText(err))
+		}
+	}
 }
 
 // closeDirs closes the directories that are open (not nil).

@@ -68,6 +68,12 @@ var linkScenarios = []diffScenario{
 	// --insecure-links: the chmod goes through the link to real.
 	{name: "l-keep-dirlinks-attrs-insecure", fx: fxLinksOwnedSub, pre: preKeepDirLinks, args: dtArgs("-aiK", "--insecure-links", "src/", "dst/"),
 		stdout: true, sorted: true, cmp: treecheck.CompareOptions{SkipMtimeOf: func(p string) bool { return p == "real" }}},
+	// The kept link's directory, real, is extraneous: the pass after
+	// the transfer deletes it, leaving the link dangling. rsync gave
+	// the link its owner and time before that and passes over it in
+	// the pass, saying nothing (syq said "opendir failed", exit 23).
+	{name: "l-keep-dirlinks-target-deleted", fx: fxLinksOwnedSub, pre: preKeepDirLinks, args: dtArgs("-rtK", "--delete-after", "--chown=1234:5678", "src/", "dst/")},
+	{name: "l-keep-dirlinks-target-deleted-existing", fx: fxLinksOwnedSub, pre: preKeepDirLinks, args: dtArgs("-rtK", "--existing", "--delete-after", "--backup-dir=bak", "--chown=1234:5678", "src/", "dst"), runTimes: true},
 	// real/old is deleted below the kept link and backed up into
 	// bak/sub, which takes what lstat says of dst/sub (rsync's
 	// make_file): the link's 0777, whichever path the deletion takes
