@@ -821,20 +821,24 @@ func (s *Sender) followLink(d *fsops.Dir, name, rel string, lst fsops.Stat, rule
 	// (-L, or --copy-unsafe-links for a link that leaves the tree); -k
 	// alone follows links to directories only.
 	whole := o.CopyLinks
+	unsafe, target := false, ""
 	if !whole {
-		target, err := d.Readlink(name)
-		if err != nil {
+		var err error
+		if target, err = d.Readlink(name); err != nil {
 			return lst, nil, true // entryFor reports it
 		}
-		whole = o.CopyUnsafeLinks && wire.UnsafeSymlink(target, rel)
-		if whole {
-			s.unsafeLinkNotice(rel, target)
-		}
+		unsafe = o.CopyUnsafeLinks && wire.UnsafeSymlink(target, rel)
+		whole = unsafe
 		if !whole && !o.CopyDirLinks {
 			return lst, nil, true
 		}
 	}
 	fst, err := d.StatFollow(name)
+	if unsafe && !(o.CopyDirLinks && err == nil && fst.IsDir()) {
+		// -k follows a link to a directory before rsync's
+		// readlink_stat looks at whether it is unsafe.
+		s.unsafeLinkNotice(rel, target)
+	}
 	if (fsops.IsOutside(err) || err != nil && whole) && rules != nil && (s.excluded(rules, rel, false) || s.excluded(rules, rel, true)) {
 		// rsync asks the rules about the name, as a file and as a
 		// directory, before it reports a link it cannot follow.
