@@ -367,6 +367,9 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			for _, n := range names {
 				have[n] = true
 			}
+			if fb.Dir == "" {
+				r.topHave = have // decided before any other batch
+			}
 		}
 	}
 	if r.fileMode != "" && fb.Dir == "" {
@@ -735,7 +738,7 @@ func (r *Receiver) extraneous(b *batchState, fb *wire.FileBatch, have map[string
 	}
 	keep = r.listedNames(fb)
 	for n := range have {
-		if !keep[n] {
+		if !keep[n] && (fb.Dir != "." || r.topHave == nil || r.topHave[n]) {
 			extra = append(extra, n)
 		}
 	}

@@ -112,10 +112,16 @@ type Receiver struct {
 	peekErr     error
 	rootCreated bool // the destination directory did not exist before this run
 	topNames    map[string]bool
-	umask       uint32 // the user's umask, applied to new files without -p
-	umaskNow    uint32 // the process umask while receiving (0 with -p)
-	asRoot      bool
-	fake        bool // --fake-super (fakesuper.go)
+	// topHave: what the destination directory held when the top-level
+	// batch was decided, before anything was written there; nil
+	// unlisted. Its deletions, decided once "." is listed whole (a
+	// --files-from "dir/" merged into it), take only from these, as
+	// rsync deletes there before it writes.
+	topHave  map[string]bool
+	umask    uint32 // the user's umask, applied to new files without -p
+	umaskNow uint32 // the process umask while receiving (0 with -p)
+	asRoot   bool
+	fake     bool // --fake-super (fakesuper.go)
 	// rootRecorded: the destination's own attributes are queued for the
 	// end (decideRootDir).
 	rootRecorded bool

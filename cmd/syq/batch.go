@@ -359,10 +359,16 @@ func readBatch(inv *Invocation, stdout, stderr io.Writer) int {
 		}
 		if st, err := fsops.Fstat(f); err == nil && !st.IsReg() && st.Mode&fsops.TypeMask != fsops.TypeFifo {
 			f.Close()
-			// The wording is upstream 3.5.0's (its testsuite looks for
-			// it); Debian's 3.5.0 says "neither a regular file nor a
-			// FIFO" and, as syq does, still reads a FIFO.
-			return reportFatal(stderr, &wire.FatalError{Code: wire.ExitFileIO, Plain: true, Err: fmt.Errorf("Batch file %s is not a regular file", quotedPath(name))})
+			// Debian's rsync 3.5.0 here reads a FIFO, as syq does, and
+			// refuses the rest as "neither a regular file nor a FIFO";
+			// upstream's refuses a FIFO too, as "not a regular file",
+			// which its testsuite (batch-file-symlink) looks for with
+			// a device: a device gets upstream's words.
+			what := "is neither a regular file nor a FIFO"
+			if t := st.Mode & fsops.TypeMask; t == fsops.TypeChr || t == fsops.TypeBlk {
+				what = "is not a regular file"
+			}
+			return reportFatal(stderr, &wire.FatalError{Code: wire.ExitFileIO, Plain: true, Err: fmt.Errorf("Batch file %s %s", quotedPath(name), what)})
 		}
 	}
 	defer f.Close()

@@ -66,6 +66,13 @@ func dtNoStaging(t *testing.T, root string) {
 }
 
 var stageScenarios = []diffScenario{
+	// A --files-from "sub/" without -R merges sub's contents into the
+	// top directory, whose deletions are decided once both are listed:
+	// by then a.txt may wait in .~tmp~ (or be half written under a
+	// temp name), which rsync, deleting before it writes, never sees.
+	// Random seed 1530 lost a.txt and d.txt to that pass.
+	{name: "delay-updates-files-from-merged-delete", fx: fxMergedTop, pre: preMergedTop, args: dtArgs("-a", "--delete", "--delay-updates", "--no-relative", "--files-from=list", "src/", "dst/")},
+	{name: "files-from-merged-delete", fx: fxMergedTop, pre: preMergedTop, args: dtArgs("-a", "--delete", "--no-relative", "--files-from=list", "src/", "dst/")},
 	{name: "T-temp-dir", fx: fxBasic, pre: preTempDir, args: dtArgs("-a", "-Ttmp", "src/", "dst/"), cmp: dtBackupDirTimes("tmp")},
 	{name: "T-temp-dir-dotdot", fx: fxPlain, args: dtArgs("-a", "--temp-dir=../src/sub", "src/", "dst/"), code: 23},
 	{name: "T-temp-dir-xdev", fx: fxXdevTemp, args: dtArgs("-a", "--temp-dir="+dtXdevTemp, "src/", "dst/")},
@@ -113,3 +120,23 @@ var inplaceInWayScenarios = []diffScenario{
 }
 
 func init() { diffScenarios = append(diffScenarios, inplaceInWayScenarios...) }
+
+// fxMergedTop: top-level files and a directory whose contents a
+// --files-from "sub/" without -R puts beside them.
+func fxMergedTop(b *fixtureBuilder) {
+	b.file("src/a.txt", 3<<20)
+	b.file("src/b.txt", 1<<20)
+	b.file("src/sub/c.txt", 2000)
+	b.file("src/sub/deeper/d.txt", 1000)
+	b.dir("src/sub/deeper")
+	b.dir("src/sub")
+	b.dir("src")
+	b.text("list", "a.txt\nb.txt\nsub/\n")
+}
+
+// preMergedTop: an older a.txt and something extraneous at the top.
+func preMergedTop(b *fixtureBuilder) {
+	b.text("dst/a.txt", "older")
+	b.text("dst/stale", "stale")
+	b.dir("dst")
+}
