@@ -14,16 +14,35 @@ import (
 )
 
 // flipper is a test seam on a connection: it flips the byte that
-// follows each of the first n occurrences of marker in what is written
-// through it, as a memory or transport fault between the sender's read
-// and the receiver's write would.
+// follows an occurrence of marker in what is written through it, as a
+// memory or transport fault between the sender's read and the receiver's
+// write would, while its budget lasts.
 type flipper struct {
 	io.ReadWriteCloser
+	budget  *flipBudget
 	mu      sync.Mutex
 	marker  []byte
 	matched int
+}
+
+// flipBudget is how many flips the flippers of one test may still make,
+// shared: a file resent on another rail must not meet a fresh budget
+// there, or a test that flips once per file could flip every resend too.
+type flipBudget struct {
+	mu      sync.Mutex
 	left    int
 	flipped int
+}
+
+func (b *flipBudget) take() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.left == 0 {
+		return false
+	}
+	b.left--
+	b.flipped++
+	return true
 }
 
 func (f *flipper) Write(p []byte) (int, error) {
@@ -32,10 +51,8 @@ func (f *flipper) Write(p []byte) (int, error) {
 	for i, b := range q {
 		if f.matched == len(f.marker) {
 			f.matched = 0
-			if f.left > 0 {
+			if f.budget.take() {
 				q[i] ^= 0x01
-				f.left--
-				f.flipped++
 			}
 			continue
 		}
@@ -174,12 +191,10 @@ func TestVerifyCatchesFlippedByte(t *testing.T) {
 	}{{"one-connection", 1, 2}, {"one-connection-clean", 1, 0}, {"four-rails", 4, 3}} {
 		t.Run(c.name, func(t *testing.T) {
 			a, b := tcpPairs(t, c.rails)
-			var flips []*flipper
+			budget := &flipBudget{left: c.flips}
 			var sr, rr []io.ReadWriteCloser
 			wrap := func(conn net.Conn) *flipper {
-				f := &flipper{ReadWriteCloser: conn, marker: flipMarker, left: c.flips}
-				flips = append(flips, f)
-				return f
+				return &flipper{ReadWriteCloser: conn, marker: flipMarker, budget: budget}
 			}
 			snd0 := wrap(a[0])
 			for i := 1; i < c.rails; i++ {
@@ -193,10 +208,7 @@ func TestVerifyCatchesFlippedByte(t *testing.T) {
 			go func() { done <- sendVerified(snd, files) }()
 			failed := receiveVerified(t, rcv, files)
 			waitSender(t, done)
-			total := 0
-			for _, f := range flips {
-				total += f.flipped
-			}
+			total := budget.flipped
 			if failed != total || (c.flips > 0 && total == 0) {
 				t.Fatalf("%d files failed their check, %d bytes were flipped", failed, total)
 			}
