@@ -8,9 +8,10 @@ package fsops
 // 2-CPU VM, 1.5 nanosleep calls and a share of futex calls per copied
 // file). These calls are almost always shorter than that bookkeeping, so
 // they go in raw: measured 10 % less wall time on 20,000 small files, on
-// tmpfs and on cold ext4. The cost is that a call stuck in the kernel (a
-// hung network filesystem) also holds up garbage collection until it
-// returns; long operations (large copies, reads) keep the ordinary path.
+// tmpfs and on cold ext4. A raw call keeps its CPU until it returns, so
+// where each one waits a round trip (a network filesystem, SetLatencyBound)
+// they take the ordinary path too, as long operations (large copies,
+// reads) always do.
 
 import (
 	"unsafe"
@@ -26,6 +27,9 @@ func errnoErr(e unix.Errno) error {
 }
 
 func fastOpenat(dirfd int, path string, flags int, mode uint32) (int, error) {
+	if latencyBound.Load() {
+		return plainOpenat(dirfd, path, flags, mode)
+	}
 	p, err := unix.BytePtrFromString(path)
 	if err != nil {
 		return -1, err
@@ -35,6 +39,9 @@ func fastOpenat(dirfd int, path string, flags int, mode uint32) (int, error) {
 }
 
 func fastFstatat(dirfd int, path string, st *unix.Stat_t, flags int) error {
+	if latencyBound.Load() {
+		return plainFstatat(dirfd, path, st, flags)
+	}
 	p, err := unix.BytePtrFromString(path)
 	if err != nil {
 		return err
@@ -44,11 +51,17 @@ func fastFstatat(dirfd int, path string, st *unix.Stat_t, flags int) error {
 }
 
 func fastClose(fd int) error {
+	if latencyBound.Load() {
+		return plainClose(fd)
+	}
 	_, _, e := unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
 	return errnoErr(e)
 }
 
 func fastLinkat(olddir int, old string, newdir int, new string, flags int) error {
+	if latencyBound.Load() {
+		return plainLinkat(olddir, old, newdir, new, flags)
+	}
 	p1, err := unix.BytePtrFromString(old)
 	if err != nil {
 		return err
@@ -64,6 +77,9 @@ func fastLinkat(olddir int, old string, newdir int, new string, flags int) error
 // fastFutimens sets the times of an open file (utimensat with an empty
 // path and AT_EMPTY_PATH).
 func fastFutimens(fd int, ts *[2]unix.Timespec) error {
+	if latencyBound.Load() {
+		return plainFutimens(fd, ts)
+	}
 	var empty byte
 	_, _, e := unix.RawSyscall6(unix.SYS_UTIMENSAT, uintptr(fd), uintptr(unsafe.Pointer(&empty)), uintptr(unsafe.Pointer(&ts[0])), unix.AT_EMPTY_PATH, 0, 0)
 	return errnoErr(e)
@@ -71,6 +87,9 @@ func fastFutimens(fd int, ts *[2]unix.Timespec) error {
 
 // fastCopyFileRange is for small copies only (see CopyDataDev).
 func fastCopyFileRange(in, out, n int) (int, error) {
+	if latencyBound.Load() {
+		return plainCopyFileRange(in, out, n)
+	}
 	r, _, e := unix.RawSyscall6(unix.SYS_COPY_FILE_RANGE, uintptr(in), 0, uintptr(out), 0, uintptr(n), 0)
 	return int(r), errnoErr(e)
 }

@@ -8,23 +8,19 @@ import "golang.org/x/sys/unix"
 // (see fastcall_amd64.go for why amd64 goes raw).
 
 func fastOpenat(dirfd int, path string, flags int, mode uint32) (int, error) {
-	return unix.Openat(dirfd, path, flags, mode)
+	return plainOpenat(dirfd, path, flags, mode)
 }
 
 func fastFstatat(dirfd int, path string, st *unix.Stat_t, flags int) error {
-	return unix.Fstatat(dirfd, path, st, flags)
+	return plainFstatat(dirfd, path, st, flags)
 }
 
-func fastClose(fd int) error { return unix.Close(fd) }
+func fastClose(fd int) error { return plainClose(fd) }
 
 func fastLinkat(olddir int, old string, newdir int, new string, flags int) error {
-	return unix.Linkat(olddir, old, newdir, new, flags)
+	return plainLinkat(olddir, old, newdir, new, flags)
 }
 
-func fastFutimens(fd int, ts *[2]unix.Timespec) error {
-	return unix.UtimesNanoAt(fd, "", ts[:], unix.AT_EMPTY_PATH)
-}
+func fastFutimens(fd int, ts *[2]unix.Timespec) error { return plainFutimens(fd, ts) }
 
-func fastCopyFileRange(in, out, n int) (int, error) {
-	return unix.CopyFileRange(in, nil, out, nil, n, 0)
-}
+func fastCopyFileRange(in, out, n int) (int, error) { return plainCopyFileRange(in, out, n) }

@@ -3,6 +3,7 @@ package receiver
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"syq/fsops"
 	"syq/wire"
@@ -200,113 +201,148 @@ func (r *Receiver) altFollowerItem(f follower, leader *fsops.Stat, it item) (ite
 }
 
 // setDirAttrs sets directory metadata after everything inside them is
-// written, deepest first so a read-only directory is locked last.
+// written, deepest first so a read-only directory is locked last. With
+// FinishWorkers > 1 (a network filesystem, where each call waits a round
+// trip) the directories of one depth are done that many at once; one at
+// a time keeps the order of any messages.
 func (r *Receiver) setDirAttrs() {
 	if r.opts.DryRun || r.root == nil {
 		return
 	}
 	dirs := r.dirAttrs
-	sort.SliceStable(dirs, func(a, b int) bool {
-		return strings.Count(dirs[a].rel, "/") > strings.Count(dirs[b].rel, "/")
-	})
-	for _, da := range dirs {
-		d, err := r.root.OpenBeneath(da.rel, r.followsDirLinks())
-		if err != nil {
-			if r.opts.KeepDirLinks && r.opts.DeleteLate && fsops.IsNotExist(err) {
-				// -K: the directory behind a kept link went in the
-				// deletions after the transfer, with what was made
-				// in it; rsync set their attributes before them, the
-				// link's owner and time on the link itself.
-				if link, linkName := r.keptDirLink(da.rel); link != nil {
-					r.setKeptLinkAttrs(link, linkName, da.rel, &da.e)
-					link.Close()
-				}
-				continue
+	depth := func(i int) int { return strings.Count(dirs[i].rel, "/") }
+	sort.SliceStable(dirs, func(a, b int) bool { return depth(a) > depth(b) })
+	workers := max(1, r.cfg.FinishWorkers)
+	for start := 0; start < len(dirs); {
+		end := start + 1
+		for end < len(dirs) && depth(end) == depth(start) {
+			end++
+		}
+		level := dirs[start:end]
+		start = end
+		if workers == 1 || len(level) == 1 {
+			for i := range level {
+				r.setDirAttr(&level[i])
 			}
-			r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
 			continue
 		}
-		// -K: a destination symlink standing for the directory takes
-		// the owner and mtime itself, as rsync's lchown and lutimes do.
-		link, linkName := r.keptDirLink(da.rel)
-		st, err := d.Stat()
-		if err == nil {
-			var old *fsops.Stat
-			if !da.created {
-				orig := st
-				if da.origMode != 0 {
-					orig.Mode = da.origMode
+		next := make(chan *dirAttr)
+		var wg sync.WaitGroup
+		for range min(workers, len(level)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for da := range next {
+					r.setDirAttr(da)
 				}
-				old = &orig
+			}()
+		}
+		for i := range level {
+			next <- &level[i]
+		}
+		close(next)
+		wg.Wait()
+	}
+}
+
+// setDirAttr sets one directory's metadata (see setDirAttrs).
+func (r *Receiver) setDirAttr(da *dirAttr) {
+	d, err := r.root.OpenBeneath(da.rel, r.followsDirLinks())
+	if err != nil {
+		if r.opts.KeepDirLinks && r.opts.DeleteLate && fsops.IsNotExist(err) {
+			// -K: the directory behind a kept link went in the
+			// deletions after the transfer, with what was made
+			// in it; rsync set their attributes before them, the
+			// link's owner and time on the link itself.
+			if link, linkName := r.keptDirLink(da.rel); link != nil {
+				r.setKeptLinkAttrs(link, linkName, da.rel, &da.e)
+				link.Close()
 			}
-			e := &da.e
-			xattrPerms := r.xattrsMayBringPerms(e, old) && r.xattrFlags(d, ".", e)&flagXattr != 0
-			r.setXattrs(d, ".", da.rel, e) // before a mode that forbids it
-			if r.fake {
-				if old != nil {
-					d.ApplyFakeStat(".", old) // read (and reported) when the batch was decided
-				}
-				var mask uint32
-				if old == nil {
-					mask = r.newPermMask(d)
-				}
-				r.setFake(selfTarget(d), da.rel, e, r.finalPerm(e, old, mask), old)
-				if r.opts.Times && !r.opts.OmitDirTimes {
-					if err := r.setDirMtime(d, link, linkName, e); err != nil {
-						r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
-					}
-				}
-				closeDirs(d, link)
-				continue
+			return
+		}
+		r.problem(wire.ProblemGeneral, "opendir %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
+		return
+	}
+	// -K: a destination symlink standing for the directory takes
+	// the owner and mtime itself, as rsync's lchown and lutimes do.
+	link, linkName := r.keptDirLink(da.rel)
+	st, err := d.Stat()
+	if err == nil {
+		var old *fsops.Stat
+		if !da.created {
+			orig := st
+			if da.origMode != 0 {
+				orig.Mode = da.origMode
 			}
-			uid, gid := r.owner(e)
-			if uid >= 0 && uint32(uid) != st.Uid || gid >= 0 && uint32(gid) != st.Gid {
-				var err error
-				if link != nil {
-					err = link.Lchown(linkName, uid, gid)
-				} else {
-					err = d.Fchown(uid, gid)
-				}
-				if err != nil {
-					r.problem(wire.ProblemGeneral, "chown %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
-				}
+			old = &orig
+		}
+		e := &da.e
+		xattrPerms := r.xattrsMayBringPerms(e, old) && r.xattrFlags(d, ".", e)&flagXattr != 0
+		r.setXattrs(d, ".", da.rel, e) // before a mode that forbids it
+		if r.fake {
+			if old != nil {
+				d.ApplyFakeStat(".", old) // read (and reported) when the batch was decided
 			}
-			// A new directory has its parent's default ACL as its own.
-			var mask uint32 // finalPerm reads it for a new directory only
+			var mask uint32
 			if old == nil {
 				mask = r.newPermMask(d)
 			}
-			perm := r.finalPerm(e, old, mask)
-			if xattrPerms {
-				perm = e.Mode & 0o7777
-			}
-			if old == nil && !r.opts.Perms {
-				perm |= st.Mode & 0o2000 // the setgid bit a new directory inherits stays
-			}
+			r.setFake(selfTarget(d), da.rel, e, r.finalPerm(e, old, mask), old)
 			if r.opts.Times && !r.opts.OmitDirTimes {
-				// Times before the mode, as rsync sets them: its
-				// refused chmod below leaves them set.
 				if err := r.setDirMtime(d, link, linkName, e); err != nil {
 					r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
 				}
 			}
-			if perm != st.Mode&0o7777 {
-				var err error
-				if link != nil && !r.opts.InsecureLinks {
-					// rsync refuses to chmod through the link
-					// (ELOOP, exit 23); its --insecure-links
-					// opt-out changes the directory.
-					err = link.ChmodNoFollow(linkName, perm)
-				} else {
-					err = d.Fchmod(perm)
-				}
-				if err != nil {
-					r.problem(wire.ProblemGenerator, "failed to set permissions on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
-				}
+			closeDirs(d, link)
+			return
+		}
+		uid, gid := r.owner(e)
+		if uid >= 0 && uint32(uid) != st.Uid || gid >= 0 && uint32(gid) != st.Gid {
+			var err error
+			if link != nil {
+				err = link.Lchown(linkName, uid, gid)
+			} else {
+				err = d.Fchown(uid, gid)
+			}
+			if err != nil {
+				r.problem(wire.ProblemGeneral, "chown %q failed: %s", r.destPath(da.rel), fsops.ErrText(err))
 			}
 		}
-		closeDirs(d, link)
+		// A new directory has its parent's default ACL as its own.
+		var mask uint32 // finalPerm reads it for a new directory only
+		if old == nil {
+			mask = r.newPermMask(d)
+		}
+		perm := r.finalPerm(e, old, mask)
+		if xattrPerms {
+			perm = e.Mode & 0o7777
+		}
+		if old == nil && !r.opts.Perms {
+			perm |= st.Mode & 0o2000 // the setgid bit a new directory inherits stays
+		}
+		if r.opts.Times && !r.opts.OmitDirTimes {
+			// Times before the mode, as rsync sets them: its
+			// refused chmod below leaves them set.
+			if err := r.setDirMtime(d, link, linkName, e); err != nil {
+				r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
+			}
+		}
+		if perm != st.Mode&0o7777 {
+			var err error
+			if link != nil && !r.opts.InsecureLinks {
+				// rsync refuses to chmod through the link
+				// (ELOOP, exit 23); its --insecure-links
+				// opt-out changes the directory.
+				err = link.ChmodNoFollow(linkName, perm)
+			} else {
+				err = d.Fchmod(perm)
+			}
+			if err != nil {
+				r.problem(wire.ProblemGenerator, "failed to set permissions on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
+			}
+		}
 	}
+	closeDirs(d, link)
 }
 
 // keptDirLink returns the parent directory of rel and rel's last name

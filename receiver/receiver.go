@@ -29,6 +29,9 @@ type Config struct {
 	// DirWorkers is how many directory batches are decided at once;
 	// Writers how many files are written at once.
 	DirWorkers, Writers int
+	// FinishWorkers is how many directories' metadata is set at once at
+	// the end (0 or 1: one at a time, messages in order).
+	FinishWorkers int
 	// WriterGate, if set, bounds how many of the Writers work at once;
 	// the tuner moves the bound while the transfer runs.
 	WriterGate Gate

@@ -3,6 +3,7 @@ package receiver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -92,6 +93,13 @@ var transports = map[string]func(*testing.T) (wire.Conn, wire.Conn){
 
 func runAgainst(t *testing.T, pair func(*testing.T) (wire.Conn, wire.Conn), opts wire.Options, dest string, batches []*wire.FileBatch) (error, []string) {
 	t.Helper()
+	return runWith(t, pair, Config{Opts: &opts, Dest: dest}, batches)
+}
+
+// runWith is runAgainst with the receiver's whole Config (Report is set
+// here).
+func runWith(t *testing.T, pair func(*testing.T) (wire.Conn, wire.Conn), cfg Config, batches []*wire.FileBatch) (error, []string) {
+	t.Helper()
 	src := t.TempDir()
 	if err := os.WriteFile(filepath.Join(src, "payload"), []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
@@ -102,11 +110,12 @@ func runAgainst(t *testing.T, pair func(*testing.T) (wire.Conn, wire.Conn), opts
 	var reports []string
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err := Run(ctx, Config{Opts: &opts, Dest: dest, Report: func(_ int, msg string) {
+	cfg.Report = func(_ int, msg string) {
 		mu.Lock()
 		reports = append(reports, msg)
 		mu.Unlock()
-	}}, rconn)
+	}
+	_, err := Run(ctx, cfg, rconn)
 	if err != nil {
 		rconn.Close() // as the helper's exit does: the fake sender stops
 	}
@@ -121,6 +130,54 @@ func runAgainst(t *testing.T, pair func(*testing.T) (wire.Conn, wire.Conn), opts
 func dirEntry(name string) wire.Entry { return wire.Entry{Name: name, Mode: wire.TypeDir | 0o755} }
 func fileEntry(name string) wire.Entry {
 	return wire.Entry{Name: name, Mode: wire.TypeReg | 0o644, Size: 5}
+}
+
+// TestDirAttrsAtOnce: with several finish workers (a network
+// filesystem), every directory still gets its mode and mtime, read-only
+// ones included, below read-only parents.
+func TestDirAttrsAtOnce(t *testing.T) {
+	for _, workers := range []int{1, 8} {
+		t.Run(fmt.Sprint(workers), func(t *testing.T) {
+			dest := filepath.Join(t.TempDir(), "dest")
+			dir := func(name string, mode uint32, mtime int64) wire.Entry {
+				return wire.Entry{Name: name, Mode: wire.TypeDir | mode, MtimeSec: mtime, MtimeNsec: 7}
+			}
+			batches := []*wire.FileBatch{{Dir: "", Entries: []wire.Entry{dir(".", 0o755, 1000)}}}
+			var top []wire.Entry
+			want := map[string][2]int64{".": {0o755, 1000}}
+			for i := range 12 {
+				name := fmt.Sprintf("d%d", i)
+				top = append(top, dir(name, 0o555, int64(2000+i)))
+				want[name] = [2]int64{0o555, int64(2000 + i)}
+			}
+			batches = append(batches, &wire.FileBatch{Dir: ".", Entries: top, Complete: true})
+			for i := range 12 {
+				var sub []wire.Entry
+				for j := range 5 {
+					name := fmt.Sprintf("s%d", j)
+					sub = append(sub, dir(name, 0o500, int64(3000+10*i+j)))
+					want[fmt.Sprintf("d%d/%s", i, name)] = [2]int64{0o500, int64(3000 + 10*i + j)}
+				}
+				batches = append(batches, &wire.FileBatch{Dir: fmt.Sprintf("d%d", i), Entries: sub, Complete: true})
+			}
+			opts := wire.Options{Recursive: true, Perms: true, Times: true, MaxDelete: -1}
+			if err, reports := runWith(t, transports["pipe"], Config{Opts: &opts, Dest: dest + "/", FinishWorkers: workers}, batches); err != nil || len(reports) > 0 {
+				t.Fatalf("transfer: %v %v", err, reports)
+			}
+			t.Cleanup(func() {
+				filepath.Walk(dest, func(p string, _ os.FileInfo, _ error) error { return os.Chmod(p, 0o755) })
+			})
+			for rel, w := range want {
+				fi, err := os.Lstat(filepath.Join(dest, rel))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if int64(fi.Mode().Perm()) != w[0] || fi.ModTime().Unix() != w[1] || fi.ModTime().Nanosecond() != 7 {
+					t.Errorf("%s: mode %o mtime %v, want %o at %d.000000007", rel, fi.Mode().Perm(), fi.ModTime(), w[0], w[1])
+				}
+			}
+		})
+	}
 }
 
 // TestHostileNamesRefused: names that climb out of the destination, carry

@@ -226,11 +226,14 @@ func TestPlanScalesAndOverrides(t *testing.T) {
 	if fixed.Writers != 3 || fixed.Walkers != 3 || fixed.DirWorkers != 3 {
 		t.Fatalf("--syq-workers=3 not applied: %+v", fixed)
 	}
+	if two.FinishWorkers != 1 || fixed.FinishWorkers != 1 {
+		t.Fatalf("directory metadata set at once on a local disk: %+v, %+v", two, fixed)
+	}
 	if z := Plan(Observation{CPUs: 0}); z.Writers <= 0 {
 		t.Fatalf("zero CPUs gives %+v", z)
 	}
 	nfs := Plan(Observation{CPUs: 2, Route: Route{Kind: "local", Network: true}})
-	if nfs.Walkers <= two.Walkers || nfs.Writers <= two.Writers || nfs.ReadAhead <= two.ReadAhead {
+	if nfs.Walkers <= two.Walkers || nfs.Writers <= two.Writers || nfs.ReadAhead <= two.ReadAhead || nfs.FinishWorkers <= two.FinishWorkers {
 		t.Fatalf("a network filesystem gets no more in flight: %+v vs %+v", nfs, two)
 	}
 }

@@ -36,7 +36,10 @@ type Observation struct {
 // Settings are the pool sizes for one transfer, and why.
 type Settings struct {
 	Walkers, DirWorkers, Writers int
-	ReadAhead                    int // small files the sender reads ahead of the connection
+	// FinishWorkers: directories whose metadata is set at once at the
+	// end, after their contents (1 but on a network filesystem).
+	FinishWorkers int
+	ReadAhead     int // small files the sender reads ahead of the connection
 	// Prefetch: small files the sender opens and asks the kernel to read
 	// ahead of the writers when they copy the files themselves (local).
 	Prefetch int
@@ -82,15 +85,18 @@ func Plan(o Observation) Settings {
 	}
 	if o.Workers > 0 {
 		w := o.Workers
-		return Settings{Walkers: w, DirWorkers: w, Writers: w, ReadAhead: max(w, DefaultReadAhead), Prefetch: prefetchFor(o.Files),
+		return Settings{Walkers: w, DirWorkers: w, Writers: w, FinishWorkers: 1, ReadAhead: max(w, DefaultReadAhead), Prefetch: prefetchFor(o.Files),
 			Why: fmt.Sprintf("fixed by --syq-workers=%d", w)}
 	}
 	s := Settings{
 		Walkers:    2*o.CPUs + 2,
 		DirWorkers: o.CPUs + 2,
 		Writers:    2*o.CPUs + 2,
-		ReadAhead:  DefaultReadAhead,
-		Prefetch:   prefetchFor(o.Files),
+		// On a local disk the calls take microseconds: one at a time
+		// costs nothing and keeps any messages in order.
+		FinishWorkers: 1,
+		ReadAhead:     DefaultReadAhead,
+		Prefetch:      prefetchFor(o.Files),
 	}
 	s.Why = fmt.Sprintf("%d CPUs", o.CPUs)
 	if memoryFS[o.Route.Src] {
@@ -103,6 +109,7 @@ func Plan(o Observation) Settings {
 		s.Walkers = max(s.Walkers, 16)
 		s.DirWorkers = max(s.DirWorkers, 8)
 		s.Writers = max(s.Writers, 16)
+		s.FinishWorkers = 16
 		s.ReadAhead = 64
 		// Opening ahead happens in the loop that answers the
 		// receiver; where each open is a round trip, the writers'

@@ -442,7 +442,7 @@ func transferRemote(inv *Invocation, stdout, stderr io.Writer) int {
 		bar := startBar(inv, live, stdout, errOut)
 		stats, runErr = receiver.Run(ctx, receiver.Config{
 			Opts: batchOnlyOpts(opts), Dest: inv.Dest, Live: live,
-			DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
+			DirWorkers: tune.DirWorkers, Writers: tune.Writers, FinishWorkers: tune.FinishWorkers, WriterGate: gateOf(tune),
 			Out: out, Report: probs.reportAfter("receiver", banner.after(stdout)), Debug: debug, Pulled: true, Log: logf.items(),
 			RejectExcluded: !inv.trustSender && !inv.filters.HasDirMerge(),
 			Filter:         inv.filters, Names: &fsops.HostNames{}, ListProgress: banner.progressFunc(),

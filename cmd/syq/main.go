@@ -468,7 +468,7 @@ func transferLocal(inv *Invocation, stdout, stderr io.Writer) int {
 	tune.Adapt(ctx, func() (int64, int64) { return live.Bytes.Load(), live.Files.Load() })
 	stats, recvErr := receiver.Run(ctx, receiver.Config{
 		Opts: batchOnlyOpts(localReceiverOpts(inv)), Dest: inv.Dest,
-		DirWorkers: tune.DirWorkers, Writers: tune.Writers, WriterGate: gateOf(tune),
+		DirWorkers: tune.DirWorkers, Writers: tune.Writers, FinishWorkers: tune.FinishWorkers, WriterGate: gateOf(tune),
 		Out: out, Report: probs.reportAfter("receiver", banner.after(stdout)),
 		Debug:  os.Getenv("SYQ_DEBUG") != "",
 		Live:   live,

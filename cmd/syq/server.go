@@ -217,7 +217,6 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 		st.Close()
 		return fe.Code
 	}
-	plan := tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Workers: opts.Workers})
 	if policy != nil {
 		setup.Tilde = "" // the names came through no remote shell
 	}
@@ -256,7 +255,8 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 			}
 			ops = filesFromOperands(data, ops[0], opts.From0, opts.Relative)
 		}
-		_, runErr = sender.Run(ctx, sender.Config{Opts: opts, Operands: ops, Walkers: plan.Walkers, Prefetch: senderPrefetch(ops, opts.Workers), Report: report, Filter: rules, Names: helperNames(policy), Daemon: policy != nil && policy.Root != "", InflightEntries: sender.InflightAcrossNetwork}, st)
+		plan := helperPlan(ops, opts.Workers)
+		_, runErr = sender.Run(ctx, sender.Config{Opts: opts, Operands: ops, Walkers: plan.Walkers, Prefetch: plan.Prefetch, Report: report, Filter: rules, Names: helperNames(policy), Daemon: policy != nil && policy.Root != "", InflightEntries: sender.InflightAcrossNetwork}, st)
 	case "receiver":
 		if len(setup.Args) != 1 {
 			return fail(&wire.FatalError{Code: wire.ExitProtocol, Err: fmt.Errorf("a receiver needs one destination, got %d", len(setup.Args))})
@@ -288,9 +288,10 @@ func serveHelperAs(server string, r *bufio.Reader, stdout io.Writer, stderr io.W
 		if policy != nil && len(policy.IncomingChmod) > 0 {
 			conn = &chmodConn{Stream: st, rules: policy.IncomingChmod}
 		}
+		plan := helperPlan(setup.Args, opts.Workers)
 		_, runErr = receiver.Run(ctx, receiver.Config{
 			Opts: opts, Dest: setup.Args[0],
-			DirWorkers: plan.DirWorkers, Writers: plan.Writers,
+			DirWorkers: plan.DirWorkers, Writers: plan.Writers, FinishWorkers: plan.FinishWorkers,
 			Out: out, Report: report, Debug: setup.Debug, Pushed: true, Filter: rules, Log: logTo,
 			Refuse: refuse, Names: helperNames(policy),
 			SanitizeLinks: policy != nil && policy.SanitizeLinks,
@@ -518,12 +519,14 @@ func sendFilesFrom(st *wire.Stream, path string) error {
 	return st.Send(&wire.Log{Class: wire.LogFilesFromEnd})
 }
 
-// senderPrefetch is how many small files a pull's sender reads ahead:
-// the tuner's plan for the filesystem the operands are on (none from
-// memory or a network filesystem).
-func senderPrefetch(ops []string, workers int) int {
-	if len(ops) == 0 {
-		return 0
+// helperPlan is the tuner's plan for the helper's own side: paths are
+// the operands a sender reads or the destination a receiver writes. On a
+// network filesystem it asks for many calls in flight (see latencyBound).
+func helperPlan(paths []string, workers int) tuner.Settings {
+	o := tuner.Observation{CPUs: tuner.CPUs(), Files: fsops.OpenFileLimit(), Workers: workers}
+	if len(paths) > 0 {
+		o.Route = tuner.LocalRoute(paths, paths[0])
 	}
-	return tuner.Plan(tuner.Observation{CPUs: tuner.CPUs(), Files: fsops.OpenFileLimit(), Workers: workers, Route: tuner.LocalRoute(ops, ops[0])}).Prefetch
+	latencyBound(o.Route)
+	return tuner.Plan(o)
 }

@@ -47,11 +47,17 @@ func runTuner(args []string, stdout, stderr io.Writer) int {
 // startTuner begins the tuner of a transfer over route; adapt says this
 // side writes the files.
 func startTuner(inv *Invocation, route tuner.Route, adapt bool) *tuner.Run {
+	latencyBound(route)
 	return tuner.Begin(tuner.Observation{
 		CPUs: tuner.CPUs(), Files: fsops.OpenFileLimit(), Route: route, Workers: inv.Opts.Workers,
 		NoCache: inv.NoTunerCache, Adapt: adapt, Debugf: debugf,
 	})
 }
+
+// latencyBound tells fsops whether this side's files are on a network
+// filesystem, where its hot-path calls must let other goroutines run
+// while one waits a round trip (fsops.SetLatencyBound).
+func latencyBound(r tuner.Route) { fsops.SetLatencyBound(r.Network) }
 
 // gateOf is the run's writer gate as the receiver takes it: nil when the
 // writer count is fixed.

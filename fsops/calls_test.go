@@ -1,0 +1,60 @@
+package fsops
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestLatencyBoundCalls: the hot-path calls give the same results raw and
+// through the runtime's ordinary path (a network filesystem's): create
+// unnamed, copy a small file, set its times, link it, stat it, close.
+func TestLatencyBoundCalls(t *testing.T) {
+	defer SetLatencyBound(false)
+	for _, bound := range []bool{false, true} {
+		SetLatencyBound(bound)
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "src"), []byte("small data"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d, err := OpenDirPath(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := d.OpenRead("src")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, ok, err := d.CreateUnnamed(0o600, 0)
+		if err != nil || !ok {
+			// No O_TMPFILE here: a named file takes the same calls after.
+			if dst, err = d.CreateExcl("dst", 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := CopyData(context.Background(), dst, src, 10, false); err != nil {
+			t.Fatalf("latency-bound %v: copy: %v", bound, err)
+		}
+		if err := FsetTimes(dst, Omit, Time{Sec: 1234, Nsec: 5}); err != nil {
+			t.Fatalf("latency-bound %v: times: %v", bound, err)
+		}
+		if ok {
+			if err := d.LinkUnnamed(dst, "dst"); err != nil {
+				t.Fatalf("latency-bound %v: link: %v", bound, err)
+			}
+		}
+		if err := dst.Close(); err != nil {
+			t.Fatal(err)
+		}
+		src.Close()
+		st, err := d.Lstat("dst")
+		if err != nil || st.Size != 10 || st.MtimeSec != 1234 || st.MtimeNsec != 5 {
+			t.Fatalf("latency-bound %v: lstat: %+v %v", bound, st, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "dst")); err != nil || string(b) != "small data" {
+			t.Fatalf("latency-bound %v: read back %q %v", bound, b, err)
+		}
+		d.Close()
+	}
+}
