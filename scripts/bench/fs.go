@@ -35,10 +35,19 @@ type filesys struct {
 	size    int64  // image size / tmpfs size limit
 	mounted bool
 	srcKey  string // spec key of the source tree currently at dir/src
+	// dstDir, when set, is the destination instead of dir/dst: a cell
+	// writing to a real network mount (--nfs-dst) sets it while it runs.
+	dstDir string
 }
 
 func (f *filesys) src() string { return filepath.Join(f.dir, "src") }
-func (f *filesys) dst() string { return filepath.Join(f.dir, "dst") }
+
+func (f *filesys) dst() string {
+	if f.dstDir != "" {
+		return f.dstDir
+	}
+	return filepath.Join(f.dir, "dst")
+}
 
 // describe returns "ext4 on /dev/loop3 (image ..., dio=1) opts".
 func (f *filesys) describe() string {

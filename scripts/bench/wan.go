@@ -26,11 +26,13 @@ import (
 //   - wan-z: a compressible text corpus pushed with -z over 100 Mbit/s,
 //     50 ms RTT.
 //   - nfs-small-rtt*: copy small files to local from a network file system
-//     across the WAN link with a short RTT. This kernel has no NFS client, so
-//     the stand-in is sshfs (FUSE, SFTP) mounted from the near namespace,
-//     with the kernel's attribute, entry and directory caches off so that
-//     every stat and open is a round trip, as on NFS without caching. With
-//     --nfs-src the cells read a real NFS mount instead (no stand).
+//     across the WAN link with a short RTT; nfs-small-to-rtt* copy them
+//     from local to it. This kernel has no NFS client, so the stand-in is
+//     sshfs (FUSE, SFTP) mounted from the near namespace, with the kernel's
+//     attribute, entry and directory caches off so that every stat, open
+//     and create is a round trip, as on NFS without caching. With
+//     --nfs-src (--nfs-dst) the cells read (write) a real NFS mount
+//     instead (no stand).
 //   - rails-k: push over K tbf-limited veth links; syq with default flags.
 //
 // Both ends are this machine: the relay runs in the bench process (its CPU
@@ -41,10 +43,14 @@ import (
 var nfsSrc = flag.String("nfs-src", "", "nfs-small cells: read this directory on a real NFS mount instead of sshfs across the stand; "+
 	"it must hold the tree the cell generates (go run ./scripts/gentree -kind small -n N -dirs D -file-size 4K DIR), which verification compares against")
 
+var nfsDst = flag.String("nfs-dst", "", "nfs-small-to cells: write to this directory on a real NFS mount instead of sshfs across the stand; "+
+	"a scratch directory: the cell removes and recreates it before every run")
+
 // wanSpec says which stand a cell runs on.
 type wanSpec struct {
 	stand  stand.Config
 	nfs    bool // arms copy from the sshfs mount (or --nfs-src) to local
+	nfsTo  bool // arms copy from local to the sshfs mount (or --nfs-dst)
 	active bool // set while runCell runs the cell on its stand
 	// probeCompress: before the timed runs, ask rsync and syq which
 	// codec and level -z negotiates on this stand, for the measure line.
@@ -55,7 +61,9 @@ type wanSpec struct {
 const benchStand = "bench"
 
 // nfsRoot is where the far side's / is mounted through sshfs while an nfs
-// cell runs; nfs arms read nfsRoot+src.
+// cell runs; nfs arms read nfsRoot+src, nfs-to arms write nfsRoot+dst (the
+// same directories as the bench's own src and dst, which it generates and
+// verifies directly).
 var nfsRoot string
 
 func init() {
@@ -96,11 +104,19 @@ func init() {
 	// nfs arms: the local tools, reading the network file system.
 	for _, k := range []string{"syq", "rsync", "cp", "tar", "rclone", "rclone-t64"} {
 		a := arms[k]
-		arms[k+"-nfs"] = arm{name: a.name, argv: func(x argEnv) []string {
+		arms[k+"-nfs"] = arm{name: a.name, tuned: a.tuned, argv: func(x argEnv) []string {
 			if *nfsSrc != "" {
 				x.src = *nfsSrc
 			} else {
 				x.src = filepath.Join(nfsRoot, x.src)
+			}
+			return a.argv(x)
+		}}
+		// With --nfs-dst, the cell's destination is that directory
+		// already (runWANCell sets it), which the arm writes as is.
+		arms[k+"-nfs-to"] = arm{name: a.name, tuned: a.tuned, argv: func(x argEnv) []string {
+			if *nfsDst == "" {
+				x.dst = filepath.Join(nfsRoot, x.dst)
 			}
 			return a.argv(x)
 		}}
@@ -115,8 +131,17 @@ func wanCells(scale string) []cell {
 	sshArms := []string{"syq-wan", "rsync-wan", "rclone-wan", "tar-wan", "scp-wan"}
 	nfsArms := []string{"syq-nfs", "rsync-nfs", "cp-nfs", "tar-nfs", "rclone-nfs", "rclone-t64-nfs"}
 	small := gen.Spec{Kind: gen.Small, N: pick(10000, 1000), Dirs: 64, FileSize: 4096}
+	// Writing through sshfs costs several times what reading does (every
+	// create, write, setstat and rename is a round trip through the SFTP
+	// server): a tenth of the files, as the seed page's -> NFS cell has a
+	// tenth of its <- NFS cell's.
+	smallTo := gen.Spec{Kind: gen.Small, N: pick(1000, 100), Dirs: 64, FileSize: 4096}
+	nfsToArms := []string{"syq-nfs-to", "rsync-nfs-to", "cp-nfs-to", "tar-nfs-to", "rclone-nfs-to", "rclone-t64-nfs-to"}
 	nfs := func(rtt time.Duration) *wanSpec {
 		return &wanSpec{stand: stand.Config{WAN: true, RTT: rtt}, nfs: true}
+	}
+	nfsTo := func(rtt time.Duration) *wanSpec {
+		return &wanSpec{stand: stand.Config{WAN: true, RTT: rtt}, nfsTo: true}
 	}
 	const rails = 4
 	cells := []cell{
@@ -156,6 +181,10 @@ func wanCells(scale string) []cell {
 			scenario: "WAN: compressible data with -z", ceilingMBps: 12.5, ceilingLabel: "link 100 Mbit/s (uncompressed bytes; -z can pass it)",
 			measure: "log-like text (zstd -3 about 5x) pushed with -z over 100 Mbit/s, 50 ms RTT"},
 	}
+	if *nfsDst != "" {
+		cells = append(cells, cell{name: "nfs-small-to-real", fs: fsTmpfs, spec: smallTo, mode: modeCopy, arms: nfsToArms, reps: pick(3, 2),
+			wan: &wanSpec{nfsTo: true}, scenario: "NFS: small files from local"})
+	}
 	if *nfsSrc != "" {
 		// A real NFS mount has its own RTT: one cell, no stand.
 		cells = append(cells, cell{name: "nfs-small-real", fs: fsTmpfs, spec: small, mode: modeCopy, arms: nfsArms, reps: pick(3, 2),
@@ -168,6 +197,15 @@ func wanCells(scale string) []cell {
 			cell{name: "nfs-small-rtt1ms", fs: fsTmpfs, spec: small, mode: modeCopy, arms: nfsArms, reps: pick(3, 2), wan: nfs(time.Millisecond),
 				scenario: "NFS: small files to local",
 				measure:  "small files from a network fs to local, set RTT 1 ms: sshfs (NFS stand-in) with attribute/entry/dir caches off"})
+	}
+	if *nfsDst == "" {
+		cells = append(cells,
+			cell{name: "nfs-small-to-rtt0.2ms", fs: fsTmpfs, spec: smallTo, mode: modeCopy, arms: nfsToArms, reps: pick(3, 2), wan: nfsTo(200 * time.Microsecond),
+				scenario: "NFS: small files from local",
+				measure:  "small files from local to a network fs, set RTT 0.2 ms: sshfs (NFS stand-in, no kernel NFS client here) with attribute/entry/dir caches off"},
+			cell{name: "nfs-small-to-rtt1ms", fs: fsTmpfs, spec: smallTo, mode: modeCopy, arms: nfsToArms, reps: pick(3, 2), wan: nfsTo(time.Millisecond),
+				scenario: "NFS: small files from local",
+				measure:  "small files from local to a network fs, set RTT 1 ms: sshfs (NFS stand-in) with attribute/entry/dir caches off"})
 	}
 	return append(cells,
 		cell{name: "rails-k", fs: fsTmpfs, spec: gen.Spec{Kind: gen.ManyLarge, K: pick(8, 4), Size: pickB(256<<20, 64<<20)}, mode: modeCopy,
@@ -198,6 +236,16 @@ func (b *bench) runWANCell(c cell) error {
 		c.measure = fmt.Sprintf("small files from the network fs at --nfs-src %s (%s) to local", *nfsSrc, mountOpts(mountPointOf(*nfsSrc)))
 		return b.runCell(c)
 	}
+	if w.nfsTo && *nfsDst != "" {
+		if st, err := os.Stat(*nfsDst); err != nil || !st.IsDir() {
+			return fmt.Errorf("--nfs-dst %s: not a directory (%v)", *nfsDst, err)
+		}
+		c.measure = fmt.Sprintf("small files from local to the network fs at --nfs-dst %s (%s)", *nfsDst, mountOpts(mountPointOf(*nfsDst)))
+		f := b.fss[c.fs]
+		f.dstDir = *nfsDst
+		defer func() { f.dstDir = "" }()
+		return b.runCell(c)
+	}
 	cfg := w.stand
 	cfg.Name, cfg.SSHD = benchStand, true
 	s, err := stand.Up(cfg)
@@ -225,8 +273,8 @@ func (b *bench) runWANCell(c cell) error {
 	r.Link.Where = desc
 	b.log("\n-- stand for %s: %s", c.name, desc)
 
-	if w.nfs {
-		if err := r.mountSSHFS(s); err != nil {
+	if w.nfs || w.nfsTo {
+		if err := r.mountSSHFS(s, w.nfs); err != nil {
 			return err
 		}
 		c.measure += " [" + desc + "; sshfs " + r.sshfsOpts + "]"
@@ -366,8 +414,8 @@ func (r *remote) probeCompress(s *stand.Stand, syq string) string {
 }
 
 // mountSSHFS mounts the far side's / at r.dir/nfs from the near namespace
-// and points the nfs arms there.
-func (r *remote) mountSSHFS(s *stand.Stand) error {
+// and points the nfs arms there; stableInodes for cells that read it.
+func (r *remote) mountSSHFS(s *stand.Stand, stableInodes bool) error {
 	if _, err := exec.LookPath("sshfs"); err != nil {
 		return fmt.Errorf("nfs cells need sshfs (apt-get install -y sshfs): %w", err)
 	}
@@ -380,8 +428,15 @@ func (r *remote) mountSSHFS(s *stand.Stand) error {
 	// side. File data is not kept across opens either (no kernel_cache).
 	// noforget keeps inode numbers stable, as NFS's are: without it a
 	// file looked up twice may change st_ino, and cp -a then skips it as
-	// "replaced while being copied".
-	r.sshfsOpts = "dir_cache=no,attr_timeout=0,entry_timeout=0,negative_timeout=0,noforget"
+	// "replaced while being copied". Cells that write leave it out: the
+	// bench clears the destination behind sshfs's back between runs, and
+	// sshfs 3.7 with noforget then dies on the next run's first rename
+	// onto a name it remembers (rsync: "Software caused connection
+	// abort").
+	r.sshfsOpts = "dir_cache=no,attr_timeout=0,entry_timeout=0,negative_timeout=0"
+	if stableInodes {
+		r.sshfsOpts += ",noforget"
+	}
 	argv := s.NearCommand("sshfs", "-o", r.sshfsOpts, "-o", "ssh_command="+r.srv.SSHCommand(sshOpts...),
 		r.srv.User()+"@"+r.srv.Host()+":/", mnt)
 	if out, err := groupOutput(exec.Command(argv[0], argv[1:]...)); err != nil {
