@@ -502,6 +502,8 @@ func renderMarkdown(r *results, svgRel string) string {
 		p("; CPU pressure before the runs up to %.0f%%.", s.CPUPressMax)
 		if s.Why != "" {
 			p(" Why: %s", s.Why)
+		} else if why := currentWhy(s.Cell); why != "" {
+			p(" Why (note written after this run): %s", why)
 		} else {
 			p(" No note for this cell yet: not explained.")
 		}
@@ -514,6 +516,17 @@ func renderMarkdown(r *results, svgRel string) string {
 	}
 	p("\n")
 	return w.String()
+}
+
+// currentWhy is the note this version of the bench has for a cell, for a
+// run recorded before the cell had one.
+func currentWhy(name string) string {
+	for _, c := range append(cellsFor("full"), wanCells("full")...) {
+		if c.name == name {
+			return c.why
+		}
+	}
+	return ""
 }
 
 func writeCell(w *strings.Builder, r *results, s cellSummary, svgRel, syqPath string) {
