@@ -287,6 +287,9 @@ func (r *Receiver) backupDirFor(rel string, early bool) (string, error) {
 		}
 		perm := 0o777 &^ r.umask
 		st, err := fsops.LstatOwned(src)
+		if err == nil && r.fake && st.IsDir() {
+			applyFakeStatPath(src, &st) // as rsync's x_lstat reads it
+		}
 		// A symlink to a directory there (-K) is mirrored as rsync's
 		// make_file sees it: the link's own mode (0777) and owner.
 		mirrored := err == nil && (st.IsDir() || st.IsLink() && isDirBehind(src))
@@ -303,6 +306,14 @@ func (r *Receiver) backupDirFor(rel string, early bool) (string, error) {
 		if err := fsops.MkdirOwned(cur, false, 0o777); err != nil && !fsops.IsExist(err) {
 			return "", err
 		}
+		if mirrored && r.fake && st.IsDir() {
+			// --fake-super: the owner, group and mode go in the
+			// directory's record, as rsync's set_file_attrs puts them.
+			if err := r.backupDirFake(cur, mirror, &st, recorded, perm); err != nil {
+				return "", err
+			}
+			continue
+		}
 		if mirrored {
 			r.backupDirOwner(cur, &st, recorded)
 		}
@@ -311,6 +322,35 @@ func (r *Receiver) backupDirFor(rel string, early bool) (string, error) {
 		}
 	}
 	return cur, nil
+}
+
+// applyFakeStatPath overlays the --fake-super record of the directory at
+// path on st (its real lstat); without one st stays as it is.
+func applyFakeStatPath(path string, st *fsops.Stat) {
+	parent, err := fsops.OpenDirOwned(filepath.Dir(path))
+	if err != nil {
+		return
+	}
+	defer parent.Close()
+	parent.ApplyFakeStat(filepath.Base(path), st)
+}
+
+// backupDirFake is backupDirOwner and the mode under --fake-super: the
+// backup directory at path records the owner, group (as -o and -g keep
+// them) and permissions perm of the directory it mirrors, st as its
+// record says, or what the transfer recorded for it.
+func (r *Receiver) backupDirFake(path, rel string, st *fsops.Stat, recorded *wire.Entry, perm uint32) error {
+	parent, err := fsops.OpenDirOwned(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer parent.Close()
+	e := &wire.Entry{Mode: wire.TypeDir | perm, Uid: st.Uid, Gid: st.Gid}
+	if recorded != nil {
+		e.Uid, e.Gid = recorded.Uid, recorded.Gid
+	}
+	r.setFake(dirTarget(parent, filepath.Base(path)), rel, e, perm, nil)
+	return nil
 }
 
 // isDirBehind says whether path, a symlink, leads to a directory.

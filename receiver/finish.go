@@ -288,7 +288,7 @@ func (r *Receiver) setDirAttr(da *dirAttr) {
 				mask = r.newPermMask(d)
 			}
 			r.setFake(selfTarget(d), da.rel, e, r.finalPerm(e, old, mask), old)
-			if r.opts.Times && !r.opts.OmitDirTimes {
+			if r.opts.Times && !r.opts.OmitDirTimes && (link != nil || !sameMtime(&st, e, r.opts.ModifyWindowSec)) {
 				if err := r.setDirMtime(d, link, linkName, e); err != nil {
 					r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
 				}
@@ -320,7 +320,11 @@ func (r *Receiver) setDirAttr(da *dirAttr) {
 		if old == nil && !r.opts.Perms {
 			perm |= st.Mode & 0o2000 // the setgid bit a new directory inherits stays
 		}
-		if r.opts.Times && !r.opts.OmitDirTimes {
+		// Only a time that differs, by --modify-window, as rsync's
+		// touch_up_dirs: a directory recorded for its owner keeps a time
+		// within the window (a --files-from "dir/" merged into the top
+		// brings the top a second entry; random seed 1551).
+		if r.opts.Times && !r.opts.OmitDirTimes && (link != nil || !sameMtime(&st, e, r.opts.ModifyWindowSec)) {
 			// Times before the mode, as rsync sets them: its
 			// refused chmod below leaves them set.
 			if err := r.setDirMtime(d, link, linkName, e); err != nil {

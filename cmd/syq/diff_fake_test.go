@@ -115,7 +115,20 @@ func preFakeBackup(b *fixtureBuilder) {
 	b.dir("dst")
 }
 
+// preFakeBackupDir: an older sub/c in a sub whose record says another
+// mode and owner: the backup directory that mirrors sub records them too.
+func preFakeBackupDir(b *fixtureBuilder) {
+	b.text("dst/sub/c", "older c", fbMode(0o600))
+	b.dir("dst/sub", fbMode(0o700), fbXattr(fsops.FakeStatXattr, "40750 0,0 6000:6001"))
+	b.dir("dst")
+}
+
 var fakeScenarios = []diffScenario{
+	// A --backup-dir directory made under --fake-super records the
+	// owner, group and mode of the one it mirrors (random seed 1550).
+	{name: "fake-super-backup-dir-records", fx: fxFake, pre: preFakeBackupDir, args: dtArgs("-a", "--fake-super", "--backup-dir=bak", "src/", "dst/"), cmp: dtBackupDirAndRootTimes("bak")},
+	{name: "fake-super-backup-dir-usermap", fx: fxFake, pre: preFakeBackupDir, args: dtArgs("-a", "--fake-super", "--usermap=*:4321", "--groupmap=*:8765", "--backup-dir=bak", "src/", "dst/"), cmp: dtBackupDirAndRootTimes("bak")},
+	{name: "fake-super-backup-dir-delete", fx: fxFake, pre: preFakeBackupDir, args: dtArgs("-a", "--fake-super", "--delete", "--exclude=c", "--delete-excluded", "--backup-dir=bak", "src/", "dst/"), cmp: dtBackupDirAndRootTimes("bak")},
 	// The backups land in directories whose times were set: both tools
 	// leave those at the time of the run. (Without -o/-g rsync records
 	// an owner it never set: the random suite's known difference.)

@@ -73,6 +73,14 @@ var stageScenarios = []diffScenario{
 	// Random seed 1530 lost a.txt and d.txt to that pass.
 	{name: "delay-updates-files-from-merged-delete", fx: fxMergedTop, pre: preMergedTop, args: dtArgs("-a", "--delete", "--delay-updates", "--no-relative", "--files-from=list", "src/", "dst/")},
 	{name: "files-from-merged-delete", fx: fxMergedTop, pre: preMergedTop, args: dtArgs("-a", "--delete", "--no-relative", "--files-from=list", "src/", "dst/")},
+	// A directory set for its owner keeps a time the quick check calls
+	// the same (same second; within --modify-window), as rsync's
+	// touch_up_dirs does: random seed 1551, where a --files-from "sub/"
+	// merged into the top gave the top a second entry.
+	{name: "dir-owner-time-same-second", fx: fxDirTimes, pre: preDirTimes(500_000_000), args: dtArgs("-a", "src/", "dst/")},
+	{name: "dir-owner-time-modify-window", fx: fxDirTimes, pre: preDirTimes(1_000_000_000), args: dtArgs("-a", "--modify-window=1", "src/", "dst/")},
+	{name: "dir-owner-time-past-window", fx: fxDirTimes, pre: preDirTimes(2_000_000_000), args: dtArgs("-a", "--modify-window=1", "src/", "dst/")},
+	{name: "files-from-merged-existing-window", fx: fxMergedTop, pre: preMergedWindow, args: dtArgs("-a", "--existing", "--modify-window=1", "--usermap=*:4321", "--no-relative", "--files-from=list", "src/", "dst/")},
 	{name: "T-temp-dir", fx: fxBasic, pre: preTempDir, args: dtArgs("-a", "-Ttmp", "src/", "dst/"), cmp: dtBackupDirTimes("tmp")},
 	{name: "T-temp-dir-dotdot", fx: fxPlain, args: dtArgs("-a", "--temp-dir=../src/sub", "src/", "dst/"), code: 23},
 	{name: "T-temp-dir-xdev", fx: fxXdevTemp, args: dtArgs("-a", "--temp-dir="+dtXdevTemp, "src/", "dst/")},
@@ -132,6 +140,29 @@ func fxMergedTop(b *fixtureBuilder) {
 	b.dir("src/sub")
 	b.dir("src")
 	b.text("list", "a.txt\nb.txt\nsub/\n")
+}
+
+// fxDirTimes: a directory with one file, its time early in a second.
+func fxDirTimes(b *fixtureBuilder) {
+	b.text("src/d/f", "same", fbMt(fbBaseTime+100_000_000))
+	b.dir("src/d", fbMt(fbBaseTime+300_000_000))
+	b.dir("src", fbMt(fbBaseTime+5_000_000_000))
+}
+
+// preDirTimes: the same tree in dst, d owned by someone else and its
+// time later than the source's by skew.
+func preDirTimes(skew int64) func(*fixtureBuilder) {
+	return func(b *fixtureBuilder) {
+		b.text("dst/d/f", "same", fbMt(fbBaseTime+100_000_000))
+		b.dir("dst/d", fbOwner(7, 7), fbMt(fbBaseTime+300_000_000+skew))
+		b.dir("dst", fbMt(fbBaseTime+5_000_000_000))
+	}
+}
+
+// preMergedWindow: the top already as the source's, sub's time within a
+// second of it, nothing at the top for --existing to write.
+func preMergedWindow(b *fixtureBuilder) {
+	b.dir("dst", fbMt(b.byRel["src/sub"].mtime+1_000_000_000))
 }
 
 // preMergedTop: an older a.txt and something extraneous at the top.
