@@ -37,3 +37,23 @@ func TestSelectCells(t *testing.T) {
 		t.Error("a name that is neither a cell nor a prefix was accepted")
 	}
 }
+
+// TestNFSCells: the stand's NFS cells, both directions at both RTTs, each
+// on its side of the mount (their names are in the published runs).
+func TestNFSCells(t *testing.T) {
+	got := map[string]*wanSpec{}
+	for _, c := range wanCells("full") {
+		if c.wan.nfs || c.wan.nfsTo {
+			got[c.name] = c.wan
+		}
+	}
+	for name, to := range map[string]bool{"nfs-small-rtt0.2ms": false, "nfs-small-rtt1ms": false, "nfs-small-to-rtt0.2ms": true, "nfs-small-to-rtt1ms": true} {
+		w := got[name]
+		if w == nil || w.nfsTo != to || w.nfs == to {
+			t.Errorf("%s: %+v", name, w)
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("NFS cells %v", got)
+	}
+}

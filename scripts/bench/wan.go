@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -140,11 +141,18 @@ func wanCells(scale string) []cell {
 	small := gen.Spec{Kind: gen.Small, N: pick(2000, 500), Dirs: 64, FileSize: 4096}
 	smallTo := gen.Spec{Kind: gen.Small, N: pick(1000, 100), Dirs: 64, FileSize: 4096}
 	nfsToArms := []string{"syq-nfs-to", "rsync-nfs-to", "cp-nfs-to", "tar-nfs-to", "rclone-nfs-to", "rclone-t64-nfs-to"}
-	nfs := func(rtt time.Duration) *wanSpec {
-		return &wanSpec{stand: stand.Config{WAN: true, RTT: rtt}, nfs: true}
-	}
-	nfsTo := func(rtt time.Duration) *wanSpec {
-		return &wanSpec{stand: stand.Config{WAN: true, RTT: rtt}, nfsTo: true}
+	// sshfsCell is an NFS cell on the sshfs stand-in at rtt; to: the
+	// arms write to the mount, else they read from it.
+	sshfsCell := func(rtt time.Duration, to bool) cell {
+		name, spec, arms, what, scenario := "nfs-small-rtt", small, nfsArms, "from a network fs to local", "NFS: small files to local"
+		if to {
+			name, spec, arms, what, scenario = "nfs-small-to-rtt", smallTo, nfsToArms, "from local to a network fs", "NFS: small files from local"
+		}
+		ms := strconv.FormatFloat(float64(rtt)/float64(time.Millisecond), 'g', -1, 64)
+		return cell{name: name + ms + "ms", fs: fsTmpfs, spec: spec, mode: modeCopy, arms: arms, reps: pick(3, 2),
+			wan: &wanSpec{stand: stand.Config{WAN: true, RTT: rtt}, nfs: !to, nfsTo: to}, scenario: scenario,
+			measure: fmt.Sprintf("small files %s, set RTT %s ms: sshfs (NFS stand-in, no kernel NFS client here) with attribute/entry/dir caches off; "+
+				"SFTP v3 carries whole seconds, so every tool's mtimes lose their nanoseconds", what, ms)}
 	}
 	const rails = 4
 	cells := []cell{
@@ -197,22 +205,10 @@ func wanCells(scale string) []cell {
 		cells = append(cells, cell{name: "nfs-small-real", fs: fsTmpfs, spec: small, mode: modeCopy, arms: nfsArms, reps: pick(3, 2),
 			wan: &wanSpec{nfs: true}})
 	} else {
-		cells = append(cells,
-			cell{name: "nfs-small-rtt0.2ms", fs: fsTmpfs, spec: small, mode: modeCopy, arms: nfsArms, reps: pick(3, 2), wan: nfs(200 * time.Microsecond),
-				scenario: "NFS: small files to local",
-				measure:  "small files from a network fs to local, set RTT 0.2 ms: sshfs (NFS stand-in, no kernel NFS client here) with attribute/entry/dir caches off; SFTP v3 carries whole seconds, so every tool's mtimes lose their nanoseconds"},
-			cell{name: "nfs-small-rtt1ms", fs: fsTmpfs, spec: small, mode: modeCopy, arms: nfsArms, reps: pick(3, 2), wan: nfs(time.Millisecond),
-				scenario: "NFS: small files to local",
-				measure:  "small files from a network fs to local, set RTT 1 ms: sshfs (NFS stand-in) with attribute/entry/dir caches off; SFTP v3 carries whole seconds, so every tool's mtimes lose their nanoseconds"})
+		cells = append(cells, sshfsCell(200*time.Microsecond, false), sshfsCell(time.Millisecond, false))
 	}
 	if *nfsDst == "" {
-		cells = append(cells,
-			cell{name: "nfs-small-to-rtt0.2ms", fs: fsTmpfs, spec: smallTo, mode: modeCopy, arms: nfsToArms, reps: pick(3, 2), wan: nfsTo(200 * time.Microsecond),
-				scenario: "NFS: small files from local",
-				measure:  "small files from local to a network fs, set RTT 0.2 ms: sshfs (NFS stand-in, no kernel NFS client here) with attribute/entry/dir caches off; SFTP v3 carries whole seconds, so every tool's mtimes lose their nanoseconds"},
-			cell{name: "nfs-small-to-rtt1ms", fs: fsTmpfs, spec: smallTo, mode: modeCopy, arms: nfsToArms, reps: pick(3, 2), wan: nfsTo(time.Millisecond),
-				scenario: "NFS: small files from local",
-				measure:  "small files from local to a network fs, set RTT 1 ms: sshfs (NFS stand-in) with attribute/entry/dir caches off; SFTP v3 carries whole seconds, so every tool's mtimes lose their nanoseconds"})
+		cells = append(cells, sshfsCell(200*time.Microsecond, true), sshfsCell(time.Millisecond, true))
 	}
 	return append(cells,
 		cell{name: "rails-k", fs: fsTmpfs, spec: gen.Spec{Kind: gen.ManyLarge, K: pick(8, 4), Size: pickB(256<<20, 64<<20)}, mode: modeCopy,
