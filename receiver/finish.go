@@ -287,7 +287,13 @@ func (r *Receiver) setDirAttr(da *dirAttr) {
 			if old == nil {
 				mask = r.newPermMask(d)
 			}
-			r.setFake(selfTarget(d), da.rel, e, r.finalPerm(e, old, mask), old)
+			// A -K link standing for the directory gets neither the
+			// mode nor the record: rsync writes the record on the
+			// link itself, where user attributes are refused, and the
+			// directory behind it keeps its own (random seed 1561).
+			if link == nil {
+				r.setFake(selfTarget(d), da.rel, e, r.finalPerm(e, old, mask), old)
+			}
 			if r.opts.Times && !r.opts.OmitDirTimes && (link != nil || !sameMtime(&st, e, r.opts.ModifyWindowSec)) {
 				if err := r.setDirMtime(d, link, linkName, e); err != nil {
 					r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(da.rel), fsops.ErrText(err))

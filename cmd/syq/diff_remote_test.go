@@ -196,6 +196,9 @@ func TestDiffRemote(t *testing.T) {
 // through rsh, in parallel with its siblings.
 func runRemoteScenario(t *testing.T, idx int, s diffScenario, rsh string, push bool) {
 	t.Parallel()
+	if push && s.pushCode != 0 {
+		s.code = s.pushCode
+	}
 	if !push && s.pullCode != 0 {
 		s.code = s.pullCode
 	}

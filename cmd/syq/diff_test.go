@@ -452,6 +452,8 @@ type diffScenario struct {
 	// client reports a remote sender that stops early as a closed
 	// connection (12).
 	pullCode int
+	// pushCode, if set, is rsync's exit code in a push instead.
+	pushCode int
 	unpriv   bool // run both tools as fbNobody (fixture owned by fbNobody)
 	stdout   bool // compare standard output exactly
 	// finalLines: with stdout, each line is compared as a terminal
