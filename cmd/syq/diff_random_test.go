@@ -242,7 +242,7 @@ func rdKnownDiff(s rdScenario, pull bool) string {
 		// name not skipped (receiver's chooseLeader): the same tree,
 		// another name in the -i lines.
 		return "-H leader under -u/--ignore-existing"
-	case has("--remove-source-files") && (has("-L") || has("--copy-dirlinks")) && (s.fixture == "basic" || s.fixture == "special"):
+	case has("--remove-source-files") && (has("-L") || has("-k") || has("--copy-dirlinks")) && (s.fixture == "basic" || s.fixture == "special"):
 		// src/dirlink then lists src/sub's files a second time: whether
 		// a name is read before the other's removal depends on how far
 		// each tool's sender runs ahead of the removals (rsync's reads
