@@ -2,9 +2,16 @@ package fsops
 
 import (
 	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestLatencyBoundCalls: the hot-path calls give the same results raw and
@@ -56,5 +63,45 @@ func TestLatencyBoundCalls(t *testing.T) {
 			t.Fatalf("latency-bound %v: read back %q %v", bound, b, err)
 		}
 		d.Close()
+	}
+}
+
+// TestLatencyBoundLetsOthersRun: with one CPU for Go code, a latency-bound
+// open that waits (a FIFO with no writer yet, as a call waits a network
+// round trip) lets another goroutine run meanwhile: the one that opens
+// the writing end and writes "main". Raw, the waiting open would keep the
+// only CPU until an outside process, two seconds later, opened the FIFO
+// and wrote "ext" first.
+func TestLatencyBoundLetsOthersRun(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	defer SetLatencyBound(false)
+	SetLatencyBound(true)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ext := exec.Command("sh", "-c", `sleep 2; printf ext > "$1"`, "sh", fifo)
+	if err := ext.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { ext.Process.Kill(); ext.Wait() }()
+	got := make(chan string, 1)
+	go func() {
+		fd, err := fastOpenat(unix.AT_FDCWD, fifo, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			got <- "open: " + err.Error()
+			return
+		}
+		f := os.NewFile(uintptr(fd), fifo)
+		defer f.Close()
+		b, _ := io.ReadAll(f)
+		got <- string(b)
+	}()
+	time.Sleep(100 * time.Millisecond) // the reader is waiting in its open by now
+	if err := os.WriteFile(fifo, []byte("main"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; !strings.HasPrefix(s, "main") {
+		t.Fatalf("the FIFO gave %q first: the waiting open kept the CPU", s)
 	}
 }

@@ -286,10 +286,7 @@ func (r *Receiver) backupDirFor(rel string, early bool) (string, error) {
 			continue
 		}
 		perm := 0o777 &^ r.umask
-		st, err := fsops.LstatOwned(src)
-		if err == nil && r.fake && st.IsDir() {
-			applyFakeStatPath(src, &st) // as rsync's x_lstat reads it
-		}
+		st, err := r.lstatOwned(src) // under --fake-super as its record says, as rsync's x_lstat
 		// A symlink to a directory there (-K) is mirrored as rsync's
 		// make_file sees it: the link's own mode (0777) and owner.
 		mirrored := err == nil && (st.IsDir() || st.IsLink() && isDirBehind(src))
@@ -324,15 +321,18 @@ func (r *Receiver) backupDirFor(rel string, early bool) (string, error) {
 	return cur, nil
 }
 
-// applyFakeStatPath overlays the --fake-super record of the directory at
-// path on st (its real lstat); without one st stays as it is.
-func applyFakeStatPath(path string, st *fsops.Stat) {
+// lstatOwned is fsops.LstatOwned with what the --fake-super record says
+// (r.lstat for a path resolved as one the user named).
+func (r *Receiver) lstatOwned(path string) (fsops.Stat, error) {
+	if !r.fake {
+		return fsops.LstatOwned(path)
+	}
 	parent, err := fsops.OpenDirOwned(filepath.Dir(path))
 	if err != nil {
-		return
+		return fsops.Stat{}, err
 	}
 	defer parent.Close()
-	parent.ApplyFakeStat(filepath.Base(path), st)
+	return r.lstat(parent, filepath.Base(path))
 }
 
 // backupDirFake is backupDirOwner and the mode under --fake-super: the

@@ -294,7 +294,7 @@ func (r *Receiver) setDirAttr(da *dirAttr) {
 			if link == nil {
 				r.setFake(selfTarget(d), da.rel, e, r.finalPerm(e, old, mask), old)
 			}
-			if r.opts.Times && !r.opts.OmitDirTimes && (link != nil || !sameMtime(&st, e, r.opts.ModifyWindowSec)) {
+			if r.dirTimeDue(&st, link, e) {
 				if err := r.setDirMtime(d, link, linkName, e); err != nil {
 					r.problem(wire.ProblemGeneral, "failed to set times on %q: %s", r.destPath(da.rel), fsops.ErrText(err))
 				}
@@ -326,11 +326,7 @@ func (r *Receiver) setDirAttr(da *dirAttr) {
 		if old == nil && !r.opts.Perms {
 			perm |= st.Mode & 0o2000 // the setgid bit a new directory inherits stays
 		}
-		// Only a time that differs, by --modify-window, as rsync's
-		// touch_up_dirs: a directory recorded for its owner keeps a time
-		// within the window (a --files-from "dir/" merged into the top
-		// brings the top a second entry; random seed 1551).
-		if r.opts.Times && !r.opts.OmitDirTimes && (link != nil || !sameMtime(&st, e, r.opts.ModifyWindowSec)) {
+		if r.dirTimeDue(&st, link, e) {
 			// Times before the mode, as rsync sets them: its
 			// refused chmod below leaves them set.
 			if err := r.setDirMtime(d, link, linkName, e); err != nil {
@@ -353,6 +349,15 @@ func (r *Receiver) setDirAttr(da *dirAttr) {
 		}
 	}
 	closeDirs(d, link)
+}
+
+// dirTimeDue says whether the directory's time is set at the end: only
+// when it differs by --modify-window, as rsync's touch_up_dirs, so one
+// recorded for its owner keeps a time within the window (a --files-from
+// "dir/" merged into the top brings the top a second entry; random seed
+// 1551); always on a -K link, whose own time lstat does not give here.
+func (r *Receiver) dirTimeDue(st *fsops.Stat, link *fsops.Dir, e *wire.Entry) bool {
+	return r.opts.Times && !r.opts.OmitDirTimes && (link != nil || !sameMtime(st, e, r.opts.ModifyWindowSec))
 }
 
 // keptDirLink returns the parent directory of rel and rel's last name
