@@ -121,21 +121,53 @@ func SetSocketBuffer(c syscall.Conn, send bool, size int, force bool) (int, erro
 // TCPRoundTrip is the kernel's smoothed round-trip time of the TCP
 // connection c (TCP_INFO), from the samples it has so far.
 func TCPRoundTrip(c syscall.Conn) (time.Duration, error) {
-	raw, err := c.SyscallConn()
+	info, err := tcpInfo(c)
 	if err != nil {
 		return 0, err
+	}
+	return time.Duration(info.Rtt) * time.Microsecond, nil
+}
+
+// TCPPath is what the kernel has measured of a TCP connection's path.
+type TCPPath struct {
+	// MinRTT is the shortest round trip seen (TCP_INFO's min_rtt): the
+	// path's own delay, without the queues the data may have built.
+	MinRTT time.Duration
+	// Received is how many bytes the peer has received in all: those
+	// it acknowledged, and those it acknowledged selectively past a
+	// lost segment (counted in segments), so that the count does not
+	// jump when the lost one arrives.
+	Received uint64
+}
+
+// TCPPathInfo reads the kernel's measures of the TCP connection c.
+func TCPPathInfo(c syscall.Conn) (TCPPath, error) {
+	info, err := tcpInfo(c)
+	if err != nil {
+		return TCPPath{}, err
+	}
+	return TCPPath{
+		MinRTT:   time.Duration(info.Min_rtt) * time.Microsecond,
+		Received: info.Bytes_acked + uint64(info.Sacked)*uint64(info.Snd_mss),
+	}, nil
+}
+
+func tcpInfo(c syscall.Conn) (*unix.TCPInfo, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return nil, err
 	}
 	var info *unix.TCPInfo
 	var ierr error
 	if err := raw.Control(func(fd uintptr) {
 		info, ierr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
 	}); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if ierr != nil {
-		return 0, fmt.Errorf("TCP_INFO: %w", ierr)
+		return nil, fmt.Errorf("TCP_INFO: %w", ierr)
 	}
-	return time.Duration(info.Rtt) * time.Microsecond, nil
+	return info, nil
 }
 
 // NetErrText is ErrText for a network operation's error: its cause

@@ -1,8 +1,10 @@
 package fsops
 
 import (
+	"io"
 	"net"
 	"testing"
+	"time"
 )
 
 // TestSetSocketBuffer: an explicit size sticks (the kernel reports it
@@ -38,5 +40,47 @@ func TestSetSocketBuffer(t *testing.T) {
 	}
 	if rtt, err := TCPRoundTrip(c.(*net.TCPConn)); err != nil || rtt <= 0 {
 		t.Errorf("TCPRoundTrip = %v, %v", rtt, err)
+	}
+}
+
+// TestTCPPathInfo: the kernel's min_rtt is known after the handshake,
+// and the received count grows by what the peer read.
+func TestTCPPathInfo(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	peer, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	before, err := TCPPathInfo(c.(*net.TCPConn))
+	if err != nil || before.MinRTT <= 0 || before.MinRTT > time.Second {
+		t.Fatalf("TCPPathInfo = %+v, %v", before, err)
+	}
+	msg := make([]byte, 100<<10)
+	go c.Write(make([]byte, len(msg)))
+	if _, err := io.ReadFull(peer, msg); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		after, err := TCPPathInfo(c.(*net.TCPConn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := after.Received - before.Received; got == uint64(len(msg)) {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("TCPPathInfo: %d bytes received after the peer read %d", got, len(msg))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -517,14 +517,59 @@ func AutoRails(rtt time.Duration, window int64) int {
 // railRoundTrip measures a rail's round trip (the kernel's estimate
 // from its handshakes); tests replace it to fake a long path.
 var railRoundTrip = func(c net.Conn) (time.Duration, error) {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
-	sc, ok := c.(syscall.Conn)
+	sc, ok := railSocket(c)
 	if !ok {
 		return 0, fmt.Errorf("rail: %T has no socket", c)
 	}
 	return fsops.TCPRoundTrip(sc)
+}
+
+// railSocket is the socket under a rail (TLS or not).
+func railSocket(c any) (syscall.Conn, bool) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	sc, ok := c.(syscall.Conn)
+	return sc, ok
+}
+
+// railPaths reads the kernel's measures of the paths of conns (every
+// rail, rail 0's too): the longest min_rtt of the rails (so that the
+// rails on the slowest of several paths get a window too), and the
+// bytes the peers have received on all of them in all. It is nil unless every rail is a
+// socket (tests' pipes and wrappers): what went on the others would be
+// missing from the count. A rail that stopped answering (closed) keeps
+// what it counted.
+func railPaths(conns []any) func() (time.Duration, int64) {
+	type sock struct {
+		c     syscall.Conn
+		seen  bool
+		first uint64 // received when first read
+		got   int64  // since then
+	}
+	var socks []*sock
+	for _, c := range conns {
+		sc, ok := railSocket(c)
+		if !ok {
+			return nil
+		}
+		socks = append(socks, &sock{c: sc})
+	}
+	return func() (time.Duration, int64) {
+		var rtt time.Duration
+		var got int64
+		for _, s := range socks {
+			if p, err := fsops.TCPPathInfo(s.c); err == nil {
+				if !s.seen {
+					s.seen, s.first = true, p.Received
+				}
+				rtt = max(rtt, p.MinRTT)
+				s.got = int64(p.Received - s.first)
+			}
+			got += s.got
+		}
+		return rtt, got
+	}
 }
 
 // RailCount chooses the automatic rail count (the tuner): rule is

@@ -17,7 +17,10 @@ package wire
 // it has used (frameRailAck). A rail may hold at most railWindow bytes
 // its peer has not read, and all rails together at most railWindow
 // bytes a rail that the peer has not used, which bounds the sender's
-// copies and the receiver's reorder buffer. Counting a rail's window
+// copies and the receiver's reorder buffer; the bytes not read on all
+// rails together stay within the path window, a multiple of the
+// bandwidth-delay product the sender measures (pathWindow), so that
+// rails sharing one bottleneck do not overflow its queue. Counting a rail's window
 // until its frames are read, not used, is what gives each rail data in
 // proportion to its speed: counted until used, a frame late on a slow
 // rail held every rail's window shut, and the data went out evenly at
@@ -63,6 +66,11 @@ const (
 	// railAckEvery is how many bytes of numbered frames the receiver
 	// uses before it acknowledges them even while more are ready.
 	railAckEvery = 1 << 20
+	// railGotEvery is how many bytes the receiver reads from a rail
+	// before it tells the sender even while more are ready. It is
+	// what the sender's count of a rail's unread bytes may be behind
+	// by; the path window (pathWindow) leaves room for it.
+	railGotEvery = 256 << 10
 )
 
 // rail is one connection of a railSet.
@@ -136,6 +144,7 @@ type railSet struct {
 	closed   bool
 	err      error // a data rail broke the protocol
 	degraded bool  // no data rail is left
+	path     pathWindow
 
 	// Sending: seq is the writing goroutine's.
 	seq    uint64
@@ -171,8 +180,15 @@ func newRailSet(s *Stream, conns []io.ReadWriteCloser, pacer *Pacer) *railSet {
 		ready:  make(chan struct{}, 1),
 		rail0:  make(chan railFrame, 16),
 		ackc:   make(chan struct{}, 1),
+		path:   pathWindow{slack: int64(len(conns)+1) * (railGotEvery + DataChunk)},
 	}
 	rs.cond.L = &rs.mu
+	socks := []any{s.closer} // rail 0
+	for _, c := range conns {
+		socks = append(socks, c)
+	}
+	rs.path.measure = railPaths(socks)
+	rs.path.debugf = s.cfg.Debugf
 	for i, c := range conns {
 		var w io.Writer = c
 		if pacer != nil {
@@ -300,8 +316,15 @@ func (rs *railSet) pickLocked(size int64, force bool) *rail {
 	if rs.degraded {
 		return rs.rails[0]
 	}
+	var inflight int64
+	for _, x := range rs.rails {
+		if !x.dead {
+			inflight += x.inflight
+		}
+	}
+	room := rs.path.allows(inflight, size) && rs.ahead+size <= int64(len(rs.rails))*railWindow
 	fits := func(r *rail) bool {
-		return !r.dead && (force || r.inflight+size <= railWindow && rs.ahead+size <= int64(len(rs.rails))*railWindow)
+		return !r.dead && (force || room && r.inflight+size <= railWindow)
 	}
 	r := rs.rails[rs.stick]
 	if rs.stuck >= railStick || !fits(r) {
@@ -378,6 +401,7 @@ func (rs *railSet) sendFile(m *FileData, zip bool, put0 put0Func, flush0 func() 
 		if r == nil {
 			// Every window is full: a write waiting on the peer, which
 			// --timeout ends if no ack comes (Stream.watch).
+			rs.path.limited = true
 			rs.s.blocked.Add(1)
 			rs.cond.Wait()
 			rs.s.blocked.Add(-1)
@@ -478,6 +502,7 @@ func (rs *railSet) gotLocked(f *sentFrame) {
 	if f.rail >= 0 && !rs.rails[f.rail].dead {
 		rs.rails[f.rail].inflight -= f.size
 	}
+	rs.path.tick(time.Now())
 }
 
 // rateWindow is the shortest stretch a rail's rate is measured over.
@@ -697,12 +722,12 @@ func (rs *railSet) readRail(r *rail) {
 
 // gotFrames counts k numbered frames (n bytes on the wire) read from
 // rail r (by its reader alone), and wakes the ack loop to say so once
-// the rail has read railAckEvery bytes, or when idle: nothing more is
+// the rail has read railGotEvery bytes, or when idle: nothing more is
 // waiting on it.
 func (rs *railSet) gotFrames(r *rail, k, n int, idle bool) {
 	r.got.Add(uint64(k))
 	r.gotBytes += int64(n)
-	if r.gotBytes >= railAckEvery || idle {
+	if r.gotBytes >= railGotEvery || idle {
 		r.gotBytes = 0
 		rs.wakeAcks()
 	}
