@@ -123,6 +123,16 @@ func PlanRails(e *RailEntry, rule, floor int) RailPlan {
 // (bytes per second) into the route's entry, and says what changed. rule
 // is the rule's count on this run.
 func RecordRails(e *RailEntry, n, rule int, rate float64, now time.Time) (*RailEntry, string) {
+	// A round trip near one of the rule's steps moves it by one from run
+	// to run; more says the path is another, and what was recorded is
+	// of the old one: this run is the new path's first. (Kept, the old
+	// rates judged the new path's runs: a 50 ms path's best of 2 rails
+	// beat the 12 rails a 200 ms path's first run used at a lower rate,
+	// and the next runs there used 2 rails at half the link's rate.)
+	if e != nil && e.Rule != 0 && abs(rule-e.Rule) > 1 {
+		fresh, _ := RecordRails(nil, n, rule, rate, now)
+		return fresh, fmt.Sprintf("the rule's count moved from %d to %d, the path changed: %d rails, %s, recorded as its first run", e.Rule, rule, n, mbps(rate))
+	}
 	if e == nil || e.Rates == nil {
 		e = &RailEntry{Rails: n, Dir: -1, Rates: map[int]float64{}}
 	}
@@ -134,9 +144,6 @@ func RecordRails(e *RailEntry, n, rule int, rate float64, now time.Time) (*RailE
 	} else {
 		e.Rates[n] = rate
 	}
-	// A round trip near one of the rule's steps moves it by one from run
-	// to run; more says the path is another.
-	pathChanged := e.Rule != 0 && abs(rule-e.Rule) > 1
 	e.Rule = rule
 	best := e.Rails
 	bestRate := e.Rates[best]
@@ -147,7 +154,7 @@ func RecordRails(e *RailEntry, n, rule int, rate float64, now time.Time) (*RailE
 		what = fmt.Sprintf("first run: %d rails, %s", n, mbps(rate))
 	case n == best:
 		e.Since++
-		if had && rate < old*(1-railDropMargin) || pathChanged {
+		if had && rate < old*(1-railDropMargin) {
 			// The path is not what it was: explore soon, starting with
 			// more rails if this count now falls short.
 			// The other counts' rates are of the old path.

@@ -249,3 +249,28 @@ func TestPlanRailsPathChanged(t *testing.T) {
 		t.Errorf("rule 3 after rule 2: %+v, want the cache's 1", p)
 	}
 }
+
+// TestRecordRailsPathChangedStartsOver: a run over a changed path (the
+// rule moved by more than a step) is the new path's first, whatever
+// count it used and however it compares with the old path's rates: the
+// next run there uses that count again, not the old path's best.
+func TestRecordRailsPathChangedStartsOver(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	// 50 ms: two rails were the best, at nearly the link's rate.
+	old := &RailEntry{Rails: 2, Sure: 3, Runs: 9, Since: 1, Dir: 1, Rule: 4, Rates: map[int]float64{1: 105e6, 2: 110e6, 4: 104e6}}
+	// 200 ms: the rule's 12, slower than the old best (a longer ramp).
+	p := PlanRails(old, 12, 1)
+	if p.Rails != 12 {
+		t.Fatalf("rule 12 after rule 4: %+v, want the rule's 12", p)
+	}
+	e, what := RecordRails(old, p.Rails, 12, 95e6, now)
+	if !strings.Contains(what, "path changed") {
+		t.Errorf("record: %q, want it to say the path changed", what)
+	}
+	if e.Rails != 12 || e.Runs != 1 || e.Rule != 12 || len(e.Rates) != 1 || e.Rates[12] != 95e6 {
+		t.Errorf("entry after the path changed: %+v, want a first run of 12 rails at 95 MB/s", e)
+	}
+	if p := PlanRails(e, 12, 1); p.Rails != 12 || p.Explore {
+		t.Errorf("second run over the new path: %+v, want 12 again (it confirms)", p)
+	}
+}
