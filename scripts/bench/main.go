@@ -128,6 +128,23 @@ func run(cfg config) error {
 	}
 	b := &bench{cfg: cfg, fss: map[string]*filesys{}, env: map[string]any{}, start: time.Now()}
 
+	// syq's tuner learns from the runs before (worker counts, rail
+	// counts; tuner/cache.go): each bench run starts it with an empty
+	// cache of its own, not the user's (which holds whatever was run by
+	// hand before), so that its figures are those of a new user whose
+	// cache learns over the run's repetitions and cells. What it learned
+	// is kept beside the results (syq-tuner.json).
+	clientCache, err := os.MkdirTemp("", "syq-bench-client-cache-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(clientCache)
+	defer keepTunerCache(clientCache, cfg.out)
+	if err := os.Setenv("XDG_CACHE_HOME", clientCache); err != nil {
+		return err
+	}
+	b.env["syq_client_cache"] = "empty at the start of this bench run (XDG_CACHE_HOME=" + clientCache + "), learning across its repetitions and cells; kept as syq-tuner.json"
+
 	// File systems, sized for the largest selected cell of each kind.
 	sizes := map[string]int64{}
 	for _, c := range cells {
@@ -422,4 +439,16 @@ func reportOnly(dirs, publish string) error {
 		fmt.Printf("published: %s/benchmarks.md, %d charts in %s/bench\n", publish, len(svgs), publish)
 	}
 	return nil
+}
+
+// keepTunerCache copies the tuner cache syq wrote under the client cache
+// dir into out as syq-tuner.json, if there is one.
+func keepTunerCache(cacheDir, out string) {
+	b, err := os.ReadFile(filepath.Join(cacheDir, "syq", "tuner.json"))
+	if err != nil {
+		return
+	}
+	if err := os.WriteFile(filepath.Join(out, "syq-tuner.json"), b, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: keeping the tuner cache:", err)
+	}
 }
