@@ -10,16 +10,7 @@ import (
 // TestSetSocketBuffer: an explicit size sticks (the kernel reports it
 // doubled), with or without force.
 func TestSetSocketBuffer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, _ := tcpPair(t)
 	l := SocketBufferLimits()
 	for _, tc := range []struct {
 		send  bool
@@ -33,12 +24,12 @@ func TestSetSocketBuffer(t *testing.T) {
 		if max < tc.size {
 			t.Skipf("net.core.*mem_max %d is below %d", max, tc.size)
 		}
-		got, err := SetSocketBuffer(c.(*net.TCPConn), tc.send, tc.size, tc.force)
+		got, err := SetSocketBuffer(c, tc.send, tc.size, tc.force)
 		if err != nil || got != 2*tc.size {
 			t.Errorf("SetSocketBuffer(send %v, %d, force %v) = %d, %v; want %d", tc.send, tc.size, tc.force, got, err, 2*tc.size)
 		}
 	}
-	if rtt, err := TCPRoundTrip(c.(*net.TCPConn)); err != nil || rtt <= 0 {
+	if rtt, err := TCPRoundTrip(c); err != nil || rtt <= 0 {
 		t.Errorf("TCPRoundTrip = %v, %v", rtt, err)
 	}
 }
@@ -46,22 +37,8 @@ func TestSetSocketBuffer(t *testing.T) {
 // TestTCPPathInfo: the kernel's min_rtt is known after the handshake,
 // and the received count grows by what the peer read.
 func TestTCPPathInfo(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	peer, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer peer.Close()
-	before, err := TCPPathInfo(c.(*net.TCPConn))
+	c, peer := tcpPair(t)
+	before, err := TCPPathInfo(c)
 	if err != nil || before.MinRTT <= 0 || before.MinRTT > time.Second {
 		t.Fatalf("TCPPathInfo = %+v, %v", before, err)
 	}
@@ -72,7 +49,7 @@ func TestTCPPathInfo(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		after, err := TCPPathInfo(c.(*net.TCPConn))
+		after, err := TCPPathInfo(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,4 +60,25 @@ func TestTCPPathInfo(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// tcpPair connects two TCP sockets over loopback, closed when t ends.
+func tcpPair(t *testing.T) (client, server *net.TCPConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return c.(*net.TCPConn), s.(*net.TCPConn)
 }
