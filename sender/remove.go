@@ -120,8 +120,35 @@ func (s *Sender) removeSource(m *wire.Synced) {
 	delete(s.unsynced, id)
 	now := append(s.held[id], r)
 	delete(s.held, id)
+	if s.mayRelist() && !s.walkOver() {
+		s.afterWalk = append(s.afterWalk, now...)
+		s.removableMu.Unlock()
+		return
+	}
+	now = append(now, s.afterWalk...)
+	s.afterWalk = nil
 	s.removableMu.Unlock()
 	s.removeInOrder(now)
+}
+
+// mayRelist says whether the walk may list a file it listed already
+// under another name: operands that overlap (several, or a
+// --files-from list naming a file and a directory above it) or
+// symlinks followed to directories. Such a file is held until the walk
+// ends: rsync's sender has listed every name of it before the first is
+// synced, so every name is sent, and the later ones find the source
+// already removed. Removed at once, the later names were never listed
+// (random seed 1635).
+func (s *Sender) mayRelist() bool {
+	o := s.cfg.Opts
+	return len(s.cfg.Operands) > 1 || o.FilesFrom != "" || o.CopyLinks || o.CopyDirLinks || o.CopyUnsafeLinks
+}
+
+// walkOver says whether the walk has listed everything.
+func (s *Sender) walkOver() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.walkDone
 }
 
 // removeHeld removes, once the receiver is done, the sources still held
@@ -132,7 +159,8 @@ func (s *Sender) removeHeld() {
 	for _, rs := range s.held {
 		all = append(all, rs...)
 	}
-	s.held = nil
+	all = append(all, s.afterWalk...)
+	s.held, s.afterWalk = nil, nil
 	s.removableMu.Unlock()
 	s.removeInOrder(all)
 }

@@ -61,3 +61,58 @@ func TestListedAsLinkedAfterRemoval(t *testing.T) {
 		t.Errorf("without -H: group %d", e.LinkGroup)
 	}
 }
+
+// TestRemovalWaitsForTheWalk: when the walk may list a file again under
+// another name (here a --files-from list), a synced file's source is
+// removed only once the walk is over, so that the later name is listed
+// and sent as rsync's sender sends it; with one operand and no links
+// followed it goes at once.
+func TestRemovalWaitsForTheWalk(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		opts      wire.Options
+		operands  []string
+		waitsWalk bool
+	}{
+		{"files-from", wire.Options{RemoveSourceFiles: true, FilesFrom: "list"}, []string{"src/"}, true},
+		{"two operands", wire.Options{RemoveSourceFiles: true}, []string{"src/", "src/sub"}, true},
+		{"-L", wire.Options{RemoveSourceFiles: true, CopyLinks: true}, []string{"src/"}, true},
+		{"one operand", wire.Options{RemoveSourceFiles: true}, []string{"src/"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := filepath.Join(dir, "d.txt")
+			if err := os.WriteFile(f, []byte("data"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			root, err := fsops.OpenDirPath(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			st, err := root.Lstat("d.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := tc.opts
+			s := &Sender{cfg: Config{Opts: &opts, Operands: tc.operands}}
+			e := wire.Entry{Name: "d.txt", Mode: st.Mode, Size: st.Size, MtimeSec: st.MtimeSec, MtimeNsec: st.MtimeNsec, SrcDev: st.Dev, SrcIno: st.Ino}
+			s.removable = map[uint64]*removableBatch{1: {entries: []wire.Entry{e}, paths: []string{f}, tops: []listRoot{{dir: dir}}, from: []uint8{0}, left: 1}}
+			s.unsynced = map[sourceID]int{idOf(&e): 1}
+			s.held = map[sourceID][]removal{}
+
+			s.removeSource(&wire.Synced{Seq: 1, Index: 0})
+			_, err = os.Lstat(f)
+			if gone := os.IsNotExist(err); gone == tc.waitsWalk {
+				t.Fatalf("synced while the walk runs: removed %v, want %v (%v)", gone, !tc.waitsWalk, err)
+			}
+			s.mu.Lock()
+			s.walkDone = true
+			s.mu.Unlock()
+			s.removeHeld()
+			if _, err := os.Lstat(f); !os.IsNotExist(err) {
+				t.Fatalf("not removed once the walk and the transfer ended: %v", err)
+			}
+		})
+	}
+}

@@ -115,6 +115,10 @@ type Sender struct {
 	// others (remove.go).
 	unsynced map[sourceID]int
 	held     map[sourceID][]removal
+	// afterWalk keeps, while the walk may still list a synced file
+	// again under another name (mayRelist), the removals that wait for
+	// the walk to end (remove.go).
+	afterWalk []removal
 	// unlinked: the hard-linked sources removed so far (-H).
 	unlinked map[sourceID]unlinkedFile
 	// removeDirs, for the receive loop alone: the directories the last
