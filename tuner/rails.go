@@ -93,10 +93,10 @@ func PlanRails(e *RailEntry, rule, floor int) RailPlan {
 	if e == nil {
 		return RailPlan{Rails: rule, Why: fmt.Sprintf("no run recorded over this route: the rule's %d", rule)}
 	}
-	if e.Rule != 0 && abs(rule-e.Rule) > 1 {
-		// The round trip moved the rule by more than a step: another
-		// path to the same host (RecordRails forgets the old rates
-		// after this run), where the best count recorded means nothing.
+	if e.pathChanged(rule) {
+		// Another path to the same host (RecordRails forgets the old
+		// rates after this run), where the best count recorded means
+		// nothing.
 		return RailPlan{Rails: rule, Why: fmt.Sprintf("the rule's %d: it was %d on the runs recorded, the path changed", rule, e.Rule)}
 	}
 	best := max(floor, min(e.Rails, MaxRails))
@@ -119,19 +119,24 @@ func PlanRails(e *RailEntry, rule, floor int) RailPlan {
 	return RailPlan{Rails: next, Explore: true, Why: fmt.Sprintf("%s; probing %d (%d runs at %d since the last probe)", why, next, e.Since, best)}
 }
 
+// pathChanged says whether rule, the rule's count on a run, is another
+// path's than the runs e recorded: a round trip near one of the rule's
+// steps moves it by one from run to run; more says the path is another.
+func (e *RailEntry) pathChanged(rule int) bool { return e.Rule != 0 && abs(rule-e.Rule) > 1 }
+
 // RecordRails folds a run that used n rails and moved bytes at rate
 // (bytes per second) into the route's entry, and says what changed. rule
 // is the rule's count on this run.
 func RecordRails(e *RailEntry, n, rule int, rate float64, now time.Time) (*RailEntry, string) {
-	// A round trip near one of the rule's steps moves it by one from run
-	// to run; more says the path is another, and what was recorded is
-	// of the old one: this run is the new path's first. (Kept, the old
-	// rates judged the new path's runs: a 50 ms path's best of 2 rails
-	// beat the 12 rails a 200 ms path's first run used at a lower rate,
-	// and the next runs there used 2 rails at half the link's rate.)
-	if e != nil && e.Rule != 0 && abs(rule-e.Rule) > 1 {
-		fresh, _ := RecordRails(nil, n, rule, rate, now)
-		return fresh, fmt.Sprintf("the rule's count moved from %d to %d, the path changed: %d rails, %s, recorded as its first run", e.Rule, rule, n, mbps(rate))
+	changed := ""
+	if e != nil && e.pathChanged(rule) {
+		// What was recorded is the old path's: this run is the new
+		// path's first. (Kept, the old rates judged the new path's
+		// runs: a 50 ms path's best of 2 rails beat the 12 rails a
+		// 200 ms path's first run used at a lower rate, and the next
+		// runs there used 2 rails at half the link's rate.)
+		changed = fmt.Sprintf("the rule's count moved from %d to %d, the path changed: ", e.Rule, rule)
+		e = nil
 	}
 	if e == nil || e.Rates == nil {
 		e = &RailEntry{Rails: n, Dir: -1, Rates: map[int]float64{}}
@@ -151,7 +156,7 @@ func RecordRails(e *RailEntry, n, rule int, rate float64, now time.Time) (*RailE
 	switch {
 	case e.Runs == 1:
 		e.Rails, e.Sure, e.Since = n, 1, 1
-		what = fmt.Sprintf("first run: %d rails, %s", n, mbps(rate))
+		what = changed + fmt.Sprintf("first run: %d rails, %s", n, mbps(rate))
 	case n == best:
 		e.Since++
 		if had && rate < old*(1-railDropMargin) {
