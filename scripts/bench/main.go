@@ -128,23 +128,6 @@ func run(cfg config) error {
 	}
 	b := &bench{cfg: cfg, fss: map[string]*filesys{}, env: map[string]any{}, start: time.Now()}
 
-	// syq's tuner learns from the runs before (worker counts, rail
-	// counts; tuner/cache.go): each bench run starts it with an empty
-	// cache of its own, not the user's (which holds whatever was run by
-	// hand before), so that its figures are those of a new user whose
-	// cache learns over the run's repetitions and cells. What it learned
-	// is kept beside the results (syq-tuner.json).
-	clientCache, err := os.MkdirTemp("", "syq-bench-client-cache-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(clientCache)
-	defer keepTunerCache(clientCache, cfg.out)
-	if err := os.Setenv("XDG_CACHE_HOME", clientCache); err != nil {
-		return err
-	}
-	b.env["syq_client_cache"] = "empty at the start of this bench run (XDG_CACHE_HOME=" + clientCache + "), learning across its repetitions and cells; kept as syq-tuner.json"
-
 	// File systems, sized for the largest selected cell of each kind.
 	sizes := map[string]int64{}
 	for _, c := range cells {
@@ -198,6 +181,30 @@ func run(cfg config) error {
 		fmt.Printf("syq: UNAVAILABLE (%v); its arms are left out\n", syqErr)
 		b.env["syq_unavailable"] = syqErr.Error()
 	}
+
+	// syq's tuner learns from the runs before (worker counts, rail
+	// counts; tuner/cache.go): each bench run starts it with an empty
+	// cache of its own, not the user's (which holds whatever was run by
+	// hand before), so that its figures are those of a new user whose
+	// cache learns over the run's repetitions and cells. What it learned
+	// is kept beside the results (syq-tuner.json). Set after syq is
+	// built: the go command keeps its build cache under XDG_CACHE_HOME
+	// too, and an empty one rebuilt everything (30 s here).
+	clientCache, err := os.MkdirTemp("", "syq-bench-client-cache-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(clientCache)
+	defer keepTunerCache(clientCache, cfg.out)
+	if prev, had := os.LookupEnv("XDG_CACHE_HOME"); had {
+		defer os.Setenv("XDG_CACHE_HOME", prev)
+	} else {
+		defer os.Unsetenv("XDG_CACHE_HOME")
+	}
+	if err := os.Setenv("XDG_CACHE_HOME", clientCache); err != nil {
+		return err
+	}
+	b.env["syq_client_cache"] = "empty at the start of this bench run (XDG_CACHE_HOME=" + clientCache + "), learning across its repetitions and cells; kept as syq-tuner.json"
 	b.collectEnv(cells)
 	if slices.ContainsFunc(cells, func(c cell) bool { return c.remote && c.wan == nil }) {
 		rem, err := startRemote()

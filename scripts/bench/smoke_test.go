@@ -37,8 +37,17 @@ func TestBenchSmoke(t *testing.T) {
 	cfg := config{scenario: "local", scale: "tiny", cells: "all", cache: "cold", repo: "../..",
 		workdir: filepath.Join(dir, "work"), out: out, publish: pub,
 		calmShare: 0.05, calmTimeout: time.Millisecond, runTimeout: time.Minute}
+	// The bench points syq's XDG_CACHE_HOME at an empty cache of its own
+	// (env.json's syq_client_cache, checked below) and gives the user's
+	// back when it ends. (A tiny run is too short for syq to record a
+	// tuner entry, so what the cache learned is not checked here.)
+	user := filepath.Join(dir, "user-cache")
+	t.Setenv("XDG_CACHE_HOME", user)
 	if err := run(cfg); err != nil {
 		t.Fatalf("bench --scale tiny: %v", err)
+	}
+	if got := os.Getenv("XDG_CACHE_HOME"); got != user {
+		t.Errorf("XDG_CACHE_HOME after the bench: %q, want the user's %q back", got, user)
 	}
 	t.Logf("bench --scale tiny took %.1fs", time.Since(start).Seconds())
 
@@ -111,7 +120,7 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatal("no cell ran")
 	}
 	// env.json names the versions and the load.
-	for _, k := range []string{"version_syq", "version_rsync", "version_rclone", "loadavg", "verifier_selftest"} {
+	for _, k := range []string{"version_syq", "version_rsync", "version_rclone", "loadavg", "verifier_selftest", "syq_client_cache"} {
 		if _, ok := r.Env[k]; !ok {
 			t.Errorf("env.json lacks %s", k)
 		}
