@@ -1,8 +1,10 @@
 package fsops
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -115,5 +117,60 @@ func TestUnnamedFileAppearsWhole(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "taken")); string(b) != "old" {
 		t.Fatalf("taken was replaced: %q", b)
+	}
+}
+
+// TestNamesManyChunks lists a directory whose names fill many getdents
+// buffers (long, unicode, control characters) and compares with the
+// standard library's listing.
+func TestNamesManyChunks(t *testing.T) {
+	dir := t.TempDir()
+	want := map[string]bool{}
+	for i := range 1500 {
+		name := fmt.Sprintf("%d-%s", i, strings.Repeat("ü", i%120))
+		switch i % 7 {
+		case 1:
+			name += "\nnl"
+		case 2:
+			name = strings.Repeat("x", 250) + fmt.Sprint(i%10000)
+		case 3:
+			name = "-" + name
+		}
+		if len(name) > 255 {
+			name = name[:255]
+		}
+		if want[name] {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want[name] = true
+	}
+	d, err := OpenDirPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for pass := range 2 { // Names seeks back: a second call sees the same
+		names, err := d.Names()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, n := range names {
+			if got[n] {
+				t.Fatalf("pass %d: %q listed twice", pass, n)
+			}
+			got[n] = true
+		}
+		if len(got) != len(want) {
+			t.Fatalf("pass %d: %d names, want %d", pass, len(got), len(want))
+		}
+		for n := range want {
+			if !got[n] {
+				t.Fatalf("pass %d: %q missing", pass, n)
+			}
+		}
 	}
 }

@@ -42,12 +42,36 @@ func fastFstatat(dirfd int, path string, st *unix.Stat_t, flags int) error {
 	if latencyBound.Load() {
 		return plainFstatat(dirfd, path, st, flags)
 	}
-	p, err := unix.BytePtrFromString(path)
+	// A name fits on the stack (a no-op re-run stats every file twice:
+	// one heap copy per name was a tenth of the walk's own CPU time).
+	var short [shortPath]byte
+	p, err := cPath(path, &short)
 	if err != nil {
 		return err
 	}
 	_, _, e := unix.RawSyscall6(unix.SYS_NEWFSTATAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(st)), uintptr(flags), 0, 0)
 	return errnoErr(e)
+}
+
+// shortPath is the longest path (with its NUL) cPath copies into the
+// caller's buffer rather than the heap.
+const shortPath = 256
+
+// cPath is path as a NUL-terminated string for a system call: in buf when
+// it fits, else on the heap. EINVAL for a path holding a NUL, as
+// unix.BytePtrFromString says.
+func cPath(path string, buf *[shortPath]byte) (*byte, error) {
+	if len(path) >= shortPath {
+		return unix.BytePtrFromString(path)
+	}
+	for i := 0; i < len(path); i++ {
+		if path[i] == 0 {
+			return nil, unix.EINVAL
+		}
+	}
+	copy(buf[:], path)
+	buf[len(path)] = 0
+	return &buf[0], nil
 }
 
 func fastClose(fd int) error {

@@ -3,9 +3,11 @@ package sender
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -454,4 +456,82 @@ func TestCreditsBoundBatches(t *testing.T) {
 	if n, err := c.acquire(ctx, 10*InflightAcrossNetwork); err != nil || n != InflightAcrossNetwork {
 		t.Fatalf("huge batch: took %d, %v", n, err)
 	}
+}
+
+// TestSortEntriesMatchesStableCopy checks the in-place sort against the
+// plain definition (a stable sort into a copy, first of equal names
+// kept) on random lists with repeated names from several operands.
+func TestSortEntriesMatchesStableCopy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for round := range 2000 {
+		n := rng.IntN(40)
+		operands := 1 + rng.IntN(3)
+		in := make([]wire.Entry, n)
+		from := make([]uint8, n)
+		for i := range in {
+			m := uint32(wire.TypeReg | 0o644)
+			if rng.IntN(3) == 0 {
+				m = wire.TypeDir | 0o755
+			}
+			name := string(rune('a' + rng.IntN(12)))
+			if rng.IntN(20) == 0 {
+				name = "."
+			}
+			in[i] = wire.Entry{Name: name, Mode: m, Size: int64(i)}
+			from[i] = uint8(rng.IntN(operands))
+		}
+		if !slices.ContainsFunc(from, func(f uint8) bool { return f != from[0] }) {
+			// One directory cannot list a name twice.
+			seen := map[string]bool{}
+			var e []wire.Entry
+			var f []uint8
+			for i := range in {
+				if !seen[in[i].Name] {
+					seen[in[i].Name] = true
+					e, f = append(e, in[i]), append(f, from[i])
+				}
+			}
+			in, from = e, f
+		}
+		wantE, wantF := referenceSort(slices.Clone(in), slices.Clone(from))
+		gotE, gotF := sortEntries(slices.Clone(in), slices.Clone(from))
+		if !reflect.DeepEqual(gotE, wantE) || !reflect.DeepEqual(gotF, wantF) {
+			t.Fatalf("round %d: input %v from %v\ngot  %v %v\\nwant %v %v", round, in, from, gotE, gotF, wantE, wantF)
+		}
+	}
+}
+
+// referenceSort is sortEntries written the obvious way.
+func referenceSort(entries []wire.Entry, from []uint8) ([]wire.Entry, []uint8) {
+	keep := map[string]int{}
+	for i := range entries {
+		k, seen := keep[entries[i].Name]
+		if !seen || entries[i].IsDir() && !entries[k].IsDir() {
+			keep[entries[i].Name] = i
+		}
+	}
+	var idx []int
+	for i := range entries {
+		if keep[entries[i].Name] == i {
+			idx = append(idx, i)
+		}
+	}
+	group := func(e *wire.Entry) int {
+		if e.IsDir() && e.Name != "." {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if c := group(&entries[a]) - group(&entries[b]); c != 0 {
+			return c
+		}
+		return strings.Compare(entries[a].Name, entries[b].Name)
+	})
+	var outE []wire.Entry
+	var outF []uint8
+	for _, i := range idx {
+		outE, outF = append(outE, entries[i]), append(outF, from[i])
+	}
+	return outE, outF
 }
