@@ -18,6 +18,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -295,7 +296,9 @@ func (d *Dir) Names() ([]string, error) {
 	if _, err := unix.Seek(d.fd, 0, 0); err != nil {
 		return nil, &os.PathError{Op: "readdir", Path: d.path, Err: err}
 	}
-	buf := make([]byte, 32<<10)
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
 	var names []string
 	for {
 		n, err := unix.Getdents(d.fd, buf)
@@ -311,6 +314,10 @@ func (d *Dir) Names() ([]string, error) {
 		names = appendDirentNames(names, buf[:n])
 	}
 }
+
+// direntBufs keeps getdents buffers for Names: names are copied out, so
+// a buffer serves the next directory.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // appendDirentNames appends the names of the linux_dirent64 records in
 // buf, but "." and "..". The names of one buffer share one string: one

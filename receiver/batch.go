@@ -442,6 +442,13 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			}
 		}
 	}
+	// The entries' destination stats, one allocation for the batch (one
+	// per entry was the most objects a no-op re-run allocated).
+	var olds []fsops.Stat
+	if b.dir != nil {
+		olds = make([]fsops.Stat, len(fb.Entries))
+	}
+	rels := joinRels(fb.Dir, fb.Entries)
 	for i := range fb.Entries {
 		if ctx.Err() != nil {
 			break
@@ -451,7 +458,8 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 		if b.dir != nil && (have == nil || have[e.Name]) {
 			st, err := r.lstat(b.dir, e.Name)
 			if err == nil {
-				old = &st
+				olds[i] = st
+				old = &olds[i]
 			} else if !fsops.IsNotExist(err) {
 				r.problem(wire.ProblemGeneral, "stat %q failed: %s", r.destPath(joinRel(fb.Dir, e.Name)), fsops.ErrText(err))
 				if e.IsDir() {
@@ -494,7 +502,7 @@ func (r *Receiver) processBatch(ctx context.Context, fb *wire.FileBatch) {
 			}
 			continue
 		}
-		rel := joinRel(fb.Dir, e.Name)
+		rel := rels.at(i)
 		if r.cfg.Refuse != nil && r.cfg.Refuse(rel, e.IsDir()) {
 			kind := "file"
 			if e.IsDir() {
@@ -1119,6 +1127,51 @@ func joinRel(dir, name string) string {
 	return dir + "/" + name
 }
 
+// batchRels are the destination-relative paths of a batch's entries.
+type batchRels struct {
+	dir    string
+	shared string // every path, one after the other
+	ends   []int
+	names  []wire.Entry
+}
+
+// joinRels is joinRel for every entry of a batch, the paths sharing one
+// string (a string each was most of the objects a no-op re-run
+// allocated).
+func joinRels(dir string, entries []wire.Entry) batchRels {
+	rs := batchRels{dir: dir, names: entries}
+	if dir == "" || dir == "." {
+		return rs // the names are the paths
+	}
+	total := 0
+	for i := range entries {
+		total += len(dir) + 1 + len(entries[i].Name)
+	}
+	var b strings.Builder
+	b.Grow(total)
+	rs.ends = make([]int, len(entries))
+	for i := range entries {
+		b.WriteString(dir)
+		b.WriteByte('/')
+		b.WriteString(entries[i].Name)
+		rs.ends[i] = b.Len()
+	}
+	rs.shared = b.String()
+	return rs
+}
+
+// at is entry i's path, joinRel(dir, name) as the batch listed it.
+func (rs *batchRels) at(i int) string {
+	if rs.ends == nil {
+		return rs.names[i].Name
+	}
+	start := 0
+	if i > 0 {
+		start = rs.ends[i-1]
+	}
+	return rs.shared[start:rs.ends[i]]
+}
+
 func parentRel(rel string) string {
 	for i := len(rel) - 1; i >= 0; i-- {
 		if rel[i] == '/' {
@@ -1164,7 +1217,9 @@ func checkBatch(fb *wire.FileBatch) error {
 			return fmt.Errorf("protocol error: bad directory name in file list: %w", err)
 		}
 	}
-	seen := make(map[string]bool, len(fb.Entries))
+	if dup, ok := duplicateName(fb.Entries); ok {
+		return fmt.Errorf("protocol error: duplicate file name %q in file list", dup)
+	}
 	for i := range fb.Entries {
 		e := &fb.Entries[i]
 		if e.Name == "." {
@@ -1174,10 +1229,6 @@ func checkBatch(fb *wire.FileBatch) error {
 		} else if err := fsops.CheckName(e.Name); err != nil {
 			return fmt.Errorf("protocol error: bad file name in file list: %w", err)
 		}
-		if seen[e.Name] {
-			return fmt.Errorf("protocol error: duplicate file name %q in file list", e.Name)
-		}
-		seen[e.Name] = true
 		switch e.Type() {
 		case wire.TypeReg, wire.TypeDir, wire.TypeLnk, wire.TypeChr, wire.TypeBlk, wire.TypeFifo, wire.TypeSock:
 		case 0:
@@ -1193,6 +1244,55 @@ func checkBatch(fb *wire.FileBatch) error {
 	}
 	return nil
 }
+
+// duplicateName finds a name listed twice. A sender lists a directory
+// as rsync does (sortEntries): the non-directories in byte order, then
+// the directories in byte order, so one merge of the two runs finds a
+// repeat without a set of every name; entries in any other order (a
+// broken or hostile peer) are checked with one.
+func duplicateName(entries []wire.Entry) (string, bool) {
+	split := len(entries) // where the directories begin
+	for i := range entries {
+		if isListedDir(&entries[i]) {
+			split = i
+			break
+		}
+	}
+	files, dirs := entries[:split], entries[split:]
+	ordered := func(run []wire.Entry, dir bool) bool {
+		for i := range run {
+			if isListedDir(&run[i]) != dir || i > 0 && run[i-1].Name >= run[i].Name {
+				return false
+			}
+		}
+		return true
+	}
+	if !ordered(files, false) || !ordered(dirs, true) {
+		seen := make(map[string]bool, len(entries))
+		for i := range entries {
+			if seen[entries[i].Name] {
+				return entries[i].Name, true
+			}
+			seen[entries[i].Name] = true
+		}
+		return "", false
+	}
+	for i, j := 0, 0; i < len(files) && j < len(dirs); {
+		switch c := strings.Compare(files[i].Name, dirs[j].Name); {
+		case c == 0:
+			return dirs[j].Name, true
+		case c < 0:
+			i++
+		default:
+			j++
+		}
+	}
+	return "", false
+}
+
+// isListedDir says whether the sender lists e with the directories (the
+// root "." goes with the files).
+func isListedDir(e *wire.Entry) bool { return e.IsDir() && e.Name != "." }
 
 // followsDirLinks says whether paths in the destination go through
 // symlinks to directories (still beneath the destination): with -K, and
