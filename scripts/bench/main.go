@@ -58,7 +58,7 @@ func main() {
 	flag.StringVar(&cfg.scenario, "scenario", "local", "scenario (only \"local\" so far)")
 	flag.StringVar(&cfg.scale, "scale", "small", "tiny (CI smoke, under a minute) | small (under 5 minutes) | full (20k small files, 2 GiB, 1M entries)")
 	flag.IntVar(&cfg.reps, "reps", 0, "repetitions per cell (0 = per-cell default: full 5 cheap / 3 large; small 2)")
-	flag.StringVar(&cfg.cells, "cells", "all", "comma-separated cells or prefixes: small-tmpfs,small-ext4,large-reflink,large-ext4,mixed,noop,incr,ssh-small,ssh-large,noop-ssh,incr-ssh,memory-dry,memory-copy (small, large, ssh, memory select all cells NAME-*; a cell's own name selects it alone); named only: wan-large,wan-many,wan-small,wan-large-200ms,wan-z,nfs-small-rtt0.2ms,nfs-small-rtt1ms,nfs-small-to-rtt0.2ms,nfs-small-to-rtt1ms,rails-k (wan, nfs, rails select them; see wan.go)")
+	flag.StringVar(&cfg.cells, "cells", "all", "comma-separated cells or prefixes: small-tmpfs,small-ext4,large-reflink,large-ext4,mixed,noop,noop-warm,incr,ssh-small,ssh-large,noop-ssh,incr-ssh,memory-dry,memory-copy (small, large, ssh, memory select all cells NAME-*; a cell's own name selects it alone); named only: wan-large,wan-many,wan-small,wan-large-200ms,wan-z,nfs-small-rtt0.2ms,nfs-small-rtt1ms,nfs-small-to-rtt0.2ms,nfs-small-to-rtt1ms,rails-k (wan, nfs, rails select them; see wan.go)")
 	flag.StringVar(&cfg.syq, "syq", "", "syq binary (default: go build ./cmd/syq into a temp dir)")
 	flag.StringVar(&cfg.out, "out", "", "directory for raw JSON (default WORKDIR/results/TIMESTAMP)")
 	flag.StringVar(&cfg.workdir, "workdir", "/var/tmp/syq-bench", "mount points and the kept loop images (on the root fs)")

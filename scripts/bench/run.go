@@ -138,7 +138,9 @@ func (b *bench) runCell(c cell) error {
 
 	cache := "tmpfs: source and destination are in RAM by nature (no eviction possible)"
 	var proof *evictProof
-	if c.fs != fsTmpfs {
+	if c.warmMeta {
+		cache = "warm metadata: no eviction; both trees walked (lstat of every entry) before every run, as right after a sync"
+	} else if c.fs != fsTmpfs {
 		if b.cfg.cache == "warm" {
 			cache = "warm: source pre-read before every run (sync, drop_caches, then read)"
 		} else {
@@ -315,7 +317,15 @@ func (b *bench) timedRun(c cell, f *filesys, want *expected, sample []string, ke
 			return r
 		}
 	}
-	if c.fs != fsTmpfs {
+	switch {
+	case c.warmMeta:
+		for _, dir := range []string{f.src(), f.dst()} {
+			if err := warmMetadata(dir); err != nil {
+				r.Verify.fail("walking %s: %v", dir, err)
+				return r
+			}
+		}
+	case c.fs != fsTmpfs:
 		if err := dropCaches(); err != nil {
 			r.Verify.fail("drop_caches: %v", err)
 			return r

@@ -137,6 +137,18 @@ func proveEvictor(dir, fsName string) evictProof {
 	return p
 }
 
+// warmMetadata lstats every entry under root, so that its directories
+// and inodes are cached.
+func warmMetadata(root string) error {
+	return filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		_, err = os.Lstat(p)
+		return err
+	})
+}
+
 // warmRead reads every regular file under root (source pre-read).
 func warmRead(root string) error {
 	buf := make([]byte, 1<<20)
