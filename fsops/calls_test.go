@@ -105,3 +105,50 @@ func TestLatencyBoundLetsOthersRun(t *testing.T) {
 		t.Fatalf("the FIFO gave %q first: the waiting open kept the CPU", s)
 	}
 }
+
+// TestFastCallsNames: the raw calls take names of every length (a short
+// one from the stack, a 255-byte name, a deep path past the stack
+// buffer) and refuse a NUL, both raw and latency-bound.
+func TestFastCallsNames(t *testing.T) {
+	defer SetLatencyBound(false)
+	for _, bound := range []bool{false, true} {
+		SetLatencyBound(bound)
+		dir := t.TempDir()
+		long := strings.Repeat("n", 255)
+		deep := filepath.Join(strings.Repeat("d/", 200), "f") // 401 bytes
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(deep)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"a", long, deep} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"a", long, deep} {
+			var st unix.Stat_t
+			if err := fastFstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Size != int64(len(name)) {
+				t.Errorf("latency-bound %v: fstatat %d-byte name: size %d, %v", bound, len(name), st.Size, err)
+			}
+			f, err := fastOpenat(fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				t.Errorf("latency-bound %v: openat %d-byte name: %v", bound, len(name), err)
+				continue
+			}
+			fastClose(f)
+		}
+		var st unix.Stat_t
+		if err := fastLinkat(fd, deep, fd, "l", 0); err != nil {
+			t.Errorf("latency-bound %v: linkat: %v", bound, err)
+		} else if err := fastFstatat(fd, "l", &st, 0); err != nil || st.Nlink != 2 || st.Size != int64(len(deep)) {
+			t.Errorf("latency-bound %v: the link: nlink %d size %d, %v", bound, st.Nlink, st.Size, err)
+		}
+		if err := fastFstatat(fd, "a\x00b", &st, 0); err != unix.EINVAL {
+			t.Errorf("latency-bound %v: a name with a NUL: %v, want EINVAL", bound, err)
+		}
+		unix.Close(fd)
+	}
+}

@@ -30,7 +30,8 @@ func fastOpenat(dirfd int, path string, flags int, mode uint32) (int, error) {
 	if latencyBound.Load() {
 		return plainOpenat(dirfd, path, flags, mode)
 	}
-	p, err := unix.BytePtrFromString(path)
+	var short [shortPath]byte
+	p, err := cPath(path, &short)
 	if err != nil {
 		return -1, err
 	}
@@ -42,8 +43,6 @@ func fastFstatat(dirfd int, path string, st *unix.Stat_t, flags int) error {
 	if latencyBound.Load() {
 		return plainFstatat(dirfd, path, st, flags)
 	}
-	// A name fits on the stack (a no-op re-run stats every file twice:
-	// one heap copy per name was a tenth of the walk's own CPU time).
 	var short [shortPath]byte
 	p, err := cPath(path, &short)
 	if err != nil {
@@ -54,7 +53,9 @@ func fastFstatat(dirfd int, path string, st *unix.Stat_t, flags int) error {
 }
 
 // shortPath is the longest path (with its NUL) cPath copies into the
-// caller's buffer rather than the heap.
+// caller's buffer rather than the heap: a name of the walk fits on the
+// stack (a no-op re-run stats every file twice, and one heap copy per
+// name was a tenth of the sender's CPU time outside the system calls).
 const shortPath = 256
 
 // cPath is path as a NUL-terminated string for a system call: in buf when
@@ -86,11 +87,12 @@ func fastLinkat(olddir int, old string, newdir int, new string, flags int) error
 	if latencyBound.Load() {
 		return plainLinkat(olddir, old, newdir, new, flags)
 	}
-	p1, err := unix.BytePtrFromString(old)
+	var short1, short2 [shortPath]byte
+	p1, err := cPath(old, &short1)
 	if err != nil {
 		return err
 	}
-	p2, err := unix.BytePtrFromString(new)
+	p2, err := cPath(new, &short2)
 	if err != nil {
 		return err
 	}
