@@ -20,6 +20,29 @@ type removableBatch struct {
 	tops    []listRoot
 	from    []uint8 // per entry: index into tops
 	left    int
+	// sent: the entries the receiver asked the data of (nil: none yet).
+	// Its report that one of the others is synced is a decision, made
+	// before it asks for anything later in the list.
+	sent []bool
+}
+
+// markSent notes the entries of batch seq whose data the receiver asked
+// for.
+func (s *Sender) markSent(seq uint64, indexes []int32) {
+	s.removableMu.Lock()
+	defer s.removableMu.Unlock()
+	rb := s.removable[seq]
+	if rb == nil {
+		return
+	}
+	if rb.sent == nil {
+		rb.sent = make([]bool, len(rb.paths))
+	}
+	for _, i := range indexes {
+		if i >= 0 && int(i) < len(rb.sent) {
+			rb.sent[i] = true
+		}
+	}
 }
 
 func (s *Sender) keepRemovable(seq uint64, rec *batchRecord, dir string, tops []listRoot) {
@@ -111,6 +134,19 @@ func (s *Sender) removeSource(m *wire.Synced) {
 	}
 	r := removal{rb, m.Seq, m.Index, path, m.DestDev, m.DestIno}
 	id := idOf(&rb.entries[m.Index])
+	if rb.sent == nil || !rb.sent[m.Index] {
+		// Found up to date: rsync's generator says so as it decides,
+		// before it asks for the names after it, and its sender removes
+		// the file at once; a later name of it (a -L link in the same
+		// directory) then finds it gone, as vanished (random seeds 1613
+		// and 1655). Only what was sent waits for its other names.
+		if n := s.unsynced[id] - 1; n > 0 {
+			s.unsynced[id] = n
+			s.removableMu.Unlock()
+			s.removeInOrder([]removal{r})
+			return
+		}
+	}
 	if n := s.unsynced[id] - 1; n > 0 {
 		s.unsynced[id] = n
 		s.held[id] = append(s.held[id], r)

@@ -3,6 +3,7 @@ package sender
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"syq/fsops"
@@ -114,5 +115,42 @@ func TestRemovalWaitsForTheWalk(t *testing.T) {
 				t.Fatalf("not removed once the walk and the transfer ended: %v", err)
 			}
 		})
+	}
+}
+
+// TestUnchangedNameRemovedAtOnce: a file listed under two names (a -L
+// link to it in the same directory) whose first name the receiver found
+// up to date is removed at once, as rsync's sender removes it on its
+// generator's early report, so the later name finds it gone; a first
+// name the receiver took the data of waits for the other.
+func TestUnchangedNameRemovedAtOnce(t *testing.T) {
+	for _, sent := range []bool{false, true} {
+		dir := t.TempDir()
+		f := filepath.Join(dir, "a")
+		if err := os.WriteFile(f, []byte("data"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Lstat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		mk := func(name string) wire.Entry {
+			return wire.Entry{Name: name, Mode: wire.TypeReg | 0o644, Size: st.Size(), MtimeSec: st.ModTime().Unix(), MtimeNsec: int64(st.ModTime().Nanosecond()),
+				SrcDev: uint64(sys.Dev), SrcIno: sys.Ino}
+		}
+		entries := []wire.Entry{mk("a"), mk("ln")}
+		s := &Sender{cfg: Config{Opts: &wire.Options{RemoveSourceFiles: true}, Operands: []string{"src/"}}}
+		s.removable = map[uint64]*removableBatch{1: {entries: entries, paths: []string{f, filepath.Join(dir, "ln")}, tops: []listRoot{{dir: dir}}, from: []uint8{0, 0}, left: 2}}
+		s.unsynced = map[sourceID]int{idOf(&entries[0]): 2}
+		s.held = map[sourceID][]removal{}
+		if sent {
+			s.markSent(1, []int32{0, 1})
+		}
+		s.removeSource(&wire.Synced{Seq: 1, Index: 0})
+		_, err = os.Lstat(f)
+		if gone := os.IsNotExist(err); gone == sent {
+			t.Errorf("data sent %v: removed after the first name %v, want %v", sent, gone, !sent)
+		}
 	}
 }

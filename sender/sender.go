@@ -271,6 +271,9 @@ func (s *Sender) receiveLoop(ctx context.Context, stats *wire.Stats) error {
 					return fmt.Errorf("protocol error: want for entry %d of batch %d", i, m.Seq)
 				}
 			}
+			if s.cfg.Opts.RemoveSourceFiles {
+				s.markSent(m.Seq, m.Indexes)
+			}
 			if len(m.Indexes) == 0 {
 				s.release(m.Seq, true)
 				continue
