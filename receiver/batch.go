@@ -1129,17 +1129,16 @@ func joinRel(dir, name string) string {
 
 // batchRels are the destination-relative paths of a batch's entries.
 type batchRels struct {
-	dir    string
-	shared string // every path, one after the other
-	ends   []int
-	names  []wire.Entry
+	entries []wire.Entry
+	shared  string // every path, one after the other (none at the root)
+	ends    []int  // where each path ends in shared
 }
 
 // joinRels is joinRel for every entry of a batch, the paths sharing one
 // string (a string each was most of the objects a no-op re-run
 // allocated).
 func joinRels(dir string, entries []wire.Entry) batchRels {
-	rs := batchRels{dir: dir, names: entries}
+	rs := batchRels{entries: entries}
 	if dir == "" || dir == "." {
 		return rs // the names are the paths
 	}
@@ -1163,7 +1162,7 @@ func joinRels(dir string, entries []wire.Entry) batchRels {
 // at is entry i's path, joinRel(dir, name) as the batch listed it.
 func (rs *batchRels) at(i int) string {
 	if rs.ends == nil {
-		return rs.names[i].Name
+		return rs.entries[i].Name
 	}
 	start := 0
 	if i > 0 {
