@@ -23,6 +23,12 @@ func (r *Receiver) backupOn() bool { return r.opts.Backup }
 // backup name and says so (--info=backup). It reports failures itself;
 // false means the caller must leave the entry alone.
 func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
+	if r.behindUntrustedLink(parentRel(rel)) {
+		// rsync refuses the backup and goes on: the entry is replaced
+		// without one.
+		r.problem(wire.ProblemWarning, "%s", fsops.UntrustedLinkHint)
+		return true
+	}
 	if !r.moveAside(dir, name, rel, false) {
 		return false
 	}
@@ -30,6 +36,60 @@ func (r *Receiver) backup(dir *fsops.Dir, name, rel string) bool {
 		r.backedUp(rel)
 	}
 	return true
+}
+
+// behindUntrustedLink says whether the destination directory rel is
+// reached through a symlink that root or this user does not own, one
+// that -K (or -R --no-implied-dirs) followed. rsync 3.5.0 resolves a
+// backup's and a --link-dest link's destination path from the root
+// following only trusted symlinks, so it refuses those there, while the
+// transfer itself goes through.
+func (r *Receiver) behindUntrustedLink(rel string) bool {
+	if !r.followsDirLinks() || rel == "" || rel == "." {
+		return false
+	}
+	r.untrustedMu.Lock()
+	behind, known := r.untrustedDirs[rel]
+	r.untrustedMu.Unlock()
+	if known {
+		return behind
+	}
+	// A kept link above, whose owner rsync has changed by now
+	// (noteKeptLink), counts before what is there.
+	behind = r.behindUntrustedLink(parentRel(rel))
+	if !behind {
+		d, err := r.root.OpenDirOwned(rel)
+		if err == nil {
+			d.Close()
+		}
+		behind = fsops.IsUntrustedLink(err)
+	}
+	r.untrustedMu.Lock()
+	if r.untrustedDirs == nil {
+		r.untrustedDirs = map[string]bool{}
+	}
+	r.untrustedDirs[rel] = behind
+	r.untrustedMu.Unlock()
+	return behind
+}
+
+// noteKeptLink settles behindUntrustedLink for rel, a directory -K keeps
+// as the symlink link in directory parent. rsync gives the link the
+// sender's owner as it goes into the directory (its lchown), before
+// anything below is backed up or linked, so that owner is what counts
+// (syq sets it with the directory's other attributes, at the end).
+func (r *Receiver) noteKeptLink(parent, rel string, e *wire.Entry, link *fsops.Stat) {
+	owner := link.Uid
+	if uid, _ := r.owner(e); uid >= 0 {
+		owner = uint32(uid)
+	}
+	behind := r.behindUntrustedLink(parent) || owner != 0 && owner != r.euid && !r.opts.InsecureLinks
+	r.untrustedMu.Lock()
+	if r.untrustedDirs == nil {
+		r.untrustedDirs = map[string]bool{}
+	}
+	r.untrustedDirs[rel] = behind
+	r.untrustedMu.Unlock()
 }
 
 // backupDropsLink says whether name is a symlink that -l with

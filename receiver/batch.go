@@ -1015,6 +1015,10 @@ func (r *Receiver) deleteEntry(dir *fsops.Dir, name, rel string, st fsops.Stat, 
 		switch {
 		case st.IsDir():
 			err = dir.Rmdir(name)
+		case backs && r.behindUntrustedLink(parentRel(rel)):
+			// rsync refuses the backup, and so leaves the entry, but
+			// names it deleted all the same.
+			r.problem(wire.ProblemWarning, "%s", fsops.UntrustedLinkHint)
 		case backs:
 			if !r.moveAside(dir, name, rel, r.opts.DeleteBefore) {
 				return lines, false

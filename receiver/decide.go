@@ -87,6 +87,7 @@ func (r *Receiver) decideDir(b *batchState, e *wire.Entry, rel string, old *fsop
 	if old != nil && old.Mode&fsops.TypeMask == fsops.TypeLnk && r.opts.KeepDirLinks && b.dir != nil {
 		// -K: a symlink to a directory stands for that directory.
 		if st, err := b.dir.StatFollow(e.Name); err == nil && st.IsDir() {
+			r.noteKeptLink(b.rel, rel, e, old)
 			old = &st
 		}
 	}

@@ -210,6 +210,10 @@ type Receiver struct {
 	// position), kept in batchState.listStart once it is.
 	listedSoFar   atomic.Int64
 	progressNames sync.Map // rel -> the line held for its --progress (progressHolds)
+	// untrustedDirs: per destination directory, whether a symlink
+	// another user owns is on its way (behindUntrustedLink).
+	untrustedMu   sync.Mutex
+	untrustedDirs map[string]bool
 	listMu        sync.Mutex
 	listStarts    map[uint64]int64
 
