@@ -1249,14 +1249,14 @@ func checkBatch(fb *wire.FileBatch) error {
 }
 
 // duplicateName finds a name listed twice. A sender lists a directory
-// as rsync does (sortEntries): the non-directories in byte order, then
+// as rsync does (wire.Entry.ListedAsDir): the non-directories in byte order, then
 // the directories in byte order, so one merge of the two runs finds a
 // repeat without a set of every name; entries in any other order (a
 // broken or hostile peer) are checked with one.
 func duplicateName(entries []wire.Entry) (string, bool) {
 	split := len(entries) // where the directories begin
 	for i := range entries {
-		if isListedDir(&entries[i]) {
+		if entries[i].ListedAsDir() {
 			split = i
 			break
 		}
@@ -1264,7 +1264,7 @@ func duplicateName(entries []wire.Entry) (string, bool) {
 	files, dirs := entries[:split], entries[split:]
 	ordered := func(run []wire.Entry, dir bool) bool {
 		for i := range run {
-			if isListedDir(&run[i]) != dir || i > 0 && run[i-1].Name >= run[i].Name {
+			if run[i].ListedAsDir() != dir || i > 0 && run[i-1].Name >= run[i].Name {
 				return false
 			}
 		}
@@ -1292,10 +1292,6 @@ func duplicateName(entries []wire.Entry) (string, bool) {
 	}
 	return "", false
 }
-
-// isListedDir says whether the sender lists e with the directories (the
-// root "." goes with the files).
-func isListedDir(e *wire.Entry) bool { return e.IsDir() && e.Name != "." }
 
 // followsDirLinks says whether paths in the destination go through
 // symlinks to directories (still beneath the destination): with -K, and

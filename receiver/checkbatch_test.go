@@ -31,7 +31,7 @@ func TestDuplicateNameAgainstASet(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			// The sender's order; repeats stay, to be found.
 			slices.SortStableFunc(entries, func(a, b wire.Entry) int {
-				if da, db := isListedDir(&a), isListedDir(&b); da != db {
+				if da, db := a.ListedAsDir(), b.ListedAsDir(); da != db {
 					if db {
 						return -1
 					}

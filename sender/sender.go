@@ -644,7 +644,7 @@ func sortEntries(entries []wire.Entry, from []uint8) ([]wire.Entry, []uint8) {
 	// a stable one would.
 	slices.SortFunc(idx, func(a, b int) int {
 		ea, eb := &entries[a], &entries[b]
-		if da, db := ea.IsDir() && ea.Name != ".", eb.IsDir() && eb.Name != "."; da != db {
+		if da, db := ea.ListedAsDir(), eb.ListedAsDir(); da != db {
 			if db {
 				return -1
 			}
@@ -657,17 +657,10 @@ func sortEntries(entries []wire.Entry, from []uint8) ([]wire.Entry, []uint8) {
 	})
 	kept := len(idx)
 	if kept < len(entries) {
-		// The dropped entries go to the end, in any order, so that idx
-		// is a whole permutation.
-		dropped := make([]bool, len(entries))
-		for i := range dropped {
-			dropped[i] = true
-		}
-		for _, i := range idx {
-			dropped[i] = false
-		}
-		for i, d := range dropped {
-			if d {
+		// The entries operands merged away go to the end, in any order,
+		// so that idx is a whole permutation.
+		for i := range entries {
+			if keep[entries[i].Name] != i {
 				idx = append(idx, i)
 			}
 		}

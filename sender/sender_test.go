@@ -496,7 +496,7 @@ func TestSortEntriesMatchesStableCopy(t *testing.T) {
 		wantE, wantF := referenceSort(slices.Clone(in), slices.Clone(from))
 		gotE, gotF := sortEntries(slices.Clone(in), slices.Clone(from))
 		if !reflect.DeepEqual(gotE, wantE) || !reflect.DeepEqual(gotF, wantF) {
-			t.Fatalf("round %d: input %v from %v\ngot  %v %v\\nwant %v %v", round, in, from, gotE, gotF, wantE, wantF)
+			t.Fatalf("round %d: input %v from %v\ngot  %v %v\nwant %v %v", round, in, from, gotE, gotF, wantE, wantF)
 		}
 	}
 }

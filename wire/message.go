@@ -90,6 +90,11 @@ func (e *Entry) Type() uint32 { return e.Mode & TypeMask }
 // IsDir reports whether e is a directory.
 func (e *Entry) IsDir() bool { return e.Type() == TypeDir }
 
+// ListedAsDir reports whether e goes with the directories of its batch,
+// which follow the other entries (rsync's incremental file list order):
+// a directory other than the transfer's root ".".
+func (e *Entry) ListedAsDir() bool { return e.IsDir() && e.Name != "." }
+
 // IsReg reports whether e is a regular file.
 func (e *Entry) IsReg() bool { return e.Type() == TypeReg }
 
