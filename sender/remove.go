@@ -134,21 +134,19 @@ func (s *Sender) removeSource(m *wire.Synced) {
 	}
 	r := removal{rb, m.Seq, m.Index, path, m.DestDev, m.DestIno}
 	id := idOf(&rb.entries[m.Index])
-	if rb.sent == nil || !rb.sent[m.Index] {
-		// Found up to date: rsync's generator says so as it decides,
-		// before it asks for the names after it, and its sender removes
-		// the file at once; a later name of it (a -L link in the same
-		// directory) then finds it gone, as vanished (random seeds 1613
-		// and 1655). Only what was sent waits for its other names.
-		if n := s.unsynced[id] - 1; n > 0 {
-			s.unsynced[id] = n
+	if n := s.unsynced[id] - 1; n > 0 {
+		s.unsynced[id] = n
+		if rb.sent == nil || !rb.sent[m.Index] {
+			// Found up to date: rsync's generator says so as it
+			// decides, before it asks for the names after it, and its
+			// sender removes the file at once; a later name of it (a
+			// -L link in the same directory) then finds it gone, as
+			// vanished (random seeds 1613 and 1655). Only what was
+			// sent waits for its other names.
 			s.removableMu.Unlock()
 			s.removeInOrder([]removal{r})
 			return
 		}
-	}
-	if n := s.unsynced[id] - 1; n > 0 {
-		s.unsynced[id] = n
 		s.held[id] = append(s.held[id], r)
 		s.removableMu.Unlock()
 		return

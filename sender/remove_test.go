@@ -3,7 +3,6 @@ package sender
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"syq/fsops"
@@ -63,6 +62,34 @@ func TestListedAsLinkedAfterRemoval(t *testing.T) {
 	}
 }
 
+// listedFile writes a source file name in dir and returns its path and
+// its entry as the walk lists it.
+func listedFile(t *testing.T, dir, name string) (string, wire.Entry) {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := fsops.LstatOwned(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, wire.Entry{Name: name, Mode: st.Mode, Size: st.Size, MtimeSec: st.MtimeSec, MtimeNsec: st.MtimeNsec, SrcDev: st.Dev, SrcIno: st.Ino}
+}
+
+// removingSender is a sender whose batch 1 lists entries (names of one
+// source file each time id repeats) from dir, every one removable.
+func removingSender(opts wire.Options, operands []string, dir string, entries []wire.Entry, paths []string) *Sender {
+	s := &Sender{cfg: Config{Opts: &opts, Operands: operands}}
+	s.removable = map[uint64]*removableBatch{1: {entries: entries, paths: paths, tops: []listRoot{{dir: dir}}, from: make([]uint8, len(entries)), left: len(entries)}}
+	s.unsynced = map[sourceID]int{}
+	for i := range entries {
+		s.unsynced[idOf(&entries[i])]++
+	}
+	s.held = map[sourceID][]removal{}
+	return s
+}
+
 // TestRemovalWaitsForTheWalk: when the walk may list a file again under
 // another name (here a --files-from list), a synced file's source is
 // removed only once the walk is over, so that the later name is listed
@@ -82,28 +109,11 @@ func TestRemovalWaitsForTheWalk(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			f := filepath.Join(dir, "d.txt")
-			if err := os.WriteFile(f, []byte("data"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			root, err := fsops.OpenDirPath(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer root.Close()
-			st, err := root.Lstat("d.txt")
-			if err != nil {
-				t.Fatal(err)
-			}
-			opts := tc.opts
-			s := &Sender{cfg: Config{Opts: &opts, Operands: tc.operands}}
-			e := wire.Entry{Name: "d.txt", Mode: st.Mode, Size: st.Size, MtimeSec: st.MtimeSec, MtimeNsec: st.MtimeNsec, SrcDev: st.Dev, SrcIno: st.Ino}
-			s.removable = map[uint64]*removableBatch{1: {entries: []wire.Entry{e}, paths: []string{f}, tops: []listRoot{{dir: dir}}, from: []uint8{0}, left: 1}}
-			s.unsynced = map[sourceID]int{idOf(&e): 1}
-			s.held = map[sourceID][]removal{}
+			f, e := listedFile(t, dir, "d.txt")
+			s := removingSender(tc.opts, tc.operands, dir, []wire.Entry{e}, []string{f})
 
 			s.removeSource(&wire.Synced{Seq: 1, Index: 0})
-			_, err = os.Lstat(f)
+			_, err := os.Lstat(f)
 			if gone := os.IsNotExist(err); gone == tc.waitsWalk {
 				t.Fatalf("synced while the walk runs: removed %v, want %v (%v)", gone, !tc.waitsWalk, err)
 			}
@@ -126,29 +136,15 @@ func TestRemovalWaitsForTheWalk(t *testing.T) {
 func TestUnchangedNameRemovedAtOnce(t *testing.T) {
 	for _, sent := range []bool{false, true} {
 		dir := t.TempDir()
-		f := filepath.Join(dir, "a")
-		if err := os.WriteFile(f, []byte("data"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		st, err := os.Lstat(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sys := st.Sys().(*syscall.Stat_t)
-		mk := func(name string) wire.Entry {
-			return wire.Entry{Name: name, Mode: wire.TypeReg | 0o644, Size: st.Size(), MtimeSec: st.ModTime().Unix(), MtimeNsec: int64(st.ModTime().Nanosecond()),
-				SrcDev: uint64(sys.Dev), SrcIno: sys.Ino}
-		}
-		entries := []wire.Entry{mk("a"), mk("ln")}
-		s := &Sender{cfg: Config{Opts: &wire.Options{RemoveSourceFiles: true}, Operands: []string{"src/"}}}
-		s.removable = map[uint64]*removableBatch{1: {entries: entries, paths: []string{f, filepath.Join(dir, "ln")}, tops: []listRoot{{dir: dir}}, from: []uint8{0, 0}, left: 2}}
-		s.unsynced = map[sourceID]int{idOf(&entries[0]): 2}
-		s.held = map[sourceID][]removal{}
+		f, a := listedFile(t, dir, "a")
+		ln := a
+		ln.Name = "ln"
+		s := removingSender(wire.Options{RemoveSourceFiles: true}, []string{"src/"}, dir, []wire.Entry{a, ln}, []string{f, filepath.Join(dir, "ln")})
 		if sent {
 			s.markSent(1, []int32{0, 1})
 		}
 		s.removeSource(&wire.Synced{Seq: 1, Index: 0})
-		_, err = os.Lstat(f)
+		_, err := os.Lstat(f)
 		if gone := os.IsNotExist(err); gone == sent {
 			t.Errorf("data sent %v: removed after the first name %v, want %v", sent, gone, !sent)
 		}
