@@ -8,7 +8,6 @@ package receiver
 // exists there is transferred and itemized against it.
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 
@@ -173,15 +172,15 @@ func (r *Receiver) decideAlt(b *batchState, e *wire.Entry, index int32, rel stri
 			}
 			return true, item{}, r.unchangedLine(lines, item{update: 'h'}, rel, e)
 		}
-		err := errUntrustedPath
+		linked := false
 		if r.behindUntrustedLink(b.rel) {
 			// rsync's link of a file is refused on the way to this
 			// directory (not a symlink's: altOther); it is copied.
 			r.problem(wire.ProblemWarning, "%s", fsops.UntrustedLinkHint)
 		} else {
-			err = r.linkAlt(b, dir, e.Name)
+			linked = r.linkAlt(b, dir, e.Name) == nil
 		}
-		if err == nil {
+		if linked {
 			b.changed.Store(true)
 			if e.LinkLeader {
 				r.leaderSettled(e, &fileID{st.Dev, st.Ino})
@@ -413,10 +412,6 @@ func (r *Receiver) leaderSettled(e *wire.Entry, id *fileID) {
 	}
 	r.settled[e.LinkGroup] = id
 }
-
-// errUntrustedPath: a destination directory behind a symlink another
-// user owns (behindUntrustedLink).
-var errUntrustedPath = errors.New("a symlink owned by an untrusted user is on the way")
 
 // linkAlt hard-links name of dir into the batch's directory, replacing
 // what is there (an out-of-date file) through a temporary name.

@@ -64,13 +64,18 @@ func (r *Receiver) behindUntrustedLink(rel string) bool {
 		}
 		behind = fsops.IsUntrustedLink(err)
 	}
+	r.settleUntrusted(rel, behind)
+	return behind
+}
+
+// settleUntrusted records behindUntrustedLink's answer for rel.
+func (r *Receiver) settleUntrusted(rel string, behind bool) {
 	r.untrustedMu.Lock()
+	defer r.untrustedMu.Unlock()
 	if r.untrustedDirs == nil {
 		r.untrustedDirs = map[string]bool{}
 	}
 	r.untrustedDirs[rel] = behind
-	r.untrustedMu.Unlock()
-	return behind
 }
 
 // noteKeptLink settles behindUntrustedLink for rel, a directory -K keeps
@@ -83,13 +88,7 @@ func (r *Receiver) noteKeptLink(parent, rel string, e *wire.Entry, link *fsops.S
 	if uid, _ := r.owner(e); uid >= 0 {
 		owner = uint32(uid)
 	}
-	behind := r.behindUntrustedLink(parent) || owner != 0 && owner != r.euid && !r.opts.InsecureLinks
-	r.untrustedMu.Lock()
-	if r.untrustedDirs == nil {
-		r.untrustedDirs = map[string]bool{}
-	}
-	r.untrustedDirs[rel] = behind
-	r.untrustedMu.Unlock()
+	r.settleUntrusted(rel, r.behindUntrustedLink(parent) || !fsops.TrustsLinkOwner(owner))
 }
 
 // backupDropsLink says whether name is a symlink that -l with
