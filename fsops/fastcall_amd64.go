@@ -14,6 +14,7 @@ package fsops
 // reads) always do.
 
 import (
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -65,10 +66,8 @@ func cPath(path string, buf *[shortPath]byte) (*byte, error) {
 	if len(path) >= shortPath {
 		return unix.BytePtrFromString(path)
 	}
-	for i := 0; i < len(path); i++ {
-		if path[i] == 0 {
-			return nil, unix.EINVAL
-		}
+	if strings.IndexByte(path, 0) >= 0 {
+		return nil, unix.EINVAL
 	}
 	copy(buf[:], path)
 	buf[len(path)] = 0
